@@ -1,0 +1,401 @@
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "bitsift/bitsift.h"
+
+namespace po = boost::program_options;
+
+namespace bitsift::cli {
+namespace {
+
+constexpr int kExitMatch = 0, kExitNoMatch = 1, kExitError = 2;
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "bitsift: error: %s\n", message.c_str());
+  return kExitError;
+}
+
+// Parses args into vm; returns an exit code if the command should stop (help or a bad flag).
+std::optional<int> Parse(const std::vector<std::string>& args, const char* usage,
+                         const po::options_description& visible,
+                         const po::options_description& all,
+                         const po::positional_options_description& positional,
+                         po::variables_map& vm) {
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    if (vm.count("help")) {
+      std::cout << usage << "\n" << visible;
+      return kExitMatch;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "bitsift: error: %s\n%s\n", e.what(), usage);
+    return kExitError;
+  }
+  return std::nullopt;
+}
+
+std::string HumanBytes(double bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) {
+    bytes /= 1000;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+// A string as a JSON string literal. Bytes that are not valid UTF-8 become U+FFFD.
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+      ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else {
+      // Validate one UTF-8 sequence (shortest form, no surrogates, <= U+10FFFF).
+      size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+      bool ok = len > 0 && c <= 0xF4 && i + len <= s.size();
+      for (size_t j = 1; ok && j < len; ++j) ok = (static_cast<unsigned char>(s[i + j]) & 0xC0) == 0x80;
+      if (ok && len == 3) {
+        unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+        ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+      }
+      if (ok && len == 4) {
+        unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+        ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+      }
+      if (ok) {
+        out.append(s.substr(i, len));
+        i += len;
+      } else {
+        out += "\xEF\xBF\xBD";
+        ++i;
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix) {
+  DocumentInfo d = index.document(id);
+  std::ostringstream out;
+  out << "{" << prefix << "\"path\":" << JsonString(d.path) << ",\"size\":" << d.size
+      << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms << "}";
+  return out.str();
+}
+
+std::string StatsJson(const QueryStats& s, uint64_t matches, const std::string& prefix) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                "{%s\"terms\":%" PRIu64 ",\"matches\":%" PRIu64 ",\"candidates\":%" PRIu64
+                ",\"false_positives\":%" PRIu64 ",\"rows_read\":%" PRIu64
+                ",\"bytes_read\":%" PRIu64
+                ",\"parse_us\":%.1f,\"and_us\":%.1f,\"verify_us\":%.1f,\"total_us\":%.1f}",
+                prefix.c_str(), s.terms, matches, s.candidates, s.false_positives, s.rows_read,
+                s.bytes_read, s.parse_us, s.and_us, s.verify_us, s.total_us);
+  return buf;
+}
+
+void PrintStatsText(const QueryStats& s, uint64_t matches) {
+  std::fprintf(stderr,
+               "terms %" PRIu64 ", matches %" PRIu64 ", candidates %" PRIu64
+               ", false positives removed %" PRIu64 "\n"
+               "rows read %" PRIu64 ", bytes read %" PRIu64 "\n"
+               "time: parse %.1f us, and %.1f us, verify %.1f us, total %.1f us\n",
+               s.terms, matches, s.candidates, s.false_positives, s.rows_read, s.bytes_read,
+               s.parse_us, s.and_us, s.verify_us, s.total_us);
+}
+
+struct QueryFlags {
+  bool count = false, json = false, stats = false;
+  uint64_t limit = 0;
+};
+
+// Runs one query and prints its output; `line` > 0 in batch mode. Returns matches or nullopt
+// on error (already reported).
+std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::string>& terms,
+                                  const QueryFlags& f, uint64_t line) {
+  QueryResult result;
+  Status s = index.Query(terms, QueryOptions{f.limit}, &result);
+  if (!s.ok()) {
+    if (line > 0) {
+      std::fprintf(stderr, "bitsift: error: query line %" PRIu64 ": %s\n", line, s.message().c_str());
+    } else {
+      Fail(s.message());
+    }
+    return std::nullopt;
+  }
+  const std::string json_prefix = line > 0 ? "\"line\":" + std::to_string(line) + "," : "";
+  const std::string text_prefix = line > 0 ? std::to_string(line) + "\t" : "";
+  const uint64_t n = result.documents.size();
+  if (f.count) {
+    if (f.json) {
+      std::printf("{%s\"count\":%" PRIu64 "}\n", json_prefix.c_str(), n);
+    } else {
+      std::printf("%s%" PRIu64 "\n", text_prefix.c_str(), n);
+    }
+  } else {
+    for (uint32_t id : result.documents) {
+      if (f.json) {
+        std::printf("%s\n", DocumentJson(index, id, json_prefix).c_str());
+      } else {
+        std::string path = index.document(id).path;
+        std::fwrite(text_prefix.data(), 1, text_prefix.size(), stdout);
+        std::fwrite(path.data(), 1, path.size(), stdout);
+        std::fputc('\n', stdout);
+      }
+    }
+  }
+  if (f.stats) {
+    if (line > 0) {
+      std::fprintf(stderr, "%s\n", StatsJson(result.stats, n, json_prefix).c_str());
+    } else {
+      PrintStatsText(result.stats, n);
+    }
+  }
+  return n;
+}
+
+// Splits a query line on whitespace into arguments.
+std::vector<std::string> SplitLine(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+Status OpenIndex(const std::string& flag, std::unique_ptr<Index>* index) {
+  std::string path = flag;
+  if (path.empty()) {
+    Status s = Index::Find(".", &path);
+    if (!s.ok()) return s;
+  }
+  return Index::Open(path, index);
+}
+
+}  // namespace
+
+int RunIndex(const std::vector<std::string>& args) {
+  const char* usage = "usage: bitsift index DIR [--index PATH] [--fp-rate P] [--threads N] "
+                      "[--max-file-size BYTES] [--verbose]";
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "index", po::value<std::string>(), "index file to write (default DIR/.bitsift)")(
+      "fp-rate", po::value<double>()->default_value(0.01),
+      "per-term false-positive target of the signatures, in (0, 1)")(
+      "threads", po::value<unsigned>()->default_value(0), "worker threads (0 = one per core)")(
+      "max-file-size", po::value<uint64_t>()->default_value(256ULL << 20),
+      "skip files larger than this many bytes")(
+      "verbose,v", "name every skipped file on stderr")("quiet,q", "no progress, no summary");
+  po::options_description all;
+  all.add(visible).add_options()("dir", po::value<std::vector<std::string>>());
+  po::positional_options_description pos;
+  pos.add("dir", -1);
+  po::variables_map vm;
+  if (auto code = Parse(args, usage, visible, all, pos, vm)) return *code;
+  if (!vm.count("dir") || vm["dir"].as<std::vector<std::string>>().size() != 1) {
+    return Fail(std::string("index needs exactly one DIR\n") + usage);
+  }
+  const std::string dir = vm["dir"].as<std::vector<std::string>>()[0];
+  const std::string index_path = vm.count("index") ? vm["index"].as<std::string>() : dir + "/.bitsift";
+  const bool verbose = vm.count("verbose") > 0, quiet = vm.count("quiet") > 0;
+  IndexOptions options;
+  options.fp_rate = vm["fp-rate"].as<double>();
+  options.threads = vm["threads"].as<unsigned>();
+  options.max_file_size = vm["max-file-size"].as<uint64_t>();
+  if (!(options.fp_rate > 0 && options.fp_rate < 1)) return Fail("--fp-rate must be in (0, 1)");
+  const bool tty = !quiet && ::isatty(STDERR_FILENO);
+  if (tty) {
+    options.progress = [](const IndexProgress& p) {
+      double rate = p.seconds > 0 ? p.bytes_done / p.seconds : 0;
+      double left = p.files_done > 0 ? p.seconds * (p.files_total - p.files_done) / p.files_done : 0;
+      std::fprintf(stderr, "\rindexing: %" PRIu64 "/%" PRIu64 " files, %s/s, %.1f s elapsed, ~%.0f s left  ",
+                   p.files_done, p.files_total, HumanBytes(rate).c_str(), p.seconds, left);
+    };
+  }
+  options.on_skip = [verbose, tty](const std::string& path, const std::string& reason,
+                                   const std::string& detail) {
+    bool warn = reason == "unreadable" || reason == "vanished";
+    if (!warn && !verbose) return;
+    std::fprintf(stderr, "%sbitsift: %s: skipped %s (%s%s%s)\n", tty ? "\r" : "",
+                 warn ? "warning" : "note", path.c_str(), reason.c_str(),
+                 detail.empty() ? "" : ": ", detail.c_str());
+  };
+  IndexSummary summary;
+  Status s = BuildIndex(dir, index_path, options, &summary);
+  if (tty) std::fputs("\r\033[K", stderr);
+  if (!s.ok()) return Fail(s.message());
+  if (!quiet) {
+    double secs = summary.seconds > 0 ? summary.seconds : 1e-9;
+    std::printf("indexed %" PRIu64 " documents (%s) in %.2f s, %.1f MB/s\n", summary.documents,
+                HumanBytes(summary.input_bytes).c_str(), summary.seconds,
+                summary.input_bytes / secs / 1e6);
+    std::printf("skipped:");
+    if (summary.skipped.empty()) std::printf(" none");
+    for (size_t i = 0; i < summary.skipped.size(); ++i) {
+      std::printf("%s %s %" PRIu64, i ? "," : "", summary.skipped[i].first.c_str(),
+                  summary.skipped[i].second);
+    }
+    std::printf("\nterms %" PRIu64 ", postings %" PRIu64 ", bands %" PRIu64 "\n", summary.terms,
+                summary.postings, summary.bands);
+    std::printf("index %s: %s (%.1f bits per document)\n", index_path.c_str(),
+                HumanBytes(summary.index_bytes).c_str(),
+                summary.documents ? 8.0 * summary.index_bytes / summary.documents : 0.0);
+  }
+  return kExitMatch;
+}
+
+int RunQuery(const std::vector<std::string>& args) {
+  const char* usage = "usage: bitsift query [--index PATH] [--count] [--json] [--limit N] "
+                      "[--stats] (TERM... | --queries FILE)";
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "index", po::value<std::string>(), "index file (default: .bitsift here or in a parent)")(
+      "count,c", "print the number of matches only")("json", "print one JSON object per match")(
+      "limit", po::value<uint64_t>()->default_value(0), "print at most N matches (0 = all)")(
+      "stats", "print candidates, false positives, rows and bytes read, and timings on stderr")(
+      "queries", po::value<std::string>(),
+      "answer one query per line of FILE ('-' = stdin); output lines start with the line number");
+  po::options_description all;
+  all.add(visible).add_options()("term", po::value<std::vector<std::string>>());
+  po::positional_options_description pos;
+  pos.add("term", -1);
+  po::variables_map vm;
+  if (auto code = Parse(args, usage, visible, all, pos, vm)) return *code;
+  QueryFlags f;
+  f.count = vm.count("count") > 0;
+  f.json = vm.count("json") > 0;
+  f.stats = vm.count("stats") > 0;
+  f.limit = vm["limit"].as<uint64_t>();
+  std::vector<std::string> terms;
+  if (vm.count("term")) terms = vm["term"].as<std::vector<std::string>>();
+  const bool batch = vm.count("queries") > 0;
+  if (batch == !terms.empty()) {
+    return Fail(std::string(batch ? "give either TERMs or --queries, not both\n"
+                                  : "no query terms\n") + usage);
+  }
+  std::unique_ptr<Index> index;
+  Status s = OpenIndex(vm.count("index") ? vm["index"].as<std::string>() : "", &index);
+  if (!s.ok()) return Fail(s.message());
+  if (!batch) {
+    std::optional<uint64_t> n = AnswerOne(*index, terms, f, 0);
+    if (!n) return kExitError;
+    return *n > 0 ? kExitMatch : kExitNoMatch;
+  }
+  const std::string file = vm["queries"].as<std::string>();
+  std::ifstream in_file;
+  if (file != "-") {
+    in_file.open(file);
+    if (!in_file) return Fail(file + ": cannot open query file");
+  }
+  std::istream& in = file == "-" ? std::cin : in_file;
+  bool any_match = false, any_error = false;
+  uint64_t line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    std::vector<std::string> words = SplitLine(line);
+    if (words.empty()) continue;  // blank lines are not queries
+    std::optional<uint64_t> n = AnswerOne(*index, words, f, line_no);
+    if (!n) {
+      any_error = true;
+    } else if (*n > 0) {
+      any_match = true;
+    }
+  }
+  std::fflush(stdout);
+  if (any_error) return kExitError;
+  return any_match ? kExitMatch : kExitNoMatch;
+}
+
+int RunStats(const std::vector<std::string>& args) {
+  const char* usage = "usage: bitsift stats [--index PATH]";
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "index", po::value<std::string>(), "index file (default: .bitsift here or in a parent)");
+  po::positional_options_description pos;
+  po::variables_map vm;
+  if (auto code = Parse(args, usage, visible, visible, pos, vm)) return *code;
+  std::unique_ptr<Index> index;
+  Status s = OpenIndex(vm.count("index") ? vm["index"].as<std::string>() : "", &index);
+  if (!s.ok()) return Fail(s.message());
+  IndexStats st = index->Stats();
+  std::printf("index      %s\nroot       %s\nicu        %s\ndocuments  %" PRIu64
+              "\nterms      %" PRIu64 "\nfp target  %g\nfile       %" PRIu64 " bytes (%.1f bits per document)\n",
+              index->path().c_str(), st.root.c_str(), st.icu_version.c_str(), st.documents,
+              st.terms, st.fp_rate, st.file_bytes,
+              st.documents ? 8.0 * st.file_bytes / st.documents : 0.0);
+  std::printf("\nbands: %zu\n%6s %10s %3s %10s %10s %7s %12s\n", st.bands.size(), "band", "width",
+              "k", "documents", "max terms", "fill", "expected fp");
+  for (size_t b = 0; b < st.bands.size(); ++b) {
+    const BandStats& bs = st.bands[b];
+    std::printf("%6zu %10" PRIu64 " %3u %10" PRIu64 " %10" PRIu64 " %7.3f %12.5f\n", b, bs.width,
+                bs.k, bs.documents, bs.max_terms, bs.fill_ratio, bs.expected_fp_rate);
+  }
+  std::printf("\nparts:\n");
+  for (const auto& [name, bytes] : st.section_bytes) {
+    std::printf("  %-16s %12" PRIu64 " bytes  %5.1f%%\n", name.c_str(), bytes,
+                st.file_bytes ? 100.0 * bytes / st.file_bytes : 0.0);
+  }
+  return kExitMatch;
+}
+
+int RunTokenize(const std::vector<std::string>& args) {
+  const char* usage = "usage: bitsift tokenize (--file PATH | TEXT...)";
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "file", po::value<std::string>(), "tokenize this file ('-' = stdin)");
+  po::options_description all;
+  all.add(visible).add_options()("text", po::value<std::vector<std::string>>());
+  po::positional_options_description pos;
+  pos.add("text", -1);
+  po::variables_map vm;
+  if (auto code = Parse(args, usage, visible, all, pos, vm)) return *code;
+  std::string text;
+  if (vm.count("file")) {
+    const std::string file = vm["file"].as<std::string>();
+    std::ifstream in_file;
+    if (file != "-") {
+      in_file.open(file, std::ios::binary);
+      if (!in_file) return Fail(file + ": cannot open");
+    }
+    std::istream& in = file == "-" ? std::cin : in_file;
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    text = buf.str();
+  } else if (vm.count("text")) {
+    for (const std::string& t : vm["text"].as<std::vector<std::string>>()) text += t + " ";
+  } else {
+    return Fail(std::string("nothing to tokenize\n") + usage);
+  }
+  std::vector<std::string> tokens;
+  Status s = Tokenize(text, &tokens);
+  if (!s.ok()) return Fail(s.message());
+  for (const std::string& t : tokens) std::printf("%s\n", t.c_str());
+  return tokens.empty() ? kExitNoMatch : kExitMatch;
+}
+
+}  // namespace bitsift::cli

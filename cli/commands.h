@@ -1,0 +1,18 @@
+// The subcommands of the `bitsift` program. Each returns the process exit code:
+// 0 = success / matches found, 1 = no match, 2 = error.
+#ifndef BITSIFT_CLI_COMMANDS_H_
+#define BITSIFT_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace bitsift::cli {
+
+int RunIndex(const std::vector<std::string>& args);
+int RunQuery(const std::vector<std::string>& args);
+int RunStats(const std::vector<std::string>& args);
+int RunTokenize(const std::vector<std::string>& args);
+
+}  // namespace bitsift::cli
+
+#endif  // BITSIFT_CLI_COMMANDS_H_

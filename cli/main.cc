@@ -1,0 +1,46 @@
+// `bitsift`: the command line. Parses the subcommand and hands the rest to cli/commands.cc.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: bitsift <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  index DIR      index the documents under DIR (default index: DIR/.bitsift)\n"
+    "  query TERM...  print the documents that contain every term\n"
+    "  stats          describe an index: bands, widths, fill, sizes\n"
+    "  tokenize TEXT  print the terms of TEXT under the token contract\n"
+    "\n"
+    "'bitsift <command> --help' describes a command's options.\n"
+    "exit status: 0 = success or matches found, 1 = no match, 2 = error\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "index") return bitsift::cli::RunIndex(args);
+  if (command == "query") return bitsift::cli::RunQuery(args);
+  if (command == "stats") return bitsift::cli::RunStats(args);
+  if (command == "tokenize") return bitsift::cli::RunTokenize(args);
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::puts("bitsift 0.1.0");
+    return 0;
+  }
+  std::fprintf(stderr, "bitsift: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}

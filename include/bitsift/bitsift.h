@@ -1,0 +1,188 @@
+// bitsift: exact conjunctive full-text search over bit-sliced Bloom-filter signatures.
+//
+// This header is the whole embeddable API. It uses only the C++ standard library; no ICU, TBB
+// or Boost type appears here and no exception crosses it: every call that can fail returns a
+// Status. Typical use:
+//
+//   bitsift::IndexSummary summary;
+//   bitsift::Status s = bitsift::BuildIndex("docs", "docs/.bitsift", {}, &summary);
+//   std::unique_ptr<bitsift::Index> index;
+//   if (s.ok()) s = bitsift::Index::Open("docs/.bitsift", &index);
+//   bitsift::QueryResult result;
+//   if (s.ok()) s = index->Query({"bloom", "filter"}, {}, &result);
+//   for (uint32_t id : result.documents) puts(index->document(id).path.c_str());
+#ifndef BITSIFT_BITSIFT_H_
+#define BITSIFT_BITSIFT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace bitsift {
+
+// The outcome of a call: ok, or a code and a one-line message naming the path and the cause.
+class Status {
+ public:
+  enum class Code {
+    kOk = 0,
+    kInvalidArgument,  // bad options, a query without terms
+    kNotFound,         // a missing directory or index
+    kCorrupt,          // an index that is damaged, truncated, or of another format/version
+    kIoError,          // the operating system refused (permissions, full disk, ...)
+    kInternal,         // out of memory or a bug
+  };
+  Status() = default;
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+// Progress of BuildIndex, reported at most every 200 ms.
+struct IndexProgress {
+  uint64_t files_done = 0;
+  uint64_t files_total = 0;
+  uint64_t bytes_done = 0;
+  double seconds = 0;
+};
+
+struct IndexOptions {
+  double fp_rate = 0.01;                  // per-term false-positive target of the signatures
+  unsigned threads = 0;                   // worker threads; 0 = one per core
+  uint64_t max_file_size = 256ULL << 20;  // files larger than this are skipped
+  // Called from worker threads (one at a time) with progress; may be empty.
+  std::function<void(const IndexProgress&)> progress;
+  // Called (one at a time) for every skipped entry: path relative to the root, reason
+  // ("hidden", "symlink", "special", "binary", "too-large", "unreadable", "vanished",
+  // "index-file") and detail (e.g. the system's error text, possibly empty).
+  std::function<void(const std::string& path, const std::string& reason,
+                     const std::string& detail)>
+      on_skip;
+};
+
+struct IndexSummary {
+  uint64_t documents = 0;  // documents indexed (empty files included)
+  std::vector<std::pair<std::string, uint64_t>> skipped;  // reason -> count, non-zero only
+  uint64_t terms = 0;         // distinct terms
+  uint64_t postings = 0;      // sum over documents of their distinct terms
+  uint64_t bands = 0;         // signature bands
+  uint64_t input_bytes = 0;   // bytes of the indexed documents
+  uint64_t index_bytes = 0;   // size of the index file
+  double seconds = 0;
+};
+
+// Indexes every regular file under `dir` (recursively; names starting with "." and symbolic
+// links are skipped, so are binary files and files over options.max_file_size) into the file
+// `index_path`, which is replaced atomically: until this returns ok, a previous index at that
+// path stays complete and usable. Returns ok, kNotFound/kInvalidArgument for a bad `dir` or
+// options, kIoError if the index cannot be written (nothing is replaced then).
+Status BuildIndex(const std::string& dir, const std::string& index_path,
+                  const IndexOptions& options, IndexSummary* summary = nullptr);
+
+// An in-memory document; `name` plays the role of the path.
+struct Document {
+  std::string name;
+  std::string text;  // UTF-8 (invalid sequences are read as U+FFFD)
+  int64_t mtime_ns = 0;
+};
+
+// As BuildIndex, from documents in memory (stored in name order).
+Status BuildIndexFromDocuments(const std::vector<Document>& documents,
+                               const std::string& index_path, const IndexOptions& options,
+                               IndexSummary* summary = nullptr);
+
+// Returns in *tokens the sorted distinct terms of `text` under the token contract (README).
+// Returns kInternal only if ICU's data cannot be loaded.
+Status Tokenize(std::string_view text, std::vector<std::string>* tokens);
+
+struct DocumentInfo {
+  std::string path;       // relative to the indexed directory (or the Document name)
+  uint64_t size = 0;      // bytes indexed
+  int64_t mtime_ns = 0;   // modification time when indexed
+  uint32_t terms = 0;     // distinct terms
+};
+
+struct QueryOptions {
+  uint64_t limit = 0;  // return at most this many documents (the first in path order); 0 = all
+};
+
+struct QueryStats {
+  uint64_t terms = 0;            // distinct query terms
+  uint64_t candidates = 0;       // documents whose signatures matched
+  uint64_t false_positives = 0;  // candidates that verification removed
+  uint64_t rows_read = 0;        // signature rows ANDed (over all bands)
+  uint64_t bytes_read = 0;       // row bytes read
+  double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
+};
+
+struct QueryResult {
+  std::vector<uint32_t> documents;  // matching document ids, ascending = sorted by path
+  QueryStats stats;
+};
+
+struct BandStats {
+  uint64_t width = 0;      // signature bits (rows)
+  uint32_t k = 0;          // bits per term
+  uint64_t documents = 0;
+  uint64_t max_terms = 0;  // distinct terms of its largest document
+  double fill_ratio = 0;   // fraction of the band's bits that are set
+  double expected_fp_rate = 0;  // per-term false-positive rate of its largest document
+};
+
+struct IndexStats {
+  std::string root;         // the directory that was indexed
+  std::string icu_version;  // the ICU that tokenized it
+  uint64_t documents = 0;
+  uint64_t terms = 0;
+  double fp_rate = 0;       // the target it was built with
+  uint64_t file_bytes = 0;
+  std::vector<BandStats> bands;
+  std::vector<std::pair<std::string, uint64_t>> section_bytes;  // part of the file -> bytes
+};
+
+// An open, memory-mapped index. All const methods are safe to call from several threads.
+class Index {
+ public:
+  // Opens `path`, verifying its checksums and structure. Returns kNotFound if it does not
+  // exist, kCorrupt (naming the problem) if it is damaged, truncated or of another version.
+  static Status Open(const std::string& path, std::unique_ptr<Index>* index);
+
+  // Finds ".bitsift" in `start_dir` or the nearest of its parents, as git finds ".git".
+  // Returns kNotFound if there is none.
+  static Status Find(const std::string& start_dir, std::string* index_path);
+
+  ~Index();
+  Index(const Index&) = delete;
+  Index& operator=(const Index&) = delete;
+
+  // Answers the conjunction of the terms of all `arguments` (each tokenized under the
+  // contract): exactly the documents containing every term. Returns ok with an empty result
+  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt if a
+  // damaged record is met.
+  Status Query(const std::vector<std::string>& arguments, const QueryOptions& options,
+               QueryResult* result) const;
+
+  uint64_t document_count() const;
+  // Precondition: id < document_count().
+  DocumentInfo document(uint32_t id) const;
+  // Reads every row to compute fill ratios: O(index size).
+  IndexStats Stats() const;
+  const std::string& path() const;
+
+ private:
+  struct Rep;
+  explicit Index(std::unique_ptr<Rep> rep);
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace bitsift
+
+#endif  // BITSIFT_BITSIFT_H_

@@ -1,0 +1,79 @@
+// The term dictionary: exact term strings <-> dense term ids.
+//
+// Build side: TermInterner assigns provisional ids concurrently while documents are tokenized.
+// Final ids are given by decreasing document frequency (frequent terms get small ids, which
+// keeps forward-store gaps small). On disk the dictionary is three arrays by term id (offsets,
+// bytes, document frequency) plus an open-addressing table keyed by the term's 64-bit hash.
+#ifndef BITSIFT_INDEXER_DICTIONARY_H_
+#define BITSIFT_INDEXER_DICTIONARY_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace bitsift::indexer {
+
+// Maps term strings to provisional ids. Intern is safe to call from several threads.
+class TermInterner {
+ public:
+  static constexpr int kShardBits = 6;
+  static constexpr int kLocalBits = 32 - kShardBits;
+
+  TermInterner();
+
+  // Returns the provisional id of term (adding it if new). `hash` must be HashTerm(term).
+  uint32_t Intern(std::string_view term, uint64_t hash);
+
+  // Number of distinct terms interned so far.
+  uint64_t size() const;
+
+  // Calls f(provisional_id, term, hash) for every term. Not concurrent with Intern.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (uint32_t s = 0; s < (1u << kShardBits); ++s) {
+      const Shard& shard = *shards_[s];
+      for (uint32_t i = 0; i < shard.terms.size(); ++i) {
+        f((s << kLocalBits) | i, *shard.terms[i], shard.hashes[i]);
+      }
+    }
+  }
+
+ private:
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<std::string, uint32_t> ids;
+    std::vector<const std::string*> terms;  // keys of `ids`, by local id (node keys are stable)
+    std::vector<uint64_t> hashes;
+  };
+  std::vector<std::unique_ptr<Shard>> shards_;
+};
+
+// Builds the on-disk hash table: `hashes[id]` is the hash of term id. Returns slots (a power of
+// two at least twice the term count); slot value 0 = empty, else id + 1.
+std::vector<uint32_t> BuildTermTable(const std::vector<uint64_t>& hashes);
+
+// Read side: the dictionary sections of an open index.
+struct DictionaryView {
+  const uint64_t* offsets = nullptr;  // term_count + 1
+  const char* bytes = nullptr;
+  uint64_t bytes_length = 0;
+  const uint32_t* df = nullptr;
+  const uint32_t* table = nullptr;
+  uint64_t slots = 0;  // power of two
+  uint64_t term_count = 0;
+
+  std::string_view Term(uint32_t id) const {
+    return std::string_view(bytes + offsets[id], offsets[id + 1] - offsets[id]);
+  }
+  // Returns the id of term, or nullopt if no document contains it.
+  std::optional<uint32_t> Find(std::string_view term, uint64_t hash) const;
+};
+
+}  // namespace bitsift::indexer
+
+#endif  // BITSIFT_INDEXER_DICTIONARY_H_

@@ -1,0 +1,126 @@
+#include "indexer/forward_store.h"
+
+#include <cstring>
+
+#include "util/varint.h"
+
+namespace bitsift::indexer {
+namespace {
+
+void PutU32(uint32_t v, std::string& out) {
+  char b[4];
+  std::memcpy(b, &v, 4);
+  out.append(b, 4);
+}
+
+uint32_t GetU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+struct RecordView {
+  uint64_t n = 0;
+  uint64_t blocks = 0;
+  const uint8_t* skips = nullptr;  // (blocks - 1) x 8 bytes
+  const uint8_t* data = nullptr;
+  const uint8_t* end = nullptr;
+
+  bool Parse(const uint8_t* p, const uint8_t* e) {
+    if (!GetVarint(&p, e, &n) || n > (1ULL << 32)) return false;
+    blocks = (n + kForwardBlock - 1) / kForwardBlock;
+    uint64_t skip_bytes = blocks > 1 ? (blocks - 1) * 8 : 0;
+    if (static_cast<uint64_t>(e - p) < skip_bytes) return false;
+    skips = p;
+    data = p + skip_bytes;
+    end = e;
+    return true;
+  }
+  uint32_t FirstId(uint64_t b) const { return GetU32(skips + (b - 1) * 8); }
+  const uint8_t* BlockStart(uint64_t b) const {
+    if (b == 0) return data;
+    uint32_t off = GetU32(skips + (b - 1) * 8 + 4);
+    return off <= static_cast<uint64_t>(end - data) ? data + off : nullptr;
+  }
+  uint64_t BlockLength(uint64_t b) const {
+    return b + 1 < blocks ? kForwardBlock : n - b * kForwardBlock;
+  }
+};
+
+}  // namespace
+
+void EncodeForwardRecord(const std::vector<uint32_t>& ids, std::string& out) {
+  PutVarint(ids.size(), out);
+  if (ids.empty()) return;
+  std::string data;
+  std::vector<std::pair<uint32_t, uint32_t>> skips;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i % kForwardBlock == 0) {
+      if (i > 0) skips.emplace_back(ids[i], static_cast<uint32_t>(data.size()));
+      PutVarint(ids[i], data);
+    } else {
+      PutVarint(ids[i] - ids[i - 1] - 1, data);
+    }
+  }
+  for (auto [first, offset] : skips) {
+    PutU32(first, out);
+    PutU32(offset, out);
+  }
+  out += data;
+}
+
+bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out) {
+  out->clear();
+  RecordView r;
+  if (!r.Parse(p, end)) return false;
+  const uint8_t* q = r.data;
+  uint64_t prev = 0;
+  for (uint64_t i = 0; i < r.n; ++i) {
+    uint64_t v;
+    if (!GetVarint(&q, end, &v)) return false;
+    uint64_t id = (i % kForwardBlock == 0) ? v : prev + v + 1;
+    if (id > UINT32_MAX || (i > 0 && id <= prev)) return false;
+    out->push_back(static_cast<uint32_t>(id));
+    prev = id;
+  }
+  return true;
+}
+
+ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, const uint32_t* ids,
+                                        size_t n) {
+  RecordView r;
+  if (!r.Parse(p, end)) return ContainsResult::kCorrupt;
+  if (r.n == 0) return ContainsResult::kNo;
+  uint64_t block = 0;
+  const uint8_t* q = r.data;
+  uint64_t left = r.BlockLength(0);  // ids of the block not yet decoded
+  uint64_t cur = 0;
+  bool have = false;  // whether `cur` holds a decoded id of the current block
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t want = ids[i];
+    // Jump to the last block whose first id is <= want, if it is beyond the current one.
+    if (block + 1 < r.blocks && r.FirstId(block + 1) <= want) {
+      uint64_t lo = block + 1, hi = r.blocks - 1;
+      while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (r.FirstId(mid) <= want) lo = mid; else hi = mid - 1;
+      }
+      block = lo;
+      q = r.BlockStart(block);
+      if (q == nullptr) return ContainsResult::kCorrupt;
+      left = r.BlockLength(block);
+      have = false;
+    }
+    while ((!have || cur < want) && left > 0) {
+      uint64_t v;
+      if (!GetVarint(&q, end, &v)) return ContainsResult::kCorrupt;
+      cur = have ? cur + v + 1 : v;
+      have = true;
+      --left;
+    }
+    if (!have || cur != want) return ContainsResult::kNo;
+  }
+  return ContainsResult::kYes;
+}
+
+}  // namespace bitsift::indexer

@@ -1,0 +1,368 @@
+#include "indexer/index_builder.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+#include <unicode/uversion.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <unordered_set>
+
+#include "indexer/bands.h"
+#include "indexer/bloom.h"
+#include "indexer/dictionary.h"
+#include "indexer/forward_store.h"
+#include "indexer/index_format.h"
+#include "util/error.h"
+
+namespace bitsift::indexer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Reads document i into the sink; returns kCount on success or why it was skipped.
+using DocumentReader = std::function<SkipReason(size_t i, tokenizer::Tokenizer&,
+                                                tokenizer::TokenSink&, FileFacts*, std::string*)>;
+
+struct Corpus {
+  std::vector<std::string> names;  // sorted
+  DocumentReader read;
+  std::string root;  // stored in the index for `bitsift stats`
+};
+
+// Collects a document's distinct tokens.
+class DistinctTokens : public tokenizer::TokenSink {
+ public:
+  void OnToken(std::string_view token) override { set_.emplace(token); }
+  const std::unordered_set<std::string>& set() const { return set_; }
+  void Clear() { set_.clear(); }
+
+ private:
+  std::unordered_set<std::string> set_;
+};
+
+struct DocState {
+  std::vector<uint32_t> ids;  // provisional, then final term ids (sorted)
+  FileFacts facts;
+  bool indexed = false;
+};
+
+class ProgressReporter {
+ public:
+  ProgressReporter(const BuildConfig& config, uint64_t total, Clock::time_point start)
+      : config_(config), total_(total), start_(start) {}
+  void Done(uint64_t bytes) {
+    uint64_t files = ++files_;
+    bytes_ += bytes;
+    if (!config_.progress) return;
+    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
+    int64_t last = last_ms_.load();
+    if ((now - last >= 200 || files == total_) && last_ms_.compare_exchange_strong(last, now)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      config_.progress({files, total_, bytes_.load(), SecondsSince(start_)});
+    }
+  }
+
+ private:
+  const BuildConfig& config_;
+  uint64_t total_;
+  Clock::time_point start_;
+  std::atomic<uint64_t> files_{0}, bytes_{0};
+  std::atomic<int64_t> last_ms_{0};
+  std::mutex mu_;
+};
+
+template <typename T>
+void AddSection(IndexFileWriter& w, SectionId id, const std::vector<T>& v) {
+  w.AddSection(id, v.data(), v.size() * sizeof(T));
+}
+
+void Build(const Corpus& corpus, const std::string& index_path, const BuildConfig& config,
+           BuildReport* report, Clock::time_point start) {
+  Ensure(config.fp_rate > 0 && config.fp_rate < 1, ErrorKind::kInvalidArgument,
+         "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(config.fp_rate));
+  AtomicFileWriter::RemoveStaleTemporaries(index_path);
+  const size_t n = corpus.names.size();
+  Ensure(n < std::numeric_limits<uint32_t>::max(), ErrorKind::kInvalidArgument,
+         "too many documents for one index");
+  std::vector<DocState> docs(n);
+  TermInterner interner;
+  std::mutex skip_mu;
+  ProgressReporter progress(config, n, start);
+
+  // 1. Tokenize every document and intern its distinct terms.
+  tbb::enumerable_thread_specific<tokenizer::Tokenizer> tokenizers;
+  tbb::enumerable_thread_specific<DistinctTokens> collectors;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
+    tokenizer::Tokenizer& tok = tokenizers.local();
+    DistinctTokens& tokens = collectors.local();
+    for (size_t i = r.begin(); i != r.end(); ++i) {
+      tokens.Clear();
+      std::string detail;
+      SkipReason why = corpus.read(i, tok, tokens, &docs[i].facts, &detail);
+      if (why != SkipReason::kCount) {
+        std::lock_guard<std::mutex> lock(skip_mu);
+        report->skipped[static_cast<size_t>(why)]++;
+        if (config.on_skip) config.on_skip(corpus.names[i], why, detail);
+        progress.Done(0);
+        continue;
+      }
+      docs[i].indexed = true;
+      docs[i].ids.reserve(tokens.set().size());
+      for (const std::string& t : tokens.set()) docs[i].ids.push_back(interner.Intern(t, HashTerm(t)));
+      progress.Done(docs[i].facts.size);
+    }
+  });
+
+  // 2. Final term ids by decreasing document frequency (ties by bytes, so builds are
+  //    reproducible).
+  std::vector<std::vector<uint32_t>> df_by_shard(1u << TermInterner::kShardBits);
+  interner.ForEach([&](uint32_t pid, std::string_view, uint64_t) {
+    auto& v = df_by_shard[pid >> TermInterner::kLocalBits];
+    if (v.size() <= (pid & ((1u << TermInterner::kLocalBits) - 1))) {
+      v.resize((pid & ((1u << TermInterner::kLocalBits) - 1)) + 1, 0);
+    }
+  });
+  for (const DocState& d : docs) {
+    for (uint32_t pid : d.ids) df_by_shard[pid >> TermInterner::kLocalBits][pid & ((1u << TermInterner::kLocalBits) - 1)]++;
+  }
+  struct TermInfo {
+    uint32_t pid;
+    uint32_t df;
+    std::string_view term;
+    uint64_t hash;
+  };
+  std::vector<TermInfo> terms;
+  terms.reserve(interner.size());
+  interner.ForEach([&](uint32_t pid, std::string_view term, uint64_t hash) {
+    terms.push_back({pid, df_by_shard[pid >> TermInterner::kLocalBits][pid & ((1u << TermInterner::kLocalBits) - 1)], term, hash});
+  });
+  std::sort(terms.begin(), terms.end(), [](const TermInfo& a, const TermInfo& b) {
+    return a.df != b.df ? a.df > b.df : a.term < b.term;
+  });
+  std::vector<std::vector<uint32_t>> final_id(df_by_shard.size());
+  for (size_t s = 0; s < df_by_shard.size(); ++s) final_id[s].resize(df_by_shard[s].size());
+  for (uint32_t id = 0; id < terms.size(); ++id) {
+    uint32_t pid = terms[id].pid;
+    final_id[pid >> TermInterner::kLocalBits][pid & ((1u << TermInterner::kLocalBits) - 1)] = id;
+  }
+  tbb::parallel_for(size_t{0}, n, [&](size_t i) {
+    for (uint32_t& id : docs[i].ids) id = final_id[id >> TermInterner::kLocalBits][id & ((1u << TermInterner::kLocalBits) - 1)];
+    std::sort(docs[i].ids.begin(), docs[i].ids.end());
+  });
+  final_id.clear();
+  df_by_shard.clear();
+
+  // 3. Keep indexed documents; their order (by name) is the document id order.
+  std::vector<uint32_t> kept;
+  for (size_t i = 0; i < n; ++i) {
+    if (docs[i].indexed) kept.push_back(static_cast<uint32_t>(i));
+  }
+  const uint64_t doc_count = kept.size();
+  std::vector<DocRecord> doc_records(doc_count);
+  std::string paths;
+  uint64_t postings = 0, input_bytes = 0;
+  for (uint64_t d = 0; d < doc_count; ++d) {
+    const DocState& s = docs[kept[d]];
+    const std::string& name = corpus.names[kept[d]];
+    doc_records[d] = {paths.size(), static_cast<uint32_t>(name.size()),
+                      static_cast<uint32_t>(s.ids.size()), s.facts.size, s.facts.mtime_ns};
+    paths += name;
+    postings += s.ids.size();
+    input_bytes += s.facts.size;
+  }
+
+  // 4. Bands: non-empty documents sorted by distinct terms (then id).
+  std::vector<uint32_t> by_size;
+  for (uint64_t d = 0; d < doc_count; ++d) {
+    if (doc_records[d].term_count > 0) by_size.push_back(static_cast<uint32_t>(d));
+  }
+  std::stable_sort(by_size.begin(), by_size.end(), [&](uint32_t a, uint32_t b) {
+    return doc_records[a].term_count < doc_records[b].term_count;
+  });
+  std::vector<uint64_t> sorted_counts(by_size.size());
+  for (size_t i = 0; i < by_size.size(); ++i) sorted_counts[i] = doc_records[by_size[i]].term_count;
+  std::vector<BandPlan> plan = PlanBands(sorted_counts, config.fp_rate);
+  std::vector<BandRecord> bands(plan.size());
+  uint64_t row_words = 0;
+  for (size_t b = 0; b < plan.size(); ++b) {
+    BandRecord& r = bands[b];
+    r.rows_offset = row_words * 8;
+    r.width = plan[b].shape.width;
+    r.k = plan[b].shape.k;
+    r.words_per_row = (plan[b].count + kDocsPerBlock - 1) / kDocsPerBlock * (kDocsPerBlock / 64);
+    r.first_column = plan[b].first;
+    r.max_terms = plan[b].max_terms;
+    r.doc_count = static_cast<uint32_t>(plan[b].count);
+    row_words += r.width * r.words_per_row;
+  }
+  std::vector<uint64_t> rows(row_words, 0);
+  std::vector<uint64_t> term_hashes(terms.size());
+  for (size_t id = 0; id < terms.size(); ++id) term_hashes[id] = terms[id].hash;
+  // Each task owns whole 512-column blocks of one band, so no two tasks write the same word.
+  struct BlockTask {
+    uint32_t band;
+    uint64_t first_col;
+  };
+  std::vector<BlockTask> tasks;
+  for (uint32_t b = 0; b < bands.size(); ++b) {
+    for (uint64_t c = 0; c < bands[b].doc_count; c += kDocsPerBlock) tasks.push_back({b, c});
+  }
+  tbb::parallel_for(size_t{0}, tasks.size(), [&](size_t t) {
+    const BandRecord& band = bands[tasks[t].band];
+    uint64_t* base = rows.data() + band.rows_offset / 8;
+    uint64_t end = std::min<uint64_t>(tasks[t].first_col + kDocsPerBlock, band.doc_count);
+    for (uint64_t col = tasks[t].first_col; col < end; ++col) {
+      const DocState& d = docs[kept[by_size[band.first_column + col]]];
+      const uint64_t word = col / 64, bit = uint64_t{1} << (col % 64);
+      for (uint32_t id : d.ids) {
+        ForEachPosition(term_hashes[id], band.width, band.k,
+                        [&](uint64_t row) { base[row * band.words_per_row + word] |= bit; });
+      }
+    }
+  });
+  std::vector<uint32_t> band_docs(by_size.begin(), by_size.end());
+
+  // 5. Forward store.
+  std::vector<uint64_t> forward_offsets(doc_count + 1, 0);
+  std::string forward;
+  for (uint64_t d = 0; d < doc_count; ++d) {
+    forward_offsets[d] = forward.size();
+    EncodeForwardRecord(docs[kept[d]].ids, forward);
+    std::vector<uint32_t>().swap(docs[kept[d]].ids);
+  }
+  forward_offsets[doc_count] = forward.size();
+
+  // 6. Dictionary.
+  std::vector<uint64_t> term_offsets(terms.size() + 1, 0);
+  std::string term_bytes;
+  std::vector<uint32_t> term_df(terms.size());
+  for (size_t id = 0; id < terms.size(); ++id) {
+    term_offsets[id] = term_bytes.size();
+    term_bytes += terms[id].term;
+    term_df[id] = terms[id].df;
+  }
+  term_offsets[terms.size()] = term_bytes.size();
+  std::vector<uint32_t> table = BuildTermTable(term_hashes);
+
+  // 7. Meta and the file.
+  std::string meta(sizeof(MetaRecord), '\0');
+  MetaRecord m{};
+  m.doc_count = doc_count;
+  m.term_count = terms.size();
+  m.band_count = bands.size();
+  m.term_table_slots = table.size();
+  m.fp_rate = config.fp_rate;
+  m.input_bytes = input_bytes;
+  m.build_time_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  m.contract_version = kContractVersion;
+  std::strncpy(m.icu_version, U_ICU_VERSION, sizeof(m.icu_version) - 1);
+  std::memcpy(meta.data(), &m, sizeof(m));
+  meta += corpus.root;
+
+  IndexFileWriter w(index_path);
+  w.AddSection(SectionId::kMeta, meta.data(), meta.size());
+  AddSection(w, SectionId::kBands, bands);
+  AddSection(w, SectionId::kBandDocs, band_docs);
+  AddSection(w, SectionId::kRows, rows);
+  AddSection(w, SectionId::kDocs, doc_records);
+  w.AddSection(SectionId::kPaths, paths.data(), paths.size());
+  AddSection(w, SectionId::kTermOffsets, term_offsets);
+  w.AddSection(SectionId::kTermBytes, term_bytes.data(), term_bytes.size());
+  AddSection(w, SectionId::kTermDf, term_df);
+  AddSection(w, SectionId::kTermTable, table);
+  AddSection(w, SectionId::kForwardOffsets, forward_offsets);
+  w.AddSection(SectionId::kForwardData, forward.data(), forward.size());
+  report->index_bytes = w.Finish();
+
+  report->documents = doc_count;
+  report->terms = terms.size();
+  report->postings = postings;
+  report->bands = bands.size();
+  report->input_bytes = input_bytes;
+  report->seconds = SecondsSince(start);
+}
+
+void BuildWithThreads(const Corpus& corpus, const std::string& index_path,
+                      const BuildConfig& config, BuildReport* report, Clock::time_point start) {
+  int threads = config.threads == 0 ? tbb::this_task_arena::max_concurrency()
+                                    : static_cast<int>(config.threads);
+  tbb::task_arena arena(threads);
+  arena.execute([&] { Build(corpus, index_path, config, report, start); });
+}
+
+// Whether `rel` (relative to root) names the index file or one of its temporaries.
+std::function<bool(const std::string&)> IndexExcluder(const std::string& root,
+                                                      const std::string& index_path) {
+  char* r = ::realpath(root.c_str(), nullptr);
+  char* d = ::realpath(DirectoryOf(index_path).c_str(), nullptr);
+  std::string root_abs = r ? r : root;
+  std::string index_abs = (d ? std::string(d) : DirectoryOf(index_path)) + "/" +
+                          index_path.substr(index_path.find_last_of('/') + 1);
+  std::free(r);
+  std::free(d);
+  return [root_abs, index_abs](const std::string& rel) {
+    std::string abs = root_abs + "/" + rel;
+    return abs == index_abs || abs.compare(0, index_abs.size() + 5, index_abs + ".tmp.") == 0;
+  };
+}
+
+}  // namespace
+
+void BuildIndexFromDirectory(const std::string& root, const std::string& index_path,
+                             const BuildConfig& config, BuildReport* report) {
+  auto start = Clock::now();
+  *report = BuildReport{};
+  std::mutex mu;
+  SkipCallback on_skip = [&](const std::string& path, SkipReason why, const std::string& detail) {
+    std::lock_guard<std::mutex> lock(mu);
+    report->skipped[static_cast<size_t>(why)]++;
+    if (config.on_skip) config.on_skip(path, why, detail);
+  };
+  Corpus corpus;
+  corpus.names = WalkDirectory(root, IndexExcluder(root, index_path), on_skip);
+  char* abs = ::realpath(root.c_str(), nullptr);
+  corpus.root = abs ? abs : root;
+  std::free(abs);
+  const uint64_t max_size = config.max_file_size;
+  corpus.read = [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink,
+                    FileFacts* facts, std::string* detail) {
+    return ReadDocumentFile(root, corpus.names[i], max_size, tok, sink, facts, detail);
+  };
+  BuildWithThreads(corpus, index_path, config, report, start);
+}
+
+void BuildIndexFromMemory(const std::vector<MemoryDocument>& docs, const std::string& index_path,
+                          const BuildConfig& config, BuildReport* report) {
+  auto start = Clock::now();
+  *report = BuildReport{};
+  std::vector<size_t> order(docs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return docs[a].name < docs[b].name; });
+  Corpus corpus;
+  for (size_t i : order) corpus.names.push_back(docs[i].name);
+  corpus.read = [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink,
+                    FileFacts* facts, std::string*) {
+    const MemoryDocument& d = docs[order[i]];
+    tok.Tokenize(d.text, sink);
+    facts->size = d.text.size();
+    facts->mtime_ns = d.mtime_ns;
+    return SkipReason::kCount;
+  };
+  BuildWithThreads(corpus, index_path, config, report, start);
+}
+
+}  // namespace bitsift::indexer

@@ -1,0 +1,141 @@
+// The on-disk index: one file, memory-mapped by readers. Full description: docs/index_format.md.
+//
+//   [Header 64 B][section 0]...[section n-1][section table]
+//
+// Every section starts at a 64-byte aligned offset and is covered by an XXH3-64 checksum in the
+// section table; the table and the header have checksums of their own. Integers are
+// little-endian. Section ids and struct layouts are stored on disk: never renumber or reorder.
+#ifndef BITSIFT_INDEXER_INDEX_FORMAT_H_
+#define BITSIFT_INDEXER_INDEX_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/files.h"
+
+namespace bitsift::indexer {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
+
+inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
+inline constexpr uint32_t kFormatVersion = 1;
+// Version of the token contract (README); an index is only valid for the same contract.
+inline constexpr uint32_t kContractVersion = 1;
+
+// Section ids: stored on disk, never renumber.
+enum class SectionId : uint32_t {
+  kMeta = 1,            // MetaRecord, then the indexed root directory (UTF-8 bytes)
+  kBands = 2,           // BandRecord x band_count
+  kBandDocs = 3,        // u32 document id for every column of every band
+  kRows = 4,            // the bit-sliced rows of all bands, each 64-byte aligned
+  kDocs = 5,            // DocRecord x doc_count, sorted by path bytes
+  kPaths = 6,           // concatenated relative paths
+  kTermOffsets = 7,     // u64 x (term_count + 1) into kTermBytes
+  kTermBytes = 8,       // concatenated UTF-8 terms, by term id
+  kTermDf = 9,          // u32 document frequency x term_count
+  kTermTable = 10,      // u32 x slots open-addressing hash table: 0 = empty, else term id + 1
+  kForwardOffsets = 11, // u64 x (doc_count + 1) into kForwardData
+  kForwardData = 12,    // forward records (indexer/forward_store.h)
+};
+inline constexpr uint32_t kSectionCount = 12;
+
+struct FileHeader {
+  char magic[8];
+  uint32_t format_version;
+  uint32_t section_count;
+  uint64_t file_size;
+  uint64_t section_table_offset;
+  uint64_t section_table_checksum;
+  uint8_t reserved[16];
+  uint64_t header_checksum;  // XXH3-64 of the 56 bytes before it
+};
+static_assert(sizeof(FileHeader) == 64);
+
+struct SectionEntry {
+  uint32_t id;
+  uint32_t reserved;
+  uint64_t offset;
+  uint64_t length;
+  uint64_t checksum;  // XXH3-64 of the section's bytes
+};
+static_assert(sizeof(SectionEntry) == 32);
+
+struct MetaRecord {
+  uint64_t doc_count;
+  uint64_t term_count;
+  uint64_t band_count;
+  uint64_t term_table_slots;  // power of two
+  double fp_rate;
+  uint64_t input_bytes;
+  int64_t build_time_unix;
+  uint32_t contract_version;
+  uint32_t reserved;
+  char icu_version[16];  // the ICU that tokenized the documents, NUL-padded
+};
+static_assert(sizeof(MetaRecord) == 80);
+
+struct BandRecord {
+  uint64_t rows_offset;    // byte offset of row 0 within kRows (64-byte aligned)
+  uint64_t width;          // m: rows in the band
+  uint64_t words_per_row;  // 64-bit words per row (a multiple of 8)
+  uint64_t first_column;   // index of the band's column 0 in kBandDocs
+  uint64_t max_terms;      // distinct terms of the band's largest document
+  uint32_t k;              // bit positions per term
+  uint32_t doc_count;      // columns in use
+};
+static_assert(sizeof(BandRecord) == 48);
+
+struct DocRecord {
+  uint64_t path_offset;
+  uint32_t path_length;
+  uint32_t term_count;
+  uint64_t size;      // bytes indexed
+  int64_t mtime_ns;   // modification time, nanoseconds since the epoch
+};
+static_assert(sizeof(DocRecord) == 32);
+
+// Writes sections in id order to an AtomicFileWriter, then the table and the header.
+// Usage: (AddSection)* Finish. Throws Error(kIo).
+class IndexFileWriter {
+ public:
+  explicit IndexFileWriter(const std::string& path);
+  void AddSection(SectionId id, const void* data, size_t length);
+  // Returns the total file size.
+  uint64_t Finish();
+
+ private:
+  AtomicFileWriter out_;
+  std::vector<SectionEntry> entries_;
+};
+
+// A mapped index file whose header, section table and section checksums were verified.
+// Read-only and safe to share between threads.
+class IndexFile {
+ public:
+  // Maps and verifies `path`. Throws Error(kNotFound) if it does not exist and Error(kCorrupt)
+  // naming the path and the problem if it is not a complete, undamaged index of this version.
+  explicit IndexFile(const std::string& path);
+
+  std::string_view Section(SectionId id) const { return sections_[static_cast<uint32_t>(id) - 1]; }
+  template <typename T>
+  const T* SectionAs(SectionId id) const {
+    return reinterpret_cast<const T*>(Section(id).data());
+  }
+  size_t file_size() const { return file_.size(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  MappedFile file_;
+  std::vector<std::string_view> sections_;
+};
+
+// XXH3-64 of bytes.
+uint64_t Checksum(const void* data, size_t length);
+
+}  // namespace bitsift::indexer
+
+#endif  // BITSIFT_INDEXER_INDEX_FORMAT_H_

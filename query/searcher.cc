@@ -1,0 +1,143 @@
+#include "query/searcher.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "indexer/bloom.h"
+#include "query/row_and.h"
+#include "tokenizer/tokenizer.h"
+#include "util/error.h"
+
+namespace bitsift::query {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MicrosSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+}
+
+// Verification of this many candidates or more is spread over threads.
+constexpr size_t kParallelVerifyMin = 4096;
+
+}  // namespace
+
+std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& args) {
+  struct Collect : tokenizer::TokenSink {
+    std::vector<std::string> tokens;
+    void OnToken(std::string_view t) override { tokens.emplace_back(t); }
+  } collect;
+  thread_local tokenizer::Tokenizer tok;
+  for (const std::string& arg : args) tok.Tokenize(arg, collect);
+  std::sort(collect.tokens.begin(), collect.tokens.end());
+  collect.tokens.erase(std::unique(collect.tokens.begin(), collect.tokens.end()),
+                       collect.tokens.end());
+  Ensure(!collect.tokens.empty(), ErrorKind::kInvalidArgument,
+         "the query has no terms (only punctuation, symbols or spaces?)");
+  return collect.tokens;
+}
+
+std::vector<uint32_t> Searcher::Candidates(const std::vector<uint64_t>& hashes, bool parallel,
+                                           QueryStats* stats) const {
+  std::vector<uint32_t> out;
+  std::vector<const uint64_t*> rows;
+  std::vector<uint64_t> row_ids;
+  std::vector<uint64_t> bits;
+  for (uint64_t b = 0; b < index_.band_count(); ++b) {
+    const indexer::BandRecord& band = index_.band(b);
+    rows.clear();
+    row_ids.clear();
+    for (uint64_t h : hashes) {
+      indexer::ForEachPosition(h, band.width, band.k, [&](uint64_t r) {
+        if (std::find(row_ids.begin(), row_ids.end(), r) == row_ids.end()) {
+          row_ids.push_back(r);
+          rows.push_back(index_.Row(band, r));
+        }
+      });
+    }
+    bits.assign(band.words_per_row, 0);
+    uint64_t read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
+    stats->rows_read += rows.size();
+    stats->bytes_read += read * 8;
+    for (uint64_t w = 0; w < band.words_per_row; ++w) {
+      for (uint64_t v = bits[w]; v != 0; v &= v - 1) {
+        uint64_t col = w * 64 + static_cast<uint64_t>(__builtin_ctzll(v));
+        if (col < band.doc_count) out.push_back(index_.BandDoc(band, col));
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  stats->candidates = out.size();
+  return out;
+}
+
+std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, uint64_t limit,
+                                       QueryStats* stats) const {
+  const auto start = Clock::now();
+  *stats = QueryStats{};
+  stats->terms = terms.size();
+  // Look up every term; a term no document contains settles the query.
+  struct Term {
+    uint32_t id;
+    uint32_t df;
+    uint64_t hash;
+  };
+  std::vector<Term> found;
+  for (const std::string& t : terms) {
+    uint64_t h = indexer::HashTerm(t);
+    std::optional<uint32_t> id = index_.dictionary().Find(t, h);
+    if (!id) {
+      stats->parse_us = stats->total_us = MicrosSince(start);
+      return {};
+    }
+    found.push_back({*id, index_.dictionary().df[*id], h});
+  }
+  // Rarest terms first: their rows are sparsest and zero whole blocks soonest.
+  std::sort(found.begin(), found.end(), [](const Term& a, const Term& b) { return a.df < b.df; });
+  std::vector<uint64_t> hashes;
+  std::vector<uint32_t> ids;
+  for (const Term& t : found) {
+    hashes.push_back(t.hash);
+    ids.push_back(t.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  stats->parse_us = MicrosSince(start);
+
+  const auto and_start = Clock::now();
+  std::vector<uint32_t> candidates = Candidates(hashes, true, stats);
+  stats->and_us = MicrosSince(and_start);
+
+  const auto verify_start = Clock::now();
+  std::vector<uint32_t> matches;
+  uint64_t verified = 0;
+  if (limit == 0 && candidates.size() >= kParallelVerifyMin) {
+    std::vector<uint8_t> ok(candidates.size(), 0);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, candidates.size(), 256),
+                      [&](const tbb::blocked_range<size_t>& r) {
+                        for (size_t i = r.begin(); i != r.end(); ++i) {
+                          ok[i] = index_.Contains(candidates[i], ids.data(), ids.size());
+                        }
+                      });
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (ok[i]) matches.push_back(candidates[i]);
+    }
+    verified = candidates.size();
+  } else {
+    for (uint32_t doc : candidates) {
+      if (limit != 0 && matches.size() >= limit) break;
+      ++verified;
+      if (index_.Contains(doc, ids.data(), ids.size())) matches.push_back(doc);
+    }
+  }
+  stats->false_positives = verified - matches.size();
+  stats->matches = matches.size();
+  stats->verify_us = MicrosSince(verify_start);
+  stats->total_us = MicrosSince(start);
+  return matches;
+}
+
+}  // namespace bitsift::query

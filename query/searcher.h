@@ -1,0 +1,50 @@
+// Answering a conjunctive query: parse -> look up terms -> AND their rows band by band ->
+// verify candidates against the forward store. The result is exact.
+#ifndef BITSIFT_QUERY_SEARCHER_H_
+#define BITSIFT_QUERY_SEARCHER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "query/index_reader.h"
+
+namespace bitsift::query {
+
+struct QueryStats {
+  uint64_t terms = 0;            // distinct query terms
+  uint64_t candidates = 0;       // documents whose signatures matched (verified or not)
+  uint64_t false_positives = 0;  // candidates removed by verification
+  uint64_t matches = 0;          // documents returned
+  uint64_t rows_read = 0;        // rows ANDed, summed over bands
+  uint64_t bytes_read = 0;       // row bytes actually read (zero blocks skip the rest)
+  double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
+};
+
+// Runs queries against one IndexReader. Safe to use from several threads at once.
+class Searcher {
+ public:
+  explicit Searcher(const IndexReader& index) : index_(index) {}
+
+  // Returns the sorted distinct tokens of all arguments together (the token contract).
+  // Throws Error(kInvalidArgument) if there are none (a query of punctuation, say).
+  static std::vector<std::string> ParseQuery(const std::vector<std::string>& args);
+
+  // Returns the ids (ascending, i.e. in path order) of the documents containing every term,
+  // at most `limit` of them (0 = no limit). Terms absent from the dictionary give an empty
+  // result at once. Throws Error(kCorrupt) if a damaged record is met.
+  std::vector<uint32_t> Search(const std::vector<std::string>& terms, uint64_t limit,
+                               QueryStats* stats) const;
+
+  // Returns the documents whose signatures contain every given term hash (ascending): a
+  // superset of the exact answer, before verification. Rows are ANDed in the order given.
+  std::vector<uint32_t> Candidates(const std::vector<uint64_t>& hashes, bool parallel,
+                                   QueryStats* stats) const;
+
+ private:
+  const IndexReader& index_;
+};
+
+}  // namespace bitsift::query
+
+#endif  // BITSIFT_QUERY_SEARCHER_H_

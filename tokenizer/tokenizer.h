@@ -1,0 +1,77 @@
+// The token contract, shared by indexing and querying (see README "Token contract").
+//
+//   1. bytes are decoded as UTF-8; each invalid sequence becomes U+FFFD;
+//   2. the text is normalized with ICU's NFKC_Casefold;
+//   3. it is segmented with ICU's root-locale word BreakIterator and a segment is kept when its
+//      rule status is >= 100 (numbers, letters, kana, ideographs);
+//   4. a maximal run of directly adjacent kept kana/ideographic segments (status 300..499) is
+//      replaced by its overlapping code-point bigrams (a one-code-point run yields itself);
+//   5. a document's terms are the set of its tokens.
+//
+// Long inputs are processed in chunks cut only where the contract cannot see the cut (after a
+// newline, space, tab, ideographic space or ideographic full stop/comma, before a character
+// that starts a new normalization segment and is not a word-break Extend/Format/ZWJ), so the
+// chunked result equals the whole-text result. Only a run of more than kMaxChunkBytes without any
+// such place is cut elsewhere (a token spanning that cut is split in two).
+#ifndef BITSIFT_TOKENIZER_TOKENIZER_H_
+#define BITSIFT_TOKENIZER_TOKENIZER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bitsift::tokenizer {
+
+// Receives tokens in text order (a token may repeat). The view is valid only during the call.
+class TokenSink {
+ public:
+  virtual ~TokenSink() = default;
+  virtual void OnToken(std::string_view token) = 0;
+};
+
+// Tokenizes text under the contract above. Not thread-safe: use one Tokenizer per thread
+// (construction is cheap: it clones ICU's cached break iterator).
+//
+// Streaming use: (Feed)* Finish. Feed may be called with any byte boundaries (even inside a
+// UTF-8 sequence); tokens are emitted as soon as a safe cut allows. Finish flushes the rest and
+// resets the tokenizer for the next text.
+class Tokenizer {
+ public:
+  // Chunks are cut near this size when a safe place exists.
+  static constexpr size_t kChunkBytes = 1 << 20;
+  // Without a safe place, a chunk is cut at this size (a code-point boundary).
+  static constexpr size_t kMaxChunkBytes = 8 << 20;
+
+  // Throws std::runtime_error if ICU's data cannot be loaded.
+  Tokenizer();
+  ~Tokenizer();
+  Tokenizer(const Tokenizer&) = delete;
+  Tokenizer& operator=(const Tokenizer&) = delete;
+
+  // Appends bytes of the current text; emits the tokens of every complete chunk to sink.
+  void Feed(std::string_view bytes, TokenSink& sink);
+  // Ends the current text: emits its remaining tokens to sink and resets for a new text.
+  void Finish(TokenSink& sink);
+
+  // Drops the current text without emitting anything (e.g. a file that failed mid-read).
+  void Reset();
+
+  // Whole-text convenience: Feed(text) then Finish.
+  void Tokenize(std::string_view text, TokenSink& sink);
+
+  // For tests: overrides the chunk sizes (small sizes exercise the chunk cutting).
+  void SetChunkBytesForTesting(size_t chunk, size_t max_chunk);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Returns the sorted set of distinct tokens of text (a fresh Tokenizer per call).
+std::vector<std::string> TokenSet(std::string_view text);
+
+}  // namespace bitsift::tokenizer
+
+#endif  // BITSIFT_TOKENIZER_TOKENIZER_H_

@@ -1,0 +1,33 @@
+// Internal error handling: code inside the library throws bitsift::Error; the public API
+// (api/bitsift.cc) catches it and returns a Status. No exception crosses the public API.
+#ifndef BITSIFT_UTIL_ERROR_H_
+#define BITSIFT_UTIL_ERROR_H_
+
+#include <stdexcept>
+#include <string>
+
+namespace bitsift {
+
+// Kinds mirror bitsift::Status::Code in the public header.
+enum class ErrorKind { kInvalidArgument, kIo, kCorrupt, kNotFound };
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+// Throws Error(kind, message) unless condition holds.
+inline void Ensure(bool condition, ErrorKind kind, const std::string& message) {
+  if (!condition) throw Error(kind, message);
+}
+
+// "path: what: strerror(errno)" for a failed system call.
+std::string ErrnoMessage(const std::string& path, const std::string& what, int err);
+
+}  // namespace bitsift
+
+#endif  // BITSIFT_UTIL_ERROR_H_

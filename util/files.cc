@@ -1,0 +1,179 @@
+#include "util/files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "util/error.h"
+
+namespace bitsift {
+
+std::string ErrnoMessage(const std::string& path, const std::string& what, int err) {
+  return path + ": " + what + ": " + std::strerror(err);
+}
+
+MappedFile::MappedFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
+                ErrnoMessage(path, "cannot open", err));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot stat", err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(ErrorKind::kIo, path + ": not a regular file");
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot map", err));
+    }
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+AtomicFileWriter::AtomicFileWriter(const std::string& path)
+    : path_(path), tmp_path_(path + ".tmp." + std::to_string(::getpid())) {
+  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot create", errno));
+  buffer_.reserve(1 << 20);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(tmp_path_.c_str());
+}
+
+namespace {
+void WriteAll(int fd, const char* p, size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t written = ::write(fd, p, n);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot write", errno));
+    p += written;
+    n -= static_cast<size_t>(written);
+  }
+}
+}  // namespace
+
+void AtomicFileWriter::FlushBuffer() {
+  WriteAll(fd_, buffer_.data(), buffer_.size(), tmp_path_);
+  buffer_.clear();
+}
+
+void AtomicFileWriter::Append(const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  offset_ += n;
+  if (buffer_.size() + n > (1 << 20)) FlushBuffer();
+  if (n >= (1 << 20)) {
+    WriteAll(fd_, p, n, tmp_path_);
+  } else {
+    buffer_.append(p, n);
+  }
+}
+
+void AtomicFileWriter::AppendZeros(size_t n) {
+  static const char kZeros[64] = {};
+  while (n > 0) {
+    size_t step = n < sizeof(kZeros) ? n : sizeof(kZeros);
+    Append(kZeros, step);
+    n -= step;
+  }
+}
+
+void AtomicFileWriter::Overwrite(uint64_t offset, const void* data, size_t n) {
+  FlushBuffer();
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t written = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot write", errno));
+    p += written;
+    n -= static_cast<size_t>(written);
+    offset += static_cast<uint64_t>(written);
+  }
+}
+
+void AtomicFileWriter::Commit() {
+  FlushBuffer();
+  if (::fsync(fd_) != 0) throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot sync", errno));
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot close", errno));
+  }
+  fd_ = -1;
+  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    throw Error(ErrorKind::kIo, ErrnoMessage(path_, "cannot replace", errno));
+  }
+  committed_ = true;
+  int dir = ::open(DirectoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);  // best effort: the rename is durable once the directory is synced
+    ::close(dir);
+  }
+}
+
+void AtomicFileWriter::RemoveStaleTemporaries(const std::string& path) {
+  std::string dir = DirectoryOf(path);
+  std::string base = path.substr(path.find_last_of('/') == std::string::npos
+                                     ? 0
+                                     : path.find_last_of('/') + 1);
+  std::string prefix = base + ".tmp.";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.size() > 9 ||
+        pid_text.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    bool alive = pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM;
+    if (!alive) ::unlink((dir + "/" + name).c_str());
+  }
+  ::closedir(d);
+}
+
+}  // namespace bitsift

@@ -1,0 +1,68 @@
+// Small POSIX file helpers: read-only memory maps and atomic replacement of a file.
+#ifndef BITSIFT_UTIL_FILES_H_
+#define BITSIFT_UTIL_FILES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace bitsift {
+
+// A read-only private mapping of a whole file. Throws Error(kIo/kNotFound) on failure.
+// Movable, not copyable; safe to read from several threads.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Writes a new version of `path` so that readers see either the old file or the complete new
+// one: the bytes go to "<path>.tmp.<pid>" in the same directory, are fsync'ed, then renamed
+// over `path`, and the directory is fsync'ed. Usage: (Append)* Commit; destroying an
+// uncommitted writer removes the temporary file. Not thread-safe.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(const std::string& path);  // throws Error(kIo)
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  void Append(const void* data, size_t n);  // throws Error(kIo), e.g. on a full disk
+  void AppendZeros(size_t n);
+  // Rewrites n bytes at an offset already written (a header filled in last).
+  void Overwrite(uint64_t offset, const void* data, size_t n);
+  uint64_t offset() const { return offset_; }
+  void Commit();  // throws Error(kIo); afterwards `path` is the new file
+
+  // Removes "<path>.tmp.<pid>" files left by processes that no longer run (a killed build).
+  static void RemoveStaleTemporaries(const std::string& path);
+
+ private:
+  void FlushBuffer();
+  std::string path_;
+  std::string tmp_path_;
+  int fd_ = -1;
+  uint64_t offset_ = 0;
+  std::string buffer_;
+  bool committed_ = false;
+};
+
+// The directory part of a path ("." if none).
+std::string DirectoryOf(const std::string& path);
+
+}  // namespace bitsift
+
+#endif  // BITSIFT_UTIL_FILES_H_

@@ -1,1 +1,45 @@
+#include "indexer/bands.h"
+
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <random>
+
+using namespace bitsift::indexer;
+
+namespace {
+uint64_t MatrixBits(const std::vector<BandPlan>& bands) {
+  uint64_t bits = 0;
+  for (const auto& b : bands) bits += b.shape.width * ((b.count + 511) / 512 * 512);
+  return bits;
+}
+}  // namespace
+
+TEST_CASE("bands cover every document and meet the target for their largest", "[bands]") {
+  std::mt19937_64 rng(3);
+  for (size_t n : {1, 5, 511, 512, 513, 5000, 200000}) {
+    std::vector<uint64_t> counts(n);
+    std::lognormal_distribution<double> len(4, 1.5);
+    for (auto& c : counts) c = 1 + static_cast<uint64_t>(len(rng));
+    std::sort(counts.begin(), counts.end());
+    std::vector<BandPlan> bands = PlanBands(counts, 0.01);
+    REQUIRE(!bands.empty());
+    uint64_t next = 0;
+    for (const BandPlan& b : bands) {
+      CHECK(b.first == next);
+      CHECK(b.count > 0);
+      next += b.count;
+      CHECK(b.max_terms == counts[b.first + b.count - 1]);
+      CHECK(ExpectedFalsePositiveRate(b.shape, b.max_terms) <= 0.01 * (1 + 1e-9));
+    }
+    CHECK(next == n);
+    // Never worse than one band for everything (plus the per-band allowance).
+    std::vector<BandPlan> one = {{0, n, counts.back(), ShapeFor(counts.back(), 0.01)}};
+    CHECK(MatrixBits(bands) <= MatrixBits(one) + bands.size() * 64 * 1024 * 8);
+    if (n == 200000) {
+      // A skewed collection gains a lot from several bands.
+      CHECK(bands.size() > 3);
+      CHECK(MatrixBits(bands) * 3 < MatrixBits(one));
+    }
+  }
+  CHECK(PlanBands({}, 0.01).empty());
+}

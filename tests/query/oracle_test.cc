@@ -1,1 +1,195 @@
+// The engine against the brute-force oracle: identical results for thousands of queries, and
+// candidates always a superset of the truth. Also the false-positive rate before verification.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
+#include <random>
+
+#include "indexer/bloom.h"
+#include "indexer/index_builder.h"
+#include "query/index_reader.h"
+#include "query/searcher.h"
+#include "test_util.h"
+
+using namespace bitsift;
+using bitsift::testing::Oracle;
+using bitsift::testing::TempDir;
+
+namespace {
+
+// Query arguments of several kinds: terms sampled from a document (so they hit), very common
+// terms, terms that occur nowhere, mixtures, and raw vocabulary words (tokenized by the query).
+std::vector<std::vector<std::string>> MakeQueries(const Oracle& oracle,
+                                                  const std::vector<std::string>& common,
+                                                  size_t count, std::mt19937_64& rng) {
+  std::vector<std::vector<std::string>> queries;
+  while (queries.size() < count) {
+    std::vector<std::string> q;
+    int kind = static_cast<int>(rng() % 10);
+    size_t terms = 1 + rng() % 3;
+    const auto& doc = oracle.doc(rng() % oracle.size());
+    for (size_t t = 0; t < terms; ++t) {
+      if (kind < 5 && !doc.empty()) {
+        auto it = doc.begin();
+        std::advance(it, rng() % doc.size());
+        q.push_back(*it);
+      } else if (kind < 7) {
+        q.push_back(common[rng() % common.size()]);
+      } else if (kind < 8) {
+        q.push_back("absent" + std::to_string(rng() % 1000) + "zq");
+      } else if (kind < 9 && !doc.empty()) {
+        auto it = doc.begin();
+        std::advance(it, rng() % doc.size());
+        q.push_back(t == 0 ? *it : "nowhere" + std::to_string(rng() % 50));
+      } else {
+        q.push_back(common[rng() % common.size()] + " " + common[rng() % common.size()]);
+      }
+    }
+    queries.push_back(q);
+  }
+  return queries;
+}
+
+struct Totals {
+  uint64_t queries = 0, with_hits = 0, candidates = 0, truth = 0;
+};
+
+// Checks every query against the oracle. `oracle_doc_of[id]` maps an index document id to the
+// oracle's index of the same document.
+Totals CheckAgainstOracle(const query::IndexReader& reader, const Oracle& oracle,
+                          const std::vector<size_t>& oracle_doc_of,
+                          const std::vector<std::vector<std::string>>& queries) {
+  query::Searcher searcher(reader);
+  Totals totals;
+  for (const auto& args : queries) {
+    std::vector<std::string> terms = query::Searcher::ParseQuery(args);
+    std::vector<uint32_t> truth_oracle = oracle.Match(terms);
+    std::vector<uint32_t> truth;
+    for (uint32_t id = 0; id < reader.doc_count(); ++id) {
+      if (std::binary_search(truth_oracle.begin(), truth_oracle.end(), oracle_doc_of[id])) {
+        truth.push_back(id);
+      }
+    }
+    query::QueryStats stats;
+    std::vector<uint32_t> got = searcher.Search(terms, 0, &stats);
+    INFO("query: " << args[0] << (args.size() > 1 ? " ..." : ""));
+    REQUIRE(got == truth);
+    CHECK(stats.matches == truth.size());
+    // The signatures alone (no dictionary shortcut) must never lose a true match.
+    std::vector<uint64_t> hashes;
+    for (const auto& t : terms) hashes.push_back(indexer::HashTerm(t));
+    query::QueryStats cstats;
+    std::vector<uint32_t> candidates = searcher.Candidates(hashes, true, &cstats);
+    REQUIRE(std::includes(candidates.begin(), candidates.end(), truth.begin(), truth.end()));
+    std::vector<uint32_t> serial = searcher.Candidates(hashes, false, &cstats);
+    REQUIRE(serial == candidates);
+    // Limits return a prefix of the full answer.
+    if (!truth.empty()) {
+      std::vector<uint32_t> limited = searcher.Search(terms, 1, &stats);
+      REQUIRE(limited == std::vector<uint32_t>{truth[0]});
+    }
+    totals.queries++;
+    totals.with_hits += !truth.empty();
+    totals.candidates += candidates.size();
+    totals.truth += truth.size();
+  }
+  return totals;
+}
+
+}  // namespace
+
+TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]") {
+  for (uint64_t seed : {1, 2}) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::string> vocab = bitsift::testing::MixedVocabulary(4000, rng);
+    auto corpus = bitsift::testing::GenerateCorpus(seed == 1 ? 3000 : 1200, 1500, vocab, rng);
+    std::vector<indexer::MemoryDocument> docs;
+    Oracle oracle;
+    std::map<std::string, size_t> oracle_of_name;
+    for (const auto& d : corpus) {
+      oracle_of_name[d.name] = oracle.size();
+      oracle.Add(d.text);
+      docs.push_back({d.name, d.text, 0});
+    }
+    TempDir dir;
+    indexer::BuildConfig config;
+    config.fp_rate = seed == 1 ? 0.01 : 0.2;  // a loose target makes many false positives
+    indexer::BuildReport report;
+    indexer::BuildIndexFromMemory(docs, dir / "index", config, &report);
+    query::IndexReader reader(dir / "index");
+    REQUIRE(reader.doc_count() == corpus.size());
+    std::vector<size_t> oracle_doc_of(reader.doc_count());
+    for (uint32_t id = 0; id < reader.doc_count(); ++id) {
+      oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
+    }
+    std::vector<std::string> common(vocab.begin(), vocab.begin() + 8);
+    Totals t = CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2500, rng));
+    CHECK(t.with_hits > t.queries / 3);
+    CHECK(t.candidates >= t.truth);
+    if (seed == 2) CHECK(t.candidates > t.truth);  // verification had work to do
+  }
+}
+
+TEST_CASE("engine equals the brute-force oracle on corpora/sample", "[oracle]") {
+  TempDir dir;
+  indexer::BuildConfig config;
+  indexer::BuildReport report;
+  indexer::BuildIndexFromDirectory(BITSIFT_SAMPLE_DIR, dir / "index", config, &report);
+  query::IndexReader reader(dir / "index");
+  REQUIRE(reader.doc_count() >= 20);
+  Oracle oracle;
+  std::vector<size_t> oracle_doc_of;
+  std::vector<std::string> common;
+  for (uint32_t id = 0; id < reader.doc_count(); ++id) {
+    oracle_doc_of.push_back(oracle.size());
+    oracle.Add(bitsift::testing::ReadFile(std::string(BITSIFT_SAMPLE_DIR) + "/" +
+                                          std::string(reader.path(id))));
+  }
+  for (const char* w : {"the", "a", "bloom", "filter", "过滤器", "straße", "and", "of"}) common.push_back(w);
+  std::mt19937_64 rng(77);
+  Totals t = CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2000, rng));
+  CHECK(t.with_hits > t.queries / 3);
+}
+
+TEST_CASE("false-positive rate before verification is within the target's bounds", "[fp]") {
+  // 4096 documents of exactly 200 distinct random terms: one band sized for 200 terms.
+  std::mt19937_64 rng(123);
+  std::vector<indexer::MemoryDocument> docs;
+  for (int d = 0; d < 4096; ++d) {
+    std::string text;
+    for (int t = 0; t < 200; ++t) text += "t" + std::to_string(d) + "x" + std::to_string(t) + " ";
+    docs.push_back({"doc" + std::to_string(d), text, 0});
+  }
+  TempDir dir;
+  for (double target : {0.01, 0.05}) {
+    indexer::BuildConfig config;
+    config.fp_rate = target;
+    indexer::BuildReport report;
+    indexer::BuildIndexFromMemory(docs, dir / "index", config, &report);
+    query::IndexReader reader(dir / "index");
+    query::Searcher searcher(reader);
+    // Probe with 500 single terms that no document contains.
+    uint64_t candidates = 0, probes = 500;
+    for (uint64_t p = 0; p < probes; ++p) {
+      query::QueryStats stats;
+      std::vector<uint64_t> h = {indexer::HashTerm("absent" + std::to_string(p))};
+      candidates += searcher.Candidates(h, true, &stats).size();
+    }
+    double measured = static_cast<double>(candidates) / (probes * docs.size());
+    double expected = indexer::ExpectedFalsePositiveRate(
+        indexer::ShapeFor(200, target), 200);
+    INFO("target " << target << " measured " << measured << " expected " << expected);
+    CHECK(expected <= target);
+    CHECK(measured <= target * 1.15);
+    CHECK(measured >= expected * 0.6);  // the filter is really there, not trivially empty
+    // Two absent terms: about the square of the one-term rate (never more than the target).
+    uint64_t pair_candidates = 0;
+    for (uint64_t p = 0; p < probes; ++p) {
+      query::QueryStats stats;
+      std::vector<uint64_t> h = {indexer::HashTerm("absent" + std::to_string(p)),
+                                 indexer::HashTerm("other" + std::to_string(p))};
+      pair_candidates += searcher.Candidates(h, true, &stats).size();
+    }
+    CHECK(static_cast<double>(pair_candidates) / (probes * docs.size()) <= target * target * 3);
+  }
+}

@@ -1,0 +1,121 @@
+"""Brute-force oracle for bench/run, exact by construction with bitsift's token contract.
+
+Every document is tokenized once with `bitsift tokenize --file PATH` (the contract's token set,
+NFKC_Casefold + ICU words + CJK bigrams); each query line once with `bitsift tokenize TERMS...`.
+A document matches when its token set contains every query token. No part of bitsift's index
+or query code is involved, only its tokenizer.
+
+The per-document token sets are cached (gzip TSV: PATH<TAB>TOKEN<SPACE>TOKEN...) under
+DATA/NAME/, keyed by the document list (paths, sizes, mtimes) and by the tokenizer's output on a
+probe text, so rebuilding bitsift without touching the tokenizer keeps the cache.
+"""
+import array
+import concurrent.futures
+import gzip
+import hashlib
+import os
+import subprocess
+import sys
+import time
+
+PROBE = ("Kennedy's spin_lock() 3.14 U.S.A. e-mail Straße ﬁle ＡＢＣ Ⅻ naïve 布隆过滤器 東京タワー "
+         "ひらがな 한국어 Ελληνικά Поиск x86_64 0x1F 1,000 can't")
+
+
+def _tokens(bitsift, args):
+    r = subprocess.run([bitsift, "tokenize"] + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if r.returncode not in (0, 1):  # 1 = no tokens
+        raise RuntimeError(f"bitsift tokenize {args[:2]} failed: "
+                           f"{r.stderr.decode(errors='replace').strip()}")
+    return [t for t in r.stdout.decode("utf-8").split("\n") if t]
+
+
+def tokenizer_key(bitsift):
+    return hashlib.sha1("\n".join(_tokens(bitsift, [PROBE])).encode()).hexdigest()[:12]
+
+
+def doclist_key(docs_dir, docs):
+    h = hashlib.sha1()
+    for rel in docs:
+        st = os.stat(os.path.join(docs_dir, rel))
+        h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:12]
+
+
+def token_cache(bitsift, docs_dir, docs, cache_dir, log=print):
+    """Path of the token-set cache for these documents, building it if needed."""
+    os.makedirs(cache_dir, exist_ok=True)
+    key = f"{doclist_key(docs_dir, docs)}-{tokenizer_key(bitsift)}"
+    path = os.path.join(cache_dir, f"tokens-{key}.tsv.gz")
+    if os.path.exists(path):
+        return path
+    for old in os.listdir(cache_dir):  # stale caches of this corpus
+        if old.startswith("tokens-") and old.endswith(".tsv.gz"):
+            os.remove(os.path.join(cache_dir, old))
+    t0 = time.time()
+    workers = 2 * (os.cpu_count() or 2)  # process start-up dominates: overlap it
+    tmp = path + ".tmp"
+    with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=3) as out, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=workers) as ex:
+        step = 4096
+        for s in range(0, len(docs), step):
+            part = docs[s:s + step]
+            for rel, toks in zip(part, ex.map(
+                    lambda r: _tokens(bitsift, ["--file", os.path.join(docs_dir, r)]), part)):
+                out.write(rel + "\t" + " ".join(toks) + "\n")
+            done = s + len(part)
+            if len(docs) > 20000 and (done // step) % 25 == 0:
+                el = time.time() - t0
+                log(f"  oracle: tokenized {done}/{len(docs)} documents, {el:.0f} s, "
+                    f"about {el / done * (len(docs) - done):.0f} s left")
+    os.replace(tmp, path)
+    log(f"  oracle: tokenized {len(docs)} documents in {time.time() - t0:.1f} s")
+    return path
+
+
+def query_tokens(bitsift, lines):
+    """Token set of each query line (None for a line without tokens)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 2)) as ex:
+        return [set(t) or None for t in ex.map(
+            lambda l: _tokens(bitsift, l.split()) if l.split() else [], lines)]
+
+
+def expected(cache_path, doc_index, qtokens):
+    """For each query, the sorted array of matching document ids (ids from doc_index, a dict
+    path -> id). Only postings of tokens that occur in some query are kept in memory."""
+    wanted = set()
+    for q in qtokens:
+        if q:
+            wanted |= q
+    postings = {t: array.array("I") for t in wanted}
+    with gzip.open(cache_path, "rt", encoding="utf-8") as f:
+        for line in f:
+            rel, _, toks = line.rstrip("\n").partition("\t")
+            d = doc_index.get(rel)
+            if d is None:
+                continue
+            for t in toks.split(" "):
+                p = postings.get(t)
+                if p is not None:
+                    p.append(d)
+    out = []
+    for q in qtokens:
+        if not q:
+            out.append(None)
+            continue
+        lists = sorted((postings[t] for t in q), key=len)
+        if not lists[0]:
+            out.append(array.array("I"))
+            continue
+        s = set(lists[0])
+        for p in lists[1:]:
+            s.intersection_update(p)
+            if not s:
+                break
+        out.append(array.array("I", sorted(s)))
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit("oracle.py is a module used by bench/harness.py")

@@ -295,6 +295,20 @@ def main():
     WORKBIN = os.path.join(data, "bench", "bin")
     os.makedirs(WORK, exist_ok=True)
     os.makedirs(WORKBIN, exist_ok=True)
+    # snapshot the binary: the whole run (queries, oracle, index, query) uses one build even if
+    # build/bitsift is rebuilt meanwhile
+    for attempt in range(30):
+        try:
+            snap = os.path.join(WORKBIN, f"bitsift-{a.corpus}")
+            shutil.copy2(a.bitsift, snap + ".tmp")
+            os.replace(snap + ".tmp", snap)
+            subprocess.run([snap, "tokenize", "probe"], check=True, stdout=subprocess.DEVNULL)
+            break
+        except (OSError, subprocess.CalledProcessError):
+            time.sleep(2)  # being relinked right now
+    else:
+        sys.exit(f"cannot run {a.bitsift}")
+    a.bitsift = snap
     env = dict(os.environ, BITSIFT=a.bitsift)
 
     # corpus and queries (idempotent builders)

@@ -78,19 +78,31 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
   if (Checksum(entries.data(), table_bytes) != h.section_table_checksum) {
     Corrupt(path, "section table checksum mismatch");
   }
+  if (h.section_table_offset + table_bytes != size) Corrupt(path, "bytes after the section table");
   sections_.resize(kSectionCount);
+  // Sections are laid out in id order; the alignment padding between them must be zero, so that
+  // every byte of the file is checked by something.
+  uint64_t cursor = sizeof(FileHeader);
+  auto check_gap = [&](uint64_t until) {
+    for (uint64_t i = cursor; i < until; ++i) {
+      if (base[i] != 0) Corrupt(path, "non-zero padding at offset " + std::to_string(i));
+    }
+  };
   for (uint32_t i = 0; i < kSectionCount; ++i) {
     const SectionEntry& e = entries[i];
     if (e.id != i + 1) Corrupt(path, "section table out of order");
-    if (e.offset % 64 != 0 || e.offset < sizeof(FileHeader) || e.offset > h.section_table_offset ||
+    if (e.offset % 64 != 0 || e.offset < cursor || e.offset > h.section_table_offset ||
         h.section_table_offset - e.offset < e.length) {
       Corrupt(path, "section " + std::to_string(e.id) + " out of bounds");
     }
+    check_gap(e.offset);
+    cursor = e.offset + e.length;
     if (Checksum(base + e.offset, e.length) != e.checksum) {
       Corrupt(path, "checksum mismatch in section " + std::to_string(e.id));
     }
     sections_[i] = std::string_view(reinterpret_cast<const char*>(base + e.offset), e.length);
   }
+  check_gap(h.section_table_offset);
 }
 
 }  // namespace bitsift::indexer

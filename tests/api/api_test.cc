@@ -1,1 +1,198 @@
+// The public API: only <bitsift/bitsift.h>. Errors come back as Status, never as crashes.
+#include <bitsift/bitsift.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "test_util.h"
+
+using bitsift::Index;
+using bitsift::Status;
+using bitsift::testing::ReadFile;
+using bitsift::testing::TempDir;
+using bitsift::testing::WriteFile;
+
+namespace {
+
+std::vector<std::string> Paths(const Index& index, const bitsift::QueryResult& r) {
+  std::vector<std::string> out;
+  for (uint32_t id : r.documents) out.push_back(index.document(id).path);
+  return out;
+}
+
+std::vector<std::string> Query(const Index& index, std::vector<std::string> args) {
+  bitsift::QueryResult r;
+  Status s = index.Query(args, {}, &r);
+  REQUIRE(s.ok());
+  return Paths(index, r);
+}
+
+void MakeTree(const TempDir& dir) {
+  WriteFile(dir / "docs/a.txt", "Bloom filters answer maybe.");
+  WriteFile(dir / "docs/b.txt", "Exact answers need verification.");
+  WriteFile(dir / "docs/sub/c.md", "# Bloom\nA filter with an exact answer.");
+  WriteFile(dir / "docs/empty.txt", "");
+  WriteFile(dir / "docs/.hidden", "bloom secret");
+  WriteFile(dir / "docs/bin.dat", std::string("bloom\0binary", 12));
+  std::filesystem::create_directory_symlink(dir / "docs/sub", dir / "docs/link");
+}
+
+}  // namespace
+
+TEST_CASE("build from a directory, open, query", "[api]") {
+  TempDir dir;
+  MakeTree(dir);
+  bitsift::IndexSummary summary;
+  std::vector<std::string> skipped;
+  bitsift::IndexOptions options;
+  options.on_skip = [&](const std::string& path, const std::string& reason, const std::string&) {
+    skipped.push_back(path + ":" + reason);
+  };
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "docs/.bitsift", options, &summary).ok());
+  CHECK(summary.documents == 4);  // a, b, c, empty
+  std::sort(skipped.begin(), skipped.end());
+  CHECK(skipped == std::vector<std::string>{".hidden:hidden", "bin.dat:binary", "link:symlink"});
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "docs/.bitsift", &index).ok());
+  CHECK(index->document_count() == 4);
+  CHECK(Query(*index, {"bloom"}) == std::vector<std::string>{"a.txt", "sub/c.md"});
+  CHECK(Query(*index, {"EXACT", "answer"}) == std::vector<std::string>{"sub/c.md"});
+  CHECK(Query(*index, {"exact answers"}) == std::vector<std::string>{"b.txt"});
+  CHECK(Query(*index, {"secret"}).empty());
+  CHECK(Query(*index, {"binary"}).empty());
+  bitsift::QueryResult r;
+  Status s = index->Query({"!!", "--"}, {}, &r);
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  // Limit keeps the first matches in path order.
+  REQUIRE(index->Query({"bloom"}, {1}, &r).ok());
+  CHECK(Paths(*index, r) == std::vector<std::string>{"a.txt"});
+  // Find walks up from a subdirectory.
+  std::string found;
+  REQUIRE(Index::Find(dir / "docs/sub", &found).ok());
+  CHECK(std::filesystem::equivalent(found, dir / "docs/.bitsift"));
+  CHECK(Index::Find(dir.path(), &found).code() == Status::Code::kNotFound);
+  bitsift::IndexStats st = index->Stats();
+  CHECK(st.documents == 4);
+  CHECK(!st.bands.empty());
+  for (const auto& b : st.bands) CHECK(b.expected_fp_rate <= 0.01 + 1e-9);
+}
+
+TEST_CASE("bad arguments and missing things are clear errors", "[api]") {
+  TempDir dir;
+  bitsift::IndexOptions options;
+  CHECK(bitsift::BuildIndex(dir / "nope", dir / "i", options).code() == Status::Code::kNotFound);
+  WriteFile(dir / "file", "x");
+  CHECK(bitsift::BuildIndex(dir / "file", dir / "i", options).code() ==
+        Status::Code::kInvalidArgument);
+  options.fp_rate = 1.5;
+  CHECK(bitsift::BuildIndex(dir.path(), dir / "i", options).code() ==
+        Status::Code::kInvalidArgument);
+  std::unique_ptr<Index> index;
+  Status s = Index::Open(dir / "missing", &index);
+  CHECK(s.code() == Status::Code::kNotFound);
+  CHECK(s.message().find("missing") != std::string::npos);
+  s = Index::Open(dir / "file", &index);
+  CHECK(s.code() == Status::Code::kCorrupt);
+  // Writing into a directory that does not exist fails without a crash.
+  options.fp_rate = 0.01;
+  CHECK(bitsift::BuildIndex(dir.path(), dir / "no/such/dir/index", options).code() ==
+        Status::Code::kIoError);
+}
+
+TEST_CASE("every truncation and many flipped bytes are detected", "[api][corrupt]") {
+  TempDir dir;
+  std::vector<bitsift::Document> docs;
+  for (int i = 0; i < 300; ++i) {
+    std::string name = "d", text = "word";
+    name += std::to_string(i);
+    text += std::to_string(i % 17);
+    text += " common 東京タワー";
+    docs.push_back({name, text, 0});
+  }
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "good", {}).ok());
+  const std::string good = ReadFile(dir / "good");
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "good", &index).ok());
+  // Truncations at every 61st byte, plus the last byte.
+  for (size_t len = 0; len < good.size(); len += (len + 61 < good.size() ? 61 : good.size() - len - 1 + (len + 1 == good.size()))) {
+    WriteFile(dir / "bad", good.substr(0, len));
+    Status s = Index::Open(dir / "bad", &index);
+    INFO("length " << len);
+    REQUIRE(s.code() == Status::Code::kCorrupt);
+    CHECK(s.message().find(dir / "bad") != std::string::npos);
+    if (len == good.size() - 1) break;
+  }
+  // One flipped bit at positions across the whole file.
+  for (size_t pos = 0; pos < good.size(); pos += 97) {
+    std::string bad = good;
+    bad[pos] = static_cast<char>(bad[pos] ^ 0x10);
+    WriteFile(dir / "bad", bad);
+    Status s = Index::Open(dir / "bad", &index);
+    INFO("flipped byte " << pos);
+    REQUIRE(s.code() == Status::Code::kCorrupt);
+  }
+  // Another format, and a newer version.
+  WriteFile(dir / "bad", "SQLite format 3" + std::string(200, '\0'));
+  CHECK(Index::Open(dir / "bad", &index).code() == Status::Code::kCorrupt);
+}
+
+TEST_CASE("re-indexing replaces the index atomically while it is in use", "[api]") {
+  TempDir dir;
+  WriteFile(dir / "docs/one.txt", "first version");
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", {}).ok());
+  std::unique_ptr<Index> old_index;
+  REQUIRE(Index::Open(dir / "index", &old_index).ok());
+  WriteFile(dir / "docs/one.txt", "second edition");
+  WriteFile(dir / "docs/two.txt", "second file");
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", {}).ok());
+  // The open index still answers from the old file.
+  CHECK(Query(*old_index, {"first"}) == std::vector<std::string>{"one.txt"});
+  CHECK(Query(*old_index, {"second"}).empty());
+  std::unique_ptr<Index> new_index;
+  REQUIRE(Index::Open(dir / "index", &new_index).ok());
+  CHECK(Query(*new_index, {"second"}) == std::vector<std::string>{"one.txt", "two.txt"});
+  CHECK(Query(*new_index, {"first"}).empty());
+  // No temporary file is left beside it.
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+  }
+  // A stale temporary of a dead process is removed by the next build.
+  WriteFile(dir / "index.tmp.999999999", "junk");
+  WriteFile(dir / "index.tmp.1999999", "junk");
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", {}).ok());
+  CHECK_FALSE(std::filesystem::exists(dir / "index.tmp.1999999"));
+}
+
+TEST_CASE("unreadable files are skipped with a reason, the rest is indexed", "[api]") {
+  if (::geteuid() == 0) {
+    // root reads everything; permission bits cannot make a file unreadable here.
+    SUCCEED("skipped under root");
+    return;
+  }
+  TempDir dir;
+  WriteFile(dir / "docs/ok.txt", "fine");
+  WriteFile(dir / "docs/locked.txt", "hidden words");
+  ::chmod((dir / "docs/locked.txt").c_str(), 0);
+  bitsift::IndexSummary summary;
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", {}, &summary).ok());
+  CHECK(summary.documents == 1);
+}
+
+TEST_CASE("special files are never opened and never hang", "[api]") {
+  TempDir dir;
+  WriteFile(dir / "docs/ok.txt", "fine words");
+  REQUIRE(::mkfifo((dir / "docs/pipe").c_str(), 0644) == 0);
+  bitsift::IndexSummary summary;
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", {}, &summary).ok());
+  CHECK(summary.documents == 1);
+  CHECK(summary.skipped == std::vector<std::pair<std::string, uint64_t>>{{"special", 1}});
+}
+
+TEST_CASE("Tokenize exposes the contract", "[api]") {
+  std::vector<std::string> tokens;
+  REQUIRE(bitsift::Tokenize("Straße 布隆过滤器", &tokens).ok());
+  CHECK(tokens == std::vector<std::string>{"strasse", "布隆", "滤器", "过滤", "隆过"});
+}

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include "indexer/bloom.h"
 #include "indexer/index_builder.h"
@@ -16,6 +17,14 @@ using bitsift::testing::Oracle;
 using bitsift::testing::TempDir;
 
 namespace {
+
+// Concatenates strings and numbers (GCC 12 warns falsely on chains of operator+).
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
 
 // Query arguments of several kinds: terms sampled from a document (so they hit), very common
 // terms, terms that occur nowhere, mixtures, and raw vocabulary words (tokenized by the query).
@@ -36,11 +45,11 @@ std::vector<std::vector<std::string>> MakeQueries(const Oracle& oracle,
       } else if (kind < 7) {
         q.push_back(common[rng() % common.size()]);
       } else if (kind < 8) {
-        q.push_back("absent" + std::to_string(rng() % 1000) + "zq");
+        q.push_back(Cat("absent", rng() % 1000, "zq"));
       } else if (kind < 9 && !doc.empty()) {
         auto it = doc.begin();
         std::advance(it, rng() % doc.size());
-        q.push_back(t == 0 ? *it : "nowhere" + std::to_string(rng() % 50));
+        q.push_back(t == 0 ? *it : Cat("nowhere", rng() % 50));
       } else {
         q.push_back(common[rng() % common.size()] + " " + common[rng() % common.size()]);
       }
@@ -157,8 +166,8 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
   std::vector<indexer::MemoryDocument> docs;
   for (int d = 0; d < 4096; ++d) {
     std::string text;
-    for (int t = 0; t < 200; ++t) text += "t" + std::to_string(d) + "x" + std::to_string(t) + " ";
-    docs.push_back({"doc" + std::to_string(d), text, 0});
+    for (int t = 0; t < 200; ++t) text += Cat("t", d, "x", t, " ");
+    docs.push_back({Cat("doc", d), text, 0});
   }
   TempDir dir;
   for (double target : {0.01, 0.05}) {
@@ -172,7 +181,7 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
     uint64_t candidates = 0, probes = 500;
     for (uint64_t p = 0; p < probes; ++p) {
       query::QueryStats stats;
-      std::vector<uint64_t> h = {indexer::HashTerm("absent" + std::to_string(p))};
+      std::vector<uint64_t> h = {indexer::HashTerm(Cat("absent", p))};
       candidates += searcher.Candidates(h, true, &stats).size();
     }
     double measured = static_cast<double>(candidates) / (probes * docs.size());
@@ -186,8 +195,8 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
     uint64_t pair_candidates = 0;
     for (uint64_t p = 0; p < probes; ++p) {
       query::QueryStats stats;
-      std::vector<uint64_t> h = {indexer::HashTerm("absent" + std::to_string(p)),
-                                 indexer::HashTerm("other" + std::to_string(p))};
+      std::vector<uint64_t> h = {indexer::HashTerm(Cat("absent", p)),
+                                 indexer::HashTerm(Cat("other", p))};
       pair_candidates += searcher.Candidates(h, true, &stats).size();
     }
     CHECK(static_cast<double>(pair_candidates) / (probes * docs.size()) <= target * target * 3);

@@ -1,1 +1,97 @@
-exit 0
+#!/usr/bin/env bash
+# End-to-end: the real `bitsift` binary on corpora/sample. Usage: cli_test.sh BITSIFT SAMPLE_DIR
+set -u
+BITSIFT=$1
+SAMPLE=$2
+WORK=$(mktemp -d)
+trap 'chmod -R u+rwx "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
+pass=0 fail=0
+
+check() {  # check NAME EXPECTED ACTUAL
+  if [ "$2" == "$3" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi
+}
+status() { "$@" >/dev/null 2>&1; echo $?; }
+
+cp -r "$SAMPLE" "$WORK/sample"
+cd "$WORK/sample" || exit 2
+
+# Indexing: default location, summary, skips.
+out=$("$BITSIFT" index . 2>&1); code=$?
+check "index exit" 0 "$code"
+check "index file exists" yes "$([ -f .bitsift ] && echo yes)"
+check "summary counts binary skip" 1 "$(grep -c 'binary 1' <<<"$out")"
+check "summary counts hidden skip" 1 "$(grep -c 'hidden [0-9]' <<<"$out")"
+
+# Queries from the index found in a parent directory.
+check "bloom filter" "$(printf 'de/uebersetzung.txt\ndocs/overview.md\nen/bloom_filters.txt\nen/search_engines.txt\nen/signature_files.txt')" \
+  "$(cd en && "$BITSIFT" query bloom filter)"
+check "exit 0 on match" 0 "$(status "$BITSIFT" query bloom)"
+check "exit 1 on no match" 1 "$(status "$BITSIFT" query zzzunknownzzz)"
+check "hidden file not indexed" 1 "$(status "$BITSIFT" query hiddenword)"
+check "Straße = STRASSE" "$("$BITSIFT" query STRASSE)" "$("$BITSIFT" query straße)"
+check "Chinese word" "$(printf 'zh/bulong_guolvqi.txt\nzh/shuju_jiegou.txt\nzh/sousuo_yinqing.txt')" "$("$BITSIFT" query 布隆过滤器)"
+check "count" 5 "$("$BITSIFT" query --count bloom filter)"
+check "limit" 2 "$("$BITSIFT" query --limit 2 bloom filter | wc -l)"
+check "json lines" 5 "$("$BITSIFT" query --json bloom filter | grep -c '^{"path":"')"
+stats=$("$BITSIFT" query --stats bloom 2>&1 >/dev/null)
+check "stats candidates" 1 "$(grep -c 'candidates' <<<"$stats")"
+
+# Batch mode: line numbers, blank lines skipped, a bad line reported.
+printf 'bloom filter\n\nzzzunknownzzz\n布隆过滤器\n' > "$WORK/queries.txt"
+out=$("$BITSIFT" query --queries "$WORK/queries.txt" --count)
+check "batch count" "$(printf '1\t5\n3\t0\n4\t3')" "$out"
+check "batch from stdin" "$out" "$(printf 'bloom filter\n\nzzzunknownzzz\n布隆过滤器\n' | "$BITSIFT" query --queries - --count)"
+check "batch stats json" 3 "$("$BITSIFT" query --queries "$WORK/queries.txt" --stats 2>&1 >/dev/null | grep -c '"line":')"
+printf 'bloom\n!!!\n' > "$WORK/bad-queries.txt"
+check "batch with a bad line exits 2" 2 "$(status "$BITSIFT" query --queries "$WORK/bad-queries.txt")"
+
+# Errors: exit 2 and one clear line.
+check "no terms" 2 "$(status "$BITSIFT" query '!!!')"
+err=$("$BITSIFT" query '!!!' 2>&1 >/dev/null)
+check "no terms message" 1 "$(grep -c 'no terms' <<<"$err")"
+check "unknown flag" 2 "$(status "$BITSIFT" query --bogus x)"
+check "unknown command" 2 "$(status "$BITSIFT" frobnicate)"
+check "bad fp rate" 2 "$(status "$BITSIFT" index . --fp-rate 2)"
+check "missing dir" 2 "$(status "$BITSIFT" index "$WORK/nope")"
+check "missing index" 2 "$(cd "$WORK" && status "$BITSIFT" query bloom)"
+err=$(cd "$WORK" && "$BITSIFT" query --index "$WORK/none.idx" bloom 2>&1)
+check "missing index names path" 1 "$(grep -c "$WORK/none.idx" <<<"$err")"
+
+# Damaged indexes: truncated, one flipped byte, another format. Exit 2, no crash.
+size=$(stat -c %s .bitsift)
+head -c $((size / 2)) .bitsift > "$WORK/truncated.idx"
+check "truncated index" 2 "$(status "$BITSIFT" query --index "$WORK/truncated.idx" bloom)"
+err=$("$BITSIFT" query --index "$WORK/truncated.idx" bloom 2>&1)
+check "truncated message" 1 "$(grep -c 'truncated' <<<"$err")"
+for pos in 10 100 $((size / 3)) $((size / 2)) $((size - 10)); do
+  cp .bitsift "$WORK/flipped.idx"
+  byte=$(od -An -tu1 -j "$pos" -N1 .bitsift | tr -d ' ')
+  printf "$(printf '\\%03o' $(((byte + 1) % 256)))" | dd of="$WORK/flipped.idx" bs=1 seek="$pos" conv=notrunc 2>/dev/null
+  check "flipped byte at $pos" 2 "$(status "$BITSIFT" query --index "$WORK/flipped.idx" bloom)"
+done
+echo "not an index" > "$WORK/other.idx"
+check "other format" 2 "$(status "$BITSIFT" query --index "$WORK/other.idx" bloom)"
+check "stats on a good index" 0 "$(status "$BITSIFT" stats)"
+
+# Re-indexing while the old index is in use: a batch reader keeps its answers.
+mkfifo "$WORK/feed"
+"$BITSIFT" query --queries "$WORK/feed" --count > "$WORK/reader.out" &
+reader=$!
+exec 3>"$WORK/feed"
+echo "bloom filter" >&3
+sleep 0.5
+echo "brand new words" > en/new_file.txt
+check "reindex while in use" 0 "$(status "$BITSIFT" index .)"
+echo "brand" >&3
+exec 3>&-
+wait $reader
+check "old index answered during rebuild" "$(printf '1\t5\n2\t0')" "$(cat "$WORK/reader.out")"
+check "new index sees the new file" "en/new_file.txt" "$("$BITSIFT" query brand)"
+check "no temporary files left" 0 "$(ls -a | grep -c '\.tmp\.')"
+
+# Tokenize subcommand.
+check "tokenize" "$(printf 'strasse\n布隆\n滤器\n过滤\n隆过')" "$("$BITSIFT" tokenize Straße 布隆过滤器)"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -12,17 +12,31 @@ uint32_t TermInterner::Intern(std::string_view term, uint64_t hash) {
   const uint32_t s = static_cast<uint32_t>(hash >> (64 - kShardBits));
   Shard& shard = *shards_[s];
   std::lock_guard<std::mutex> lock(shard.mu);
-  // Heterogeneous lookup is C++20 for unordered_map but needs a transparent hash; a key copy
-  // only happens on a miss below, the lookup itself builds one std::string.
-  auto [it, inserted] = shard.ids.try_emplace(std::string(term), 0);
-  if (inserted) {
-    Ensure(shard.terms.size() < (1u << kLocalBits), ErrorKind::kInvalidArgument,
-           "too many distinct terms for one index");
-    it->second = static_cast<uint32_t>(shard.terms.size());
-    shard.terms.push_back(&it->first);
-    shard.hashes.push_back(hash);
+  uint64_t mask = shard.table.size() - 1;
+  uint64_t i = hash & mask;
+  for (; shard.table[i].local != kEmpty; i = (i + 1) & mask) {
+    const Slot& slot = shard.table[i];
+    if (slot.hash == hash && shard.terms[slot.local] == term) return (s << kLocalBits) | slot.local;
   }
-  return (s << kLocalBits) | it->second;
+  Ensure(shard.terms.size() + 1 < (1u << kLocalBits), ErrorKind::kInvalidArgument,
+         "too many distinct terms for one index");
+  const uint32_t local = static_cast<uint32_t>(shard.terms.size());
+  shard.terms.emplace_back(term);
+  shard.hashes.push_back(hash);
+  shard.table[i] = {hash, local};
+  if (shard.terms.size() * 2 > shard.table.size()) {
+    // Grow to keep the load at most one half.
+    std::vector<Slot> bigger(shard.table.size() * 2);
+    mask = bigger.size() - 1;
+    for (const Slot& slot : shard.table) {
+      if (slot.local == kEmpty) continue;
+      uint64_t j = slot.hash & mask;
+      while (bigger[j].local != kEmpty) j = (j + 1) & mask;
+      bigger[j] = slot;
+    }
+    shard.table.swap(bigger);
+  }
+  return (s << kLocalBits) | local;
 }
 
 uint64_t TermInterner::size() const {

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <deque>
 #include <vector>
 
 namespace bitsift::indexer {
@@ -32,23 +32,34 @@ class TermInterner {
   // Number of distinct terms interned so far.
   uint64_t size() const;
 
+  // The shard and the shard-local index of a provisional id.
+  static uint32_t ShardOf(uint32_t pid) { return pid >> kLocalBits; }
+  static uint32_t LocalOf(uint32_t pid) { return pid & ((1u << kLocalBits) - 1); }
+
   // Calls f(provisional_id, term, hash) for every term. Not concurrent with Intern.
   template <typename F>
   void ForEach(F&& f) const {
     for (uint32_t s = 0; s < (1u << kShardBits); ++s) {
       const Shard& shard = *shards_[s];
       for (uint32_t i = 0; i < shard.terms.size(); ++i) {
-        f((s << kLocalBits) | i, *shard.terms[i], shard.hashes[i]);
+        f((s << kLocalBits) | i, std::string_view(shard.terms[i]), shard.hashes[i]);
       }
     }
   }
 
  private:
+  // A flat open-addressing table of (hash, local id): one probe usually settles a lookup, and
+  // the precomputed XXH3 hash is reused instead of hashing the string again.
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t local = kEmpty;
+  };
+  static constexpr uint32_t kEmpty = UINT32_MAX;
   struct Shard {
     std::mutex mu;
-    std::unordered_map<std::string, uint32_t> ids;
-    std::vector<const std::string*> terms;  // keys of `ids`, by local id (node keys are stable)
-    std::vector<uint64_t> hashes;
+    std::vector<Slot> table = std::vector<Slot>(1024);
+    std::deque<std::string> terms;  // by local id
+    std::vector<uint64_t> hashes;   // by local id
   };
   std::vector<std::unique_ptr<Shard>> shards_;
 };

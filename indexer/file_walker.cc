@@ -144,7 +144,8 @@ SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path
     return SkipReason::kTooLarge;
   }
   facts->mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  std::string buffer(kReadBytes, '\0');
+  // One read buffer per thread: allocating (and zeroing) 1 MiB per small file was measurable.
+  thread_local std::string buffer(kReadBytes, '\0');
   uint64_t total = 0;
   bool probed = false;
   size_t filled = 0;  // bytes in buffer not yet fed

@@ -128,13 +128,11 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   //    reproducible).
   std::vector<std::vector<uint32_t>> df_by_shard(1u << TermInterner::kShardBits);
   interner.ForEach([&](uint32_t pid, std::string_view, uint64_t) {
-    auto& v = df_by_shard[pid >> TermInterner::kLocalBits];
-    if (v.size() <= (pid & ((1u << TermInterner::kLocalBits) - 1))) {
-      v.resize((pid & ((1u << TermInterner::kLocalBits) - 1)) + 1, 0);
-    }
+    auto& v = df_by_shard[TermInterner::ShardOf(pid)];
+    if (v.size() <= TermInterner::LocalOf(pid)) v.resize(TermInterner::LocalOf(pid) + 1, 0);
   });
   for (const DocState& d : docs) {
-    for (uint32_t pid : d.ids) df_by_shard[pid >> TermInterner::kLocalBits][pid & ((1u << TermInterner::kLocalBits) - 1)]++;
+    for (uint32_t pid : d.ids) ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
   }
   struct TermInfo {
     uint32_t pid;
@@ -145,7 +143,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   std::vector<TermInfo> terms;
   terms.reserve(interner.size());
   interner.ForEach([&](uint32_t pid, std::string_view term, uint64_t hash) {
-    terms.push_back({pid, df_by_shard[pid >> TermInterner::kLocalBits][pid & ((1u << TermInterner::kLocalBits) - 1)], term, hash});
+    terms.push_back({pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)], term, hash});
   });
   std::sort(terms.begin(), terms.end(), [](const TermInfo& a, const TermInfo& b) {
     return a.df != b.df ? a.df > b.df : a.term < b.term;
@@ -154,10 +152,10 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   for (size_t s = 0; s < df_by_shard.size(); ++s) final_id[s].resize(df_by_shard[s].size());
   for (uint32_t id = 0; id < terms.size(); ++id) {
     uint32_t pid = terms[id].pid;
-    final_id[pid >> TermInterner::kLocalBits][pid & ((1u << TermInterner::kLocalBits) - 1)] = id;
+    final_id[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)] = id;
   }
   tbb::parallel_for(size_t{0}, n, [&](size_t i) {
-    for (uint32_t& id : docs[i].ids) id = final_id[id >> TermInterner::kLocalBits][id & ((1u << TermInterner::kLocalBits) - 1)];
+    for (uint32_t& id : docs[i].ids) id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
     std::sort(docs[i].ids.begin(), docs[i].ids.end());
   });
   final_id.clear();

@@ -114,7 +114,12 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   const auto verify_start = Clock::now();
   std::vector<uint32_t> matches;
   uint64_t verified = 0;
-  if (limit == 0 && candidates.size() >= kParallelVerifyMin) {
+  if (found.size() == 1 && candidates.size() == found[0].df) {
+    // The candidates contain every true match and there are exactly df true matches, so the
+    // candidates are the answer: nothing to verify.
+    if (limit != 0 && candidates.size() > limit) candidates.resize(limit);
+    matches.swap(candidates);
+  } else if (limit == 0 && candidates.size() >= kParallelVerifyMin) {
     std::vector<uint8_t> ok(candidates.size(), 0);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, candidates.size(), 256),
                       [&](const tbb::blocked_range<size_t>& r) {

@@ -11,6 +11,7 @@
 
 #include "indexer/bloom.h"
 #include "indexer/index_builder.h"
+#include "query/index_check.h"
 #include "query/index_reader.h"
 #include "query/searcher.h"
 #include "tokenizer/tokenizer.h"
@@ -168,6 +169,16 @@ DocumentInfo Index::document(uint32_t id) const {
 
 const std::string& Index::path() const { return rep_->reader.path(); }
 
+Status Index::Check() const {
+  return Guard([&] { query::CheckIndex(rep_->reader); });
+}
+
+Status CheckIndex(const std::string& path) {
+  std::unique_ptr<Index> index;
+  Status s = Index::Open(path, &index);
+  return s.ok() ? index->Check() : s;
+}
+
 IndexStats Index::Stats() const {
   const query::IndexReader& r = rep_->reader;
   IndexStats s;
@@ -175,6 +186,7 @@ IndexStats Index::Stats() const {
   s.icu_version = std::string(r.meta().icu_version, strnlen(r.meta().icu_version, sizeof(r.meta().icu_version)));
   s.documents = r.doc_count();
   s.terms = r.meta().term_count;
+  s.exact_terms = r.exact_terms();
   s.fp_rate = r.meta().fp_rate;
   s.file_bytes = r.file_size();
   for (uint64_t b = 0; b < r.band_count(); ++b) {

@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
   const int probes = 300;
   for (int p = 0; p < probes; ++p) {
     bitsift::query::QueryStats qs;
-    std::vector<uint64_t> h = {bitsift::indexer::HashTerm("zzabsent" + std::to_string(p))};
+    std::vector<std::string> h = {"zzabsent" + std::to_string(p)};
     fp += searcher.Candidates(h, true, &qs).size();
   }
   std::printf("\nsignature false-positive rate, one absent term (%d probes x %llu documents): "

@@ -344,9 +344,9 @@ int RunStats(const std::vector<std::string>& args) {
   if (!s.ok()) return Fail(s.message());
   IndexStats st = index->Stats();
   std::printf("index      %s\nroot       %s\nicu        %s\ndocuments  %" PRIu64
-              "\nterms      %" PRIu64 "\nfp target  %g\nfile       %" PRIu64 " bytes (%.1f bits per document)\n",
+              "\nterms      %" PRIu64 " (%" PRIu64 " with exact rows)\nfp target  %g\nfile       %" PRIu64 " bytes (%.1f bits per document)\n",
               index->path().c_str(), st.root.c_str(), st.icu_version.c_str(), st.documents,
-              st.terms, st.fp_rate, st.file_bytes,
+              st.terms, st.exact_terms, st.fp_rate, st.file_bytes,
               st.documents ? 8.0 * st.file_bytes / st.documents : 0.0);
   std::printf("\nbands: %zu\n%6s %10s %3s %10s %10s %7s %12s\n", st.bands.size(), "band", "width",
               "k", "documents", "max terms", "fill", "expected fp");
@@ -360,6 +360,22 @@ int RunStats(const std::vector<std::string>& args) {
     std::printf("  %-16s %12" PRIu64 " bytes  %5.1f%%\n", name.c_str(), bytes,
                 st.file_bytes ? 100.0 * bytes / st.file_bytes : 0.0);
   }
+  return kExitMatch;
+}
+
+int RunCheck(const std::vector<std::string>& args) {
+  const char* usage = "usage: bitsift check [--index PATH]";
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "index", po::value<std::string>(), "index file (default: .bitsift here or in a parent)");
+  po::positional_options_description pos;
+  po::variables_map vm;
+  if (auto code = Parse(args, usage, visible, visible, pos, vm)) return *code;
+  std::unique_ptr<Index> index;
+  Status s = OpenIndex(vm.count("index") ? vm["index"].as<std::string>() : "", &index);
+  if (s.ok()) s = index->Check();
+  if (!s.ok()) return Fail(s.message());
+  std::printf("%s: ok (%" PRIu64 " documents)\n", index->path().c_str(), index->document_count());
   return kExitMatch;
 }
 

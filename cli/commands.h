@@ -11,6 +11,7 @@ namespace bitsift::cli {
 int RunIndex(const std::vector<std::string>& args);
 int RunQuery(const std::vector<std::string>& args);
 int RunStats(const std::vector<std::string>& args);
+int RunCheck(const std::vector<std::string>& args);
 int RunTokenize(const std::vector<std::string>& args);
 
 }  // namespace bitsift::cli

@@ -1,4 +1,5 @@
 // `bitsift`: the command line. Parses the subcommand and hands the rest to cli/commands.cc.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -15,6 +16,7 @@ const char kUsage[] =
     "  index DIR      index the documents under DIR (default index: DIR/.bitsift)\n"
     "  query TERM...  print the documents that contain every term\n"
     "  stats          describe an index: bands, widths, fill, sizes\n"
+    "  check          verify an index completely (exit 0 = sound, 2 = damaged)\n"
     "  tokenize TEXT  print the terms of TEXT under the token contract\n"
     "\n"
     "'bitsift <command> --help' describes a command's options.\n"
@@ -27,11 +29,15 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  // A file-size limit (ulimit -f) must surface as a write error (EFBIG) that leaves the old
+  // index in place and exits 2, not as a SIGXFSZ that kills the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "index") return bitsift::cli::RunIndex(args);
   if (command == "query") return bitsift::cli::RunQuery(args);
   if (command == "stats") return bitsift::cli::RunStats(args);
+  if (command == "check") return bitsift::cli::RunCheck(args);
   if (command == "tokenize") return bitsift::cli::RunTokenize(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::fputs(kUsage, stdout);

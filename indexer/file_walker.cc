@@ -88,7 +88,9 @@ std::vector<std::string> WalkDirectory(const std::string& root,
       if (type == DT_UNKNOWN) {
         struct stat est;
         if (::fstatat(::dirfd(d), e->d_name, &est, AT_SYMLINK_NOFOLLOW) != 0) {
-          on_skip(rel, SkipReason::kVanished, std::strerror(errno));
+          int err = errno;
+          on_skip(rel, err == ENOENT ? SkipReason::kVanished : SkipReason::kUnreadable,
+                  std::strerror(err));
           continue;
         }
         type = S_ISDIR(est.st_mode) ? DT_DIR

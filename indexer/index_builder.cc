@@ -26,6 +26,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A term gets an exact row when it is in at least 1/kExactRowDensity of the documents.
+constexpr uint64_t kExactRowDensity = 10;
+
 double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -180,16 +183,37 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
     input_bytes += s.facts.size;
   }
 
-  // 4. Bands: non-empty documents sorted by distinct terms (then id).
-  std::vector<uint32_t> by_size;
-  for (uint64_t d = 0; d < doc_count; ++d) {
-    if (doc_records[d].term_count > 0) by_size.push_back(static_cast<uint32_t>(d));
+  // 4. Exact rows for frequent terms (BitFunnel's "private rows"). A term in at least a tenth
+  //    of the documents costs about 9.6 * df Bloom bits but only one bit per document as an
+  //    exact row, so the exact row is smaller; it also keeps the Bloom rows sparse, reads one
+  //    row instead of k, and needs no verification. Ids are by decreasing df, so the exact terms
+  //    are the ids below exact_terms.
+  uint64_t nonempty = 0;
+  for (uint64_t d = 0; d < doc_count; ++d) nonempty += doc_records[d].term_count > 0;
+  uint32_t exact_terms = 0;
+  while (exact_terms < terms.size() && terms[exact_terms].df >= 2 &&
+         uint64_t{terms[exact_terms].df} * kExactRowDensity >= nonempty) {
+    ++exact_terms;
   }
-  std::stable_sort(by_size.begin(), by_size.end(), [&](uint32_t a, uint32_t b) {
-    return doc_records[a].term_count < doc_records[b].term_count;
-  });
+  // Bloom-hashed terms of document d: its ids at or above exact_terms.
+  auto bloom_terms = [&](uint64_t d) -> uint64_t {
+    const auto& ids = docs[kept[d]].ids;
+    return ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms);
+  };
+
+  // 5. Bands: non-empty documents sorted by Bloom-hashed terms (then id).
+  std::vector<uint32_t> by_size;
+  std::vector<uint64_t> bloom_count(doc_count, 0);
+  for (uint64_t d = 0; d < doc_count; ++d) {
+    if (doc_records[d].term_count == 0) continue;
+    by_size.push_back(static_cast<uint32_t>(d));
+    // A document with only exact terms still needs a column (width is sized for at least 1).
+    bloom_count[d] = std::max<uint64_t>(1, bloom_terms(d));
+  }
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](uint32_t a, uint32_t b) { return bloom_count[a] < bloom_count[b]; });
   std::vector<uint64_t> sorted_counts(by_size.size());
-  for (size_t i = 0; i < by_size.size(); ++i) sorted_counts[i] = doc_records[by_size[i]].term_count;
+  for (size_t i = 0; i < by_size.size(); ++i) sorted_counts[i] = bloom_count[by_size[i]];
   std::vector<BandPlan> plan = PlanBands(sorted_counts, config.fp_rate);
   std::vector<BandRecord> bands(plan.size());
   uint64_t row_words = 0;
@@ -202,7 +226,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
     r.first_column = plan[b].first;
     r.max_terms = plan[b].max_terms;
     r.doc_count = static_cast<uint32_t>(plan[b].count);
-    row_words += r.width * r.words_per_row;
+    row_words += (r.width + exact_terms) * r.words_per_row;
   }
   std::vector<uint64_t> rows(row_words, 0);
   std::vector<uint64_t> term_hashes(terms.size());
@@ -224,14 +248,18 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
       const DocState& d = docs[kept[by_size[band.first_column + col]]];
       const uint64_t word = col / 64, bit = uint64_t{1} << (col % 64);
       for (uint32_t id : d.ids) {
-        ForEachPosition(term_hashes[id], band.width, band.k,
-                        [&](uint64_t row) { base[row * band.words_per_row + word] |= bit; });
+        if (id < exact_terms) {
+          base[(band.width + id) * band.words_per_row + word] |= bit;
+        } else {
+          ForEachPosition(term_hashes[id], band.width, band.k,
+                          [&](uint64_t row) { base[row * band.words_per_row + word] |= bit; });
+        }
       }
     }
   });
   std::vector<uint32_t> band_docs(by_size.begin(), by_size.end());
 
-  // 5. Forward store.
+  // 6. Forward store.
   std::vector<uint64_t> forward_offsets(doc_count + 1, 0);
   std::string forward;
   for (uint64_t d = 0; d < doc_count; ++d) {
@@ -241,7 +269,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   }
   forward_offsets[doc_count] = forward.size();
 
-  // 6. Dictionary.
+  // 7. Dictionary.
   std::vector<uint64_t> term_offsets(terms.size() + 1, 0);
   std::string term_bytes;
   std::vector<uint32_t> term_df(terms.size());
@@ -253,7 +281,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   term_offsets[terms.size()] = term_bytes.size();
   std::vector<uint32_t> table = BuildTermTable(term_hashes);
 
-  // 7. Meta and the file.
+  // 8. Meta and the file.
   std::string meta(sizeof(MetaRecord), '\0');
   MetaRecord m{};
   m.doc_count = doc_count;
@@ -266,6 +294,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
   m.contract_version = kContractVersion;
+  m.exact_terms = exact_terms;
   std::strncpy(m.icu_version, U_ICU_VERSION, sizeof(m.icu_version) - 1);
   std::memcpy(meta.data(), &m, sizeof(m));
   meta += corpus.root;

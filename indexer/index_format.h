@@ -72,17 +72,18 @@ struct MetaRecord {
   uint64_t input_bytes;
   int64_t build_time_unix;
   uint32_t contract_version;
-  uint32_t reserved;
+  uint32_t exact_terms;  // terms 0..exact_terms-1 have an exact row per band (frequent terms)
   char icu_version[16];  // the ICU that tokenized the documents, NUL-padded
 };
 static_assert(sizeof(MetaRecord) == 80);
 
+// A band has `width` Bloom rows followed by MetaRecord::exact_terms exact rows.
 struct BandRecord {
   uint64_t rows_offset;    // byte offset of row 0 within kRows (64-byte aligned)
-  uint64_t width;          // m: rows in the band
+  uint64_t width;          // m: Bloom rows in the band
   uint64_t words_per_row;  // 64-bit words per row (a multiple of 8)
   uint64_t first_column;   // index of the band's column 0 in kBandDocs
-  uint64_t max_terms;      // distinct terms of the band's largest document
+  uint64_t max_terms;      // Bloom-hashed (non-exact) terms of the band's largest document
   uint32_t k;              // bit positions per term
   uint32_t doc_count;      // columns in use
 };

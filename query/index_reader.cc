@@ -44,15 +44,17 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   forward_offsets_ = file_.SectionAs<uint64_t>(SectionId::kForwardOffsets);
   forward_ = reinterpret_cast<const uint8_t*>(file_.Section(SectionId::kForwardData).data());
 
+  Check(meta_.exact_terms <= terms, path, "exact term count");
   const uint64_t band_doc_entries = file_.Section(SectionId::kBandDocs).size() / 4;
   const uint64_t row_words = file_.Section(SectionId::kRows).size() / 8;
   uint64_t columns = 0;
   for (uint64_t b = 0; b < meta_.band_count; ++b) {
     const indexer::BandRecord& band = bands_[b];
-    Check(band.rows_offset % 64 == 0 && band.words_per_row % 8 == 0 && band.width > 0 &&
+    const uint64_t rows = band.width + meta_.exact_terms;  // no overflow: both checked small
+    Check(band.width < (1ULL << 40) && band.rows_offset % 64 == 0 && band.words_per_row % 8 == 0 && band.width > 0 &&
               band.k > 0 && band.k <= 64 && band.words_per_row * 64 >= band.doc_count &&
-              band.width <= row_words && band.words_per_row <= row_words / band.width &&
-              band.rows_offset / 8 <= row_words - band.width * band.words_per_row &&
+              rows <= row_words && band.words_per_row <= row_words / rows &&
+              band.rows_offset / 8 <= row_words - rows * band.words_per_row &&
               band.first_column == columns,
           path, "band " + std::to_string(b) + " out of bounds");
     columns += band.doc_count;

@@ -24,7 +24,10 @@ class IndexReader {
   uint64_t doc_count() const { return meta_.doc_count; }
   uint64_t band_count() const { return meta_.band_count; }
   const indexer::BandRecord& band(uint64_t b) const { return bands_[b]; }
-  // Row r of a band: band.words_per_row words.
+  // Terms with ids below this have an exact row in every band instead of Bloom bits.
+  uint32_t exact_terms() const { return meta_.exact_terms; }
+  // Row r of a band: band.words_per_row words. Rows [0, width) are Bloom rows; row width + t
+  // is the exact row of term t < exact_terms().
   const uint64_t* Row(const indexer::BandRecord& band, uint64_t r) const {
     return rows_ + band.rows_offset / 8 + r * band.words_per_row;
   }
@@ -42,6 +45,8 @@ class IndexReader {
   // All term ids of a document, ascending. Throws Error(kCorrupt).
   std::vector<uint32_t> DocumentTerms(uint32_t id) const;
   uint64_t SectionBytes(indexer::SectionId id) const { return file_.Section(id).size(); }
+  // The raw bytes of a section (for the consistency check).
+  std::string_view Section(indexer::SectionId id) const { return file_.Section(id); }
   uint64_t file_size() const { return file_.file_size(); }
   const std::string& path() const { return file_.path(); }
 

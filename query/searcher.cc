@@ -40,8 +40,26 @@ std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& ar
   return collect.tokens;
 }
 
-std::vector<uint32_t> Searcher::Candidates(const std::vector<uint64_t>& hashes, bool parallel,
+Searcher::RowTerm Searcher::Plan(const std::string& term) const {
+  RowTerm t{indexer::HashTerm(term), -1, 0};
+  if (std::optional<uint32_t> id = index_.dictionary().Find(term, t.hash)) {
+    t.df = index_.dictionary().df[*id];
+    if (*id < index_.exact_terms()) t.exact = *id;
+  }
+  return t;
+}
+
+std::vector<uint32_t> Searcher::Candidates(const std::vector<std::string>& terms, bool parallel,
                                            QueryStats* stats) const {
+  std::vector<RowTerm> planned;
+  for (const std::string& t : terms) planned.push_back(Plan(t));
+  std::stable_sort(planned.begin(), planned.end(),
+                   [](const RowTerm& a, const RowTerm& b) { return a.df < b.df; });
+  return CandidatesFor(planned, parallel, stats);
+}
+
+std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
+                                              QueryStats* stats) const {
   std::vector<uint32_t> out;
   std::vector<const uint64_t*> rows;
   std::vector<uint64_t> row_ids;
@@ -50,16 +68,22 @@ std::vector<uint32_t> Searcher::Candidates(const std::vector<uint64_t>& hashes, 
     const indexer::BandRecord& band = index_.band(b);
     rows.clear();
     row_ids.clear();
-    for (uint64_t h : hashes) {
-      indexer::ForEachPosition(h, band.width, band.k, [&](uint64_t r) {
-        if (std::find(row_ids.begin(), row_ids.end(), r) == row_ids.end()) {
-          row_ids.push_back(r);
-          rows.push_back(index_.Row(band, r));
-        }
-      });
+    auto add_row = [&](uint64_t r) {
+      if (std::find(row_ids.begin(), row_ids.end(), r) == row_ids.end()) {
+        row_ids.push_back(r);
+        rows.push_back(index_.Row(band, r));
+      }
+    };
+    for (const RowTerm& t : terms) {
+      if (t.exact >= 0) {
+        add_row(band.width + static_cast<uint64_t>(t.exact));
+      } else {
+        indexer::ForEachPosition(t.hash, band.width, band.k, add_row);
+      }
     }
     bits.assign(band.words_per_row, 0);
-    uint64_t read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
+    uint64_t read =
+        AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
     stats->rows_read += rows.size();
     stats->bytes_read += read * 8;
     for (uint64_t w = 0; w < band.words_per_row; ++w) {
@@ -80,51 +104,45 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   *stats = QueryStats{};
   stats->terms = terms.size();
   // Look up every term; a term no document contains settles the query.
-  struct Term {
-    uint32_t id;
-    uint32_t df;
-    uint64_t hash;
-  };
-  std::vector<Term> found;
+  std::vector<RowTerm> planned;
+  std::vector<uint32_t> verify_ids;  // ids of the terms the rows do not answer exactly
   for (const std::string& t : terms) {
-    uint64_t h = indexer::HashTerm(t);
-    std::optional<uint32_t> id = index_.dictionary().Find(t, h);
-    if (!id) {
+    RowTerm rt = Plan(t);
+    if (rt.df == 0) {
       stats->parse_us = stats->total_us = MicrosSince(start);
       return {};
     }
-    found.push_back({*id, index_.dictionary().df[*id], h});
+    if (rt.exact < 0) verify_ids.push_back(*index_.dictionary().Find(t, rt.hash));
+    planned.push_back(rt);
   }
   // Rarest terms first: their rows are sparsest and zero whole blocks soonest.
-  std::sort(found.begin(), found.end(), [](const Term& a, const Term& b) { return a.df < b.df; });
-  std::vector<uint64_t> hashes;
-  std::vector<uint32_t> ids;
-  for (const Term& t : found) {
-    hashes.push_back(t.hash);
-    ids.push_back(t.id);
-  }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::stable_sort(planned.begin(), planned.end(),
+                   [](const RowTerm& a, const RowTerm& b) { return a.df < b.df; });
+  std::sort(verify_ids.begin(), verify_ids.end());
   stats->parse_us = MicrosSince(start);
 
   const auto and_start = Clock::now();
-  std::vector<uint32_t> candidates = Candidates(hashes, true, stats);
+  std::vector<uint32_t> candidates = CandidatesFor(planned, true, stats);
   stats->and_us = MicrosSince(and_start);
 
   const auto verify_start = Clock::now();
   std::vector<uint32_t> matches;
   uint64_t verified = 0;
-  if (found.size() == 1 && candidates.size() == found[0].df) {
-    // The candidates contain every true match and there are exactly df true matches, so the
-    // candidates are the answer: nothing to verify.
+  // Exact rows answer their terms exactly. With only such terms, or with one Bloom term whose
+  // df equals the candidate count (candidates contain all df true matches), the candidates
+  // are the answer.
+  const bool exact = verify_ids.empty() ||
+                     (planned.size() == 1 && candidates.size() == planned[0].df);
+  if (exact) {
     if (limit != 0 && candidates.size() > limit) candidates.resize(limit);
     matches.swap(candidates);
+    verified = matches.size();
   } else if (limit == 0 && candidates.size() >= kParallelVerifyMin) {
     std::vector<uint8_t> ok(candidates.size(), 0);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, candidates.size(), 256),
                       [&](const tbb::blocked_range<size_t>& r) {
                         for (size_t i = r.begin(); i != r.end(); ++i) {
-                          ok[i] = index_.Contains(candidates[i], ids.data(), ids.size());
+                          ok[i] = index_.Contains(candidates[i], verify_ids.data(), verify_ids.size());
                         }
                       });
     for (size_t i = 0; i < candidates.size(); ++i) {
@@ -135,7 +153,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     for (uint32_t doc : candidates) {
       if (limit != 0 && matches.size() >= limit) break;
       ++verified;
-      if (index_.Contains(doc, ids.data(), ids.size())) matches.push_back(doc);
+      if (index_.Contains(doc, verify_ids.data(), verify_ids.size())) matches.push_back(doc);
     }
   }
   stats->false_positives = verified - matches.size();

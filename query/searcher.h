@@ -36,12 +36,24 @@ class Searcher {
   std::vector<uint32_t> Search(const std::vector<std::string>& terms, uint64_t limit,
                                QueryStats* stats) const;
 
-  // Returns the documents whose signatures contain every given term hash (ascending): a
-  // superset of the exact answer, before verification. Rows are ANDed in the order given.
-  std::vector<uint32_t> Candidates(const std::vector<uint64_t>& hashes, bool parallel,
+  // Returns the documents whose signature rows contain every term (ascending): a superset of
+  // the exact answer, before verification and without the dictionary's absent-term shortcut.
+  // Frequent terms use their exact rows, the others their k Bloom rows; rows are ANDed rarest
+  // term first.
+  std::vector<uint32_t> Candidates(const std::vector<std::string>& terms, bool parallel,
                                    QueryStats* stats) const;
 
  private:
+  // A term as the rows see it: its hash, its exact-row id if it has one, its df (0 if absent).
+  struct RowTerm {
+    uint64_t hash;
+    int64_t exact;
+    uint32_t df;
+  };
+  RowTerm Plan(const std::string& term) const;
+  std::vector<uint32_t> CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
+                                      QueryStats* stats) const;
+
   const IndexReader& index_;
 };
 

@@ -129,11 +129,11 @@ struct QueryResult {
 };
 
 struct BandStats {
-  uint64_t width = 0;      // signature bits (rows)
+  uint64_t width = 0;      // signature bits (Bloom rows; exact rows come on top)
   uint32_t k = 0;          // bits per term
   uint64_t documents = 0;
-  uint64_t max_terms = 0;  // distinct terms of its largest document
-  double fill_ratio = 0;   // fraction of the band's bits that are set
+  uint64_t max_terms = 0;  // Bloom-hashed terms of its largest document
+  double fill_ratio = 0;   // fraction of the band's Bloom bits that are set
   double expected_fp_rate = 0;  // per-term false-positive rate of its largest document
 };
 
@@ -142,11 +142,16 @@ struct IndexStats {
   std::string icu_version;  // the ICU that tokenized it
   uint64_t documents = 0;
   uint64_t terms = 0;
+  uint64_t exact_terms = 0; // frequent terms stored as exact rows instead of Bloom bits
   double fp_rate = 0;       // the target it was built with
   uint64_t file_bytes = 0;
   std::vector<BandStats> bands;
   std::vector<std::pair<std::string, uint64_t>> section_bytes;  // part of the file -> bytes
 };
+
+// Opens `path` (verifying checksums and structure) and runs Index::Check on it: ok, or
+// kNotFound / kCorrupt / kIoError with a message naming the path and the problem.
+Status CheckIndex(const std::string& path);
 
 // An open, memory-mapped index. All const methods are safe to call from several threads.
 class Index {
@@ -175,6 +180,13 @@ class Index {
   DocumentInfo document(uint32_t id) const;
   // Reads every row to compute fill ratios: O(index size).
   IndexStats Stats() const;
+  // Verifies everything Open does not: every forward record decodes completely with term ids
+  // below the term count, the dictionary finds every term by its own hash, document
+  // frequencies agree with the records, the bands hold each non-empty document exactly once,
+  // every signature bit of every term of every document is set, and no bit past a band's
+  // documents is set. Returns ok or kCorrupt naming the path and the first problem.
+  // O(index size + postings x k).
+  Status Check() const;
   const std::string& path() const;
 
  private:

@@ -85,12 +85,10 @@ Totals CheckAgainstOracle(const query::IndexReader& reader, const Oracle& oracle
     REQUIRE(got == truth);
     CHECK(stats.matches == truth.size());
     // The signatures alone (no dictionary shortcut) must never lose a true match.
-    std::vector<uint64_t> hashes;
-    for (const auto& t : terms) hashes.push_back(indexer::HashTerm(t));
     query::QueryStats cstats;
-    std::vector<uint32_t> candidates = searcher.Candidates(hashes, true, &cstats);
+    std::vector<uint32_t> candidates = searcher.Candidates(terms, true, &cstats);
     REQUIRE(std::includes(candidates.begin(), candidates.end(), truth.begin(), truth.end()));
-    std::vector<uint32_t> serial = searcher.Candidates(hashes, false, &cstats);
+    std::vector<uint32_t> serial = searcher.Candidates(terms, false, &cstats);
     REQUIRE(serial == candidates);
     // Limits return a prefix of the full answer.
     if (!truth.empty()) {
@@ -181,7 +179,7 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
     uint64_t candidates = 0, probes = 500;
     for (uint64_t p = 0; p < probes; ++p) {
       query::QueryStats stats;
-      std::vector<uint64_t> h = {indexer::HashTerm(Cat("absent", p))};
+      std::vector<std::string> h = {Cat("absent", p)};
       candidates += searcher.Candidates(h, true, &stats).size();
     }
     double measured = static_cast<double>(candidates) / (probes * docs.size());
@@ -195,8 +193,7 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
     uint64_t pair_candidates = 0;
     for (uint64_t p = 0; p < probes; ++p) {
       query::QueryStats stats;
-      std::vector<uint64_t> h = {indexer::HashTerm(Cat("absent", p)),
-                                 indexer::HashTerm(Cat("other", p))};
+      std::vector<std::string> h = {Cat("absent", p), Cat("other", p)};
       pair_candidates += searcher.Candidates(h, true, &stats).size();
     }
     CHECK(static_cast<double>(pair_candidates) / (probes * docs.size()) <= target * target * 3);

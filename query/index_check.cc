@@ -1,0 +1,256 @@
+#include "query/index_check.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "indexer/bands.h"
+#include "indexer/bloom.h"
+#include "indexer/forward_store.h"
+#include "util/error.h"
+#include "util/varint.h"
+
+namespace bitsift::query {
+namespace {
+
+using indexer::SectionId;
+
+[[noreturn]] void Fail(const IndexReader& index, const std::string& what) {
+  throw Error(ErrorKind::kCorrupt, index.path() + ": not a usable bitsift index: " + what);
+}
+
+uint32_t LoadU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// Whether bytes are well-formed UTF-8 (shortest form, no surrogates, at most U+10FFFF).
+bool IsUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const uint8_t c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (n - i < len || p[i + 1] < lo || p[i + 1] > hi) return false;
+    for (size_t j = 2; j < len; ++j) {
+      if ((p[i + j] & 0xC0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+// Decodes one forward record and checks everything the query path relies on: the id count,
+// strictly ascending ids below term_count, skip entries naming exactly each block's first id
+// and offset, and no byte left over. Returns an empty string or the problem.
+std::string DecodeRecordStrictly(const uint8_t* p, const uint8_t* end, uint64_t term_count,
+                                 std::vector<uint32_t>* ids) {
+  ids->clear();
+  uint64_t n;
+  if (!GetVarint(&p, end, &n)) return "bad id count";
+  if (n > term_count) return "more ids than terms";
+  const uint64_t blocks = (n + indexer::kForwardBlock - 1) / indexer::kForwardBlock;
+  const uint64_t skip_bytes = blocks > 1 ? (blocks - 1) * 8 : 0;
+  if (static_cast<uint64_t>(end - p) < skip_bytes) return "skip entries cut short";
+  const uint8_t* skips = p;
+  const uint8_t* data = p + skip_bytes;
+  const uint8_t* q = data;
+  uint64_t prev = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t block = i / indexer::kForwardBlock;
+    const bool first = i % indexer::kForwardBlock == 0;
+    if (first && block > 0) {
+      const uint8_t* entry = skips + (block - 1) * 8;
+      if (LoadU32(entry + 4) != static_cast<uint64_t>(q - data)) return "wrong skip offset";
+    }
+    uint64_t v;
+    if (!GetVarint(&q, end, &v)) return "id cut short";
+    uint64_t id;
+    if (i == 0) {
+      id = v;
+    } else if (first) {
+      id = v;
+      if (id <= prev) return "ids not ascending";
+    } else {
+      if (v >= term_count) return "gap out of range";
+      id = prev + v + 1;
+    }
+    if (id >= term_count) return "term id " + std::to_string(id) + " out of range";
+    if (first && block > 0 && LoadU32(skips + (block - 1) * 8) != id) return "wrong skip id";
+    ids->push_back(static_cast<uint32_t>(id));
+    prev = id;
+  }
+  if (q != end) return "bytes after the last id";
+  return "";
+}
+
+}  // namespace
+
+void CheckIndex(const IndexReader& index) {
+  const indexer::MetaRecord& meta = index.meta();
+  const uint64_t docs = meta.doc_count, terms = meta.term_count;
+  const indexer::DictionaryView& dict = index.dictionary();
+
+  // Meta.
+  if (!(meta.fp_rate > 0 && meta.fp_rate < 1)) Fail(index, "false-positive target out of range");
+  if (meta.term_table_slots < 2 * terms) Fail(index, "term table too small for its terms");
+
+  // Dictionary: offsets cover the bytes exactly, every term is non-empty UTF-8, terms are
+  // ordered by decreasing document frequency then bytes (so also distinct), and the hash table
+  // finds each term by its own hash and holds nothing else.
+  if (dict.offsets[0] != 0 || dict.offsets[terms] != dict.bytes_length) {
+    Fail(index, "term offsets do not cover the term bytes");
+  }
+  std::vector<uint64_t> hashes(terms);
+  for (uint64_t t = 0; t < terms; ++t) {
+    std::string_view term = dict.Term(static_cast<uint32_t>(t));
+    if (term.empty() || !IsUtf8(term)) Fail(index, "term " + std::to_string(t) + " is not a token");
+    if (dict.df[t] == 0 || dict.df[t] > docs) {
+      Fail(index, "document frequency of term " + std::to_string(t) + " out of range");
+    }
+    if (t > 0) {
+      std::string_view prev = dict.Term(static_cast<uint32_t>(t - 1));
+      bool ordered = dict.df[t - 1] > dict.df[t] || (dict.df[t - 1] == dict.df[t] && prev < term);
+      if (!ordered) Fail(index, "terms " + std::to_string(t - 1) + " and " + std::to_string(t) + " out of order");
+    }
+    hashes[t] = indexer::HashTerm(term);
+    std::optional<uint32_t> found = dict.Find(term, hashes[t]);
+    if (!found || *found != t) Fail(index, "term " + std::to_string(t) + " not found by its hash");
+  }
+  uint64_t used_slots = 0;
+  for (uint64_t s = 0; s < dict.slots; ++s) {
+    if (dict.table[s] == 0) continue;
+    if (dict.table[s] - 1 >= terms) Fail(index, "term table slot " + std::to_string(s) + " out of range");
+    ++used_slots;
+  }
+  if (used_slots != terms) Fail(index, "term table holds " + std::to_string(used_slots) +
+                                           " entries for " + std::to_string(terms) + " terms");
+
+  // Documents: paths packed in order and sorted; forward records decode
+  // completely and agree with the term counts; document frequencies agree with the records.
+  std::string_view forward = index.Section(SectionId::kForwardData);
+  std::string_view forward_offsets_bytes = index.Section(SectionId::kForwardOffsets);
+  std::vector<uint64_t> forward_offsets(docs + 1);
+  std::memcpy(forward_offsets.data(), forward_offsets_bytes.data(), (docs + 1) * 8);
+  if (forward_offsets[0] != 0 || forward_offsets[docs] != forward.size()) {
+    Fail(index, "forward offsets do not cover the forward store");
+  }
+  const auto* fwd = reinterpret_cast<const uint8_t*>(forward.data());
+  auto decode = [&](uint64_t d, std::vector<uint32_t>* ids) {
+    std::string why = DecodeRecordStrictly(fwd + forward_offsets[d], fwd + forward_offsets[d + 1],
+                                           terms, ids);
+    if (!why.empty()) Fail(index, "forward record of document " + std::to_string(d) + ": " + why);
+  };
+  std::vector<uint32_t> df(terms, 0);
+  std::vector<uint32_t> ids;
+  uint64_t path_cursor = 0, input_bytes = 0, non_empty = 0;
+  for (uint64_t d = 0; d < docs; ++d) {
+    const indexer::DocRecord& doc = index.doc(static_cast<uint32_t>(d));
+    if (doc.path_offset != path_cursor) {
+      Fail(index, "path of document " + std::to_string(d));
+    }
+    path_cursor += doc.path_length;
+    if (d > 0 && index.path(static_cast<uint32_t>(d)) < index.path(static_cast<uint32_t>(d - 1))) {
+      Fail(index, "documents " + std::to_string(d - 1) + " and " + std::to_string(d) + " out of path order");
+    }
+    input_bytes += doc.size;
+    decode(d, &ids);
+    if (ids.size() != doc.term_count) Fail(index, "term count of document " + std::to_string(d));
+    for (uint32_t id : ids) ++df[id];
+    if (!ids.empty()) ++non_empty;
+  }
+  if (path_cursor != index.Section(SectionId::kPaths).size()) Fail(index, "unused path bytes");
+  if (input_bytes != meta.input_bytes) Fail(index, "document sizes do not add up");
+  for (uint64_t t = 0; t < terms; ++t) {
+    if (df[t] != dict.df[t]) Fail(index, "document frequency of term " + std::to_string(t));
+  }
+
+  // Bands: rows packed in order; the band columns hold each non-empty document exactly once;
+  // every term of a document has its bits set in the document's column (the exact row of a
+  // frequent term, else its k Bloom rows); an exact row has no bit beyond its term's documents;
+  // a band's recorded maximum covers its documents; bits past a band's documents are zero.
+  const uint64_t exact = index.exact_terms();
+  const uint64_t row_words = index.Section(SectionId::kRows).size() / 8;
+  uint64_t row_cursor = 0, columns = 0;
+  std::vector<uint8_t> seen(docs, 0);
+  std::vector<uint64_t> exact_bits(exact, 0);
+  for (uint64_t b = 0; b < index.band_count(); ++b) {
+    const indexer::BandRecord& band = index.band(b);
+    const std::string name = "band " + std::to_string(b);
+    if (band.doc_count == 0) Fail(index, name + " is empty");
+    if (band.rows_offset != row_cursor * 8) Fail(index, name + " rows are not packed");
+    const uint64_t blocks = (band.doc_count + indexer::kDocsPerBlock - 1) / indexer::kDocsPerBlock;
+    if (band.words_per_row != blocks * (indexer::kDocsPerBlock / 64)) Fail(index, name + " row length");
+    const uint64_t rows = band.width + exact;
+    row_cursor += rows * band.words_per_row;
+    for (uint64_t c = 0; c < band.doc_count; ++c) {
+      const uint32_t d = index.BandDoc(band, c);
+      if (index.doc(d).term_count == 0) Fail(index, name + " holds empty document " + std::to_string(d));
+      if (seen[d]) Fail(index, "document " + std::to_string(d) + " is in the bands twice");
+      seen[d] = 1;
+      decode(d, &ids);
+      const uint64_t word = c / 64, bit = uint64_t{1} << (c % 64);
+      uint64_t bloom_terms = 0;
+      for (uint32_t id : ids) {
+        if (id < exact) {
+          if ((index.Row(band, band.width + id)[word] & bit) == 0) {
+            Fail(index, name + ": the exact-row bit of a term of document " + std::to_string(d) + " is missing");
+          }
+          continue;
+        }
+        ++bloom_terms;
+        indexer::ForEachPosition(hashes[id], band.width, band.k, [&](uint64_t r) {
+          if ((index.Row(band, r)[word] & bit) == 0) {
+            Fail(index, name + ": a signature bit of document " + std::to_string(d) + " is missing");
+          }
+        });
+      }
+      if (bloom_terms > band.max_terms) Fail(index, name + " records a maximum term count below a document's");
+    }
+    for (uint64_t r = 0; r < rows; ++r) {
+      const uint64_t* row = index.Row(band, r);
+      for (uint64_t w = band.doc_count / 64; w < band.words_per_row; ++w) {
+        uint64_t stray = row[w];
+        if (w == band.doc_count / 64) stray &= ~uint64_t{0} << (band.doc_count % 64);
+        if (stray != 0) Fail(index, name + " has bits set past its documents");
+      }
+      if (r >= band.width) {
+        for (uint64_t w = 0; w < band.words_per_row; ++w) {
+          exact_bits[r - band.width] += static_cast<uint64_t>(__builtin_popcountll(row[w]));
+        }
+      }
+    }
+    columns += band.doc_count;
+  }
+  for (uint64_t t = 0; t < exact; ++t) {
+    // Every document of the term has its bit (above), so an equal count means no extra bit.
+    if (exact_bits[t] != df[t]) Fail(index, "the exact row of term " + std::to_string(t) + " has extra bits");
+  }
+  if (row_cursor != row_words) Fail(index, "rows section holds unused bytes");
+  if (columns != non_empty) {
+    Fail(index, "the bands hold " + std::to_string(columns) + " documents, " +
+                    std::to_string(non_empty) + " documents have terms");
+  }
+}
+
+}  // namespace bitsift::query

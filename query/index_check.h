@@ -1,0 +1,22 @@
+// A full consistency check of an open index (`bitsift check`).
+//
+// Opening an index already verifies every checksum and enough structure that no access leaves
+// the mapping. CheckIndex goes further and verifies the invariants that answers depend on:
+// every forward record decodes completely (ids ascending, < term_count, skip entries exact),
+// the dictionary finds every term through its own hash and holds no stray table entry, document
+// frequencies match the forward store, the bands hold every non-empty document exactly once in
+// size order, each document's signature bits are set for all of its terms, and no bit past a
+// band's document count is set. O(index size + postings x k).
+#ifndef BITSIFT_QUERY_INDEX_CHECK_H_
+#define BITSIFT_QUERY_INDEX_CHECK_H_
+
+#include "query/index_reader.h"
+
+namespace bitsift::query {
+
+// Throws Error(kCorrupt) naming the index path and the first problem found.
+void CheckIndex(const IndexReader& index);
+
+}  // namespace bitsift::query
+
+#endif  // BITSIFT_QUERY_INDEX_CHECK_H_

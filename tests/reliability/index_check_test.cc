@@ -1,0 +1,259 @@
+// `Index::Check` / `bitsift check`: damaged and foreign index files, including damage hidden
+// behind recomputed checksums, are reported (exit 2 naming the file and the problem) and never
+// crash; whatever the check accepts still answers exactly.
+#include <bitsift/bitsift.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <random>
+
+#include "indexer/index_format.h"
+#include "reliability_util.h"
+#include "test_util.h"
+
+using bitsift::Index;
+using bitsift::Status;
+using bitsift::indexer::SectionId;
+using namespace bitsift::testing;
+
+namespace {
+
+// A small corpus with frequent words (exact rows), rare words (Bloom rows), documents of more
+// than 128 terms (forward skip entries), an empty document and several scripts.
+std::vector<bitsift::Document> SmallCorpus() {
+  std::vector<bitsift::Document> docs;
+  for (int i = 0; i < 40; ++i) {
+    std::string text = "common shared ";
+    text += Cat("word", i, " ");
+    if (i % 3 == 0) text += "third ";
+    if (i % 7 == 0) text += "東京タワー Straße привет ";
+    if (i == 5 || i == 6) {
+      for (int j = 0; j < 300; ++j) text += Cat("long", j * (i - 3), " ");
+    }
+    docs.push_back({Cat("doc", 100 + i), i == 9 ? "" : text, i});
+  }
+  return docs;
+}
+
+const std::vector<std::vector<std::string>> kQueries = {
+    {"common"}, {"third"},      {"word7"},   {"common", "third"}, {"東京"},
+    {"long30"}, {"long300", "shared"}, {"absent"}, {"straße", "word14"}, {"long597"}};
+
+struct Answers {
+  std::vector<Status::Code> codes;
+  std::vector<std::vector<uint32_t>> docs;
+  bool operator==(const Answers& o) const { return codes == o.codes && docs == o.docs; }
+};
+
+Answers Ask(const Index& index) {
+  Answers a;
+  for (const auto& q : kQueries) {
+    bitsift::QueryResult r;
+    a.codes.push_back(index.Query(q, {}, &r).code());
+    a.docs.push_back(r.documents);
+  }
+  return a;
+}
+
+// Opens and checks `image` written to `path`: the Open status, else the Check status.
+Status OpenAndCheck(const std::string& path, const std::string& image,
+                    std::unique_ptr<Index>* index) {
+  WriteFile(path, image);
+  Status s = Index::Open(path, index);
+  return s.ok() ? (*index)->Check() : s;
+}
+
+template <typename T>
+T Load(const std::string& image, uint64_t offset) {
+  T v;
+  std::memcpy(&v, image.data() + offset, sizeof(T));
+  return v;
+}
+template <typename T>
+void Store(std::string& image, uint64_t offset, T v) {
+  std::memcpy(image.data() + offset, &v, sizeof(T));
+}
+
+}  // namespace
+
+TEST_CASE("check accepts every index the builder writes", "[check]") {
+  TempDir dir;
+  // From a directory (the bundled sample), from memory, empty, all-empty documents, and a
+  // generated corpus big enough for several bands and exact rows.
+  REQUIRE(bitsift::BuildIndex(BITSIFT_SAMPLE_DIR, dir / "sample", {}).ok());
+  CHECK(bitsift::CheckIndex(dir / "sample").ok());
+  REQUIRE(bitsift::BuildIndexFromDocuments(SmallCorpus(), dir / "small", {}).ok());
+  CHECK(bitsift::CheckIndex(dir / "small").ok());
+  REQUIRE(bitsift::BuildIndexFromDocuments({}, dir / "none", {}).ok());
+  CHECK(bitsift::CheckIndex(dir / "none").ok());
+  REQUIRE(bitsift::BuildIndexFromDocuments({{"a", "", 0}, {"b", "!!", 0}}, dir / "blank", {}).ok());
+  CHECK(bitsift::CheckIndex(dir / "blank").ok());
+  std::mt19937_64 rng(3);
+  auto vocab = MixedVocabulary(3000, rng);
+  std::vector<bitsift::Document> docs;
+  for (auto& d : GenerateCorpus(3000, 2000, vocab, rng)) docs.push_back({d.name, d.text, 0});
+  bitsift::IndexOptions options;
+  options.fp_rate = 0.05;
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "generated", options).ok());
+  Status s = bitsift::CheckIndex(dir / "generated");
+  INFO(s.message());
+  CHECK(s.ok());
+  CHECK(bitsift::CheckIndex(dir / "missing").code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
+  TempDir dir;
+  REQUIRE(bitsift::BuildIndexFromDocuments(SmallCorpus(), dir / "good", {}).ok());
+  const std::string good = ReadFile(dir / "good");
+  std::unique_ptr<Index> index;
+  // Applies `mutate` to a copy, reseals it, and expects open or check to report `expected`.
+  auto expect_damage = [&](const char* what, auto mutate, const char* expected) {
+    std::string bad = good;
+    mutate(bad);
+    ResealIndex(bad);
+    REQUIRE(bad != good);
+    Status s = OpenAndCheck(dir / "bad", bad, &index);
+    INFO(what << ": " << s.message());
+    CHECK(s.code() == Status::Code::kCorrupt);
+    CHECK(s.message().find(dir / "bad") != std::string::npos);
+    CHECK(s.message().find(expected) != std::string::npos);
+  };
+  const auto [rows, rows_len] = SectionSpan(good, SectionId::kRows);
+  const auto [bands, bands_len] = SectionSpan(good, SectionId::kBands);
+  const auto band = Load<bitsift::indexer::BandRecord>(good, bands);
+  expect_damage("a signature bit cleared", [&, rows = rows, rows_len = rows_len](std::string& b) {
+    for (uint64_t w = 0; w < rows_len / 8; ++w) {
+      uint64_t v = Load<uint64_t>(b, rows + w * 8);
+      if (v != 0) {
+        Store<uint64_t>(b, rows + w * 8, v & (v - 1));
+        return;
+      }
+    }
+  }, "bit");
+  expect_damage("a bit past the documents", [&, rows = rows](std::string& b) {
+    uint64_t col = band.doc_count;  // first column past the band's documents
+    uint64_t off = rows + band.rows_offset + (col / 64) * 8;
+    Store<uint64_t>(b, off, Load<uint64_t>(b, off) | (uint64_t{1} << (col % 64)));
+  }, "past its documents");
+  const auto [term_bytes, term_bytes_len] = SectionSpan(good, SectionId::kTermBytes);
+  expect_damage("a term's bytes changed", [&, tb = term_bytes](std::string& b) {
+    b[tb] = b[tb] == 'q' ? 'z' : 'q';
+  }, "term");
+  const auto [df, df_len] = SectionSpan(good, SectionId::kTermDf);
+  expect_damage("a document frequency changed", [&, df = df](std::string& b) {
+    Store<uint32_t>(b, df, Load<uint32_t>(b, df) + 1);
+  }, "frequency");
+  const auto [table, table_len] = SectionSpan(good, SectionId::kTermTable);
+  expect_damage("a term table entry removed", [&, table = table, table_len = table_len](std::string& b) {
+    for (uint64_t i = 0; i < table_len / 4; ++i) {
+      if (Load<uint32_t>(b, table + i * 4) != 0) {
+        Store<uint32_t>(b, table + i * 4, 0);
+        return;
+      }
+    }
+  }, "term");
+  const auto [band_docs, band_docs_len] = SectionSpan(good, SectionId::kBandDocs);
+  expect_damage("a document twice in the bands", [&, bd = band_docs](std::string& b) {
+    Store<uint32_t>(b, bd + 4, Load<uint32_t>(b, bd));
+  }, "twice");
+  expect_damage("two band columns swapped", [&, bd = band_docs](std::string& b) {
+    uint32_t x = Load<uint32_t>(b, bd), y = Load<uint32_t>(b, bd + 4);
+    Store<uint32_t>(b, bd, y);
+    Store<uint32_t>(b, bd + 4, x);
+  }, "bit");
+  const auto [fwd, fwd_len] = SectionSpan(good, SectionId::kForwardData);
+  expect_damage("a forward record's count changed", [&, fwd = fwd](std::string& b) {
+    b[fwd] = static_cast<char>(b[fwd] + 1);
+  }, "forward record");
+  const auto [docs_at, docs_len] = SectionSpan(good, SectionId::kDocs);
+  expect_damage("a document's term count changed", [&, docs_at = docs_at](std::string& b) {
+    uint64_t off = docs_at + offsetof(bitsift::indexer::DocRecord, term_count);
+    Store<uint32_t>(b, off, Load<uint32_t>(b, off) + 1);
+  }, "term count");
+  // Not an index at all / another version / truncated: named by Open, which check runs first.
+  expect_damage("a newer format version", [](std::string& b) {
+    Store<uint32_t>(b, offsetof(bitsift::indexer::FileHeader, format_version), 2);
+  }, "format version 2");
+}
+
+TEST_CASE("any byte changed behind valid checksums: no crash, and what check accepts is exact",
+          "[check][forge]") {
+  TempDir dir;
+  REQUIRE(bitsift::BuildIndexFromDocuments(SmallCorpus(), dir / "good", {}).ok());
+  const std::string good = ReadFile(dir / "good");
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "good", &index).ok());
+  const Answers expected = Ask(*index);
+  for (const auto& d : expected.docs) REQUIRE(d.size() <= 40);
+  const uint64_t stride = std::max<uint64_t>(1, good.size() / EnvNumber("BITSIFT_FORGE_POSITIONS", 4000));
+  uint64_t tried = 0, refused_by_open = 0, refused_by_check = 0, accepted = 0;
+  for (uint64_t pos = 0; pos < good.size(); pos += stride) {
+    for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}}) {
+      std::string bad = good;
+      bad[pos] = static_cast<char>(bad[pos] ^ flip);
+      ResealIndex(bad);
+      ++tried;
+      WriteFile(dir / "bad", bad);
+      Status s = Index::Open(dir / "bad", &index);
+      if (!s.ok()) {
+        ++refused_by_open;
+        INFO("position " << pos << ": " << s.message());
+        CHECK(s.code() == Status::Code::kCorrupt);
+        continue;
+      }
+      Status c = index->Check();
+      Answers got = Ask(*index);  // must not crash, whatever the check said
+      if (!c.ok()) {
+        ++refused_by_check;
+        CHECK(c.code() == Status::Code::kCorrupt);
+        continue;
+      }
+      ++accepted;
+      INFO("position " << pos << " flip " << int{flip} << " passed the check");
+      CHECK(got == expected);
+    }
+  }
+  WARN("forged single-byte changes: " << tried << " tried, " << refused_by_open
+                                      << " refused by open, " << refused_by_check
+                                      << " refused by check, " << accepted
+                                      << " harmless ones accepted (answers unchanged)");
+  CHECK(refused_by_open + refused_by_check > tried / 2);
+}
+
+TEST_CASE("bitsift check: exit 0 for a sound index, 2 naming the file and the problem",
+          "[check][cli]") {
+  TempDir dir;
+  REQUIRE(bitsift::BuildIndexFromDocuments(SmallCorpus(), dir / "good", {}).ok());
+  const std::string good = ReadFile(dir / "good");
+  const std::string bitsift = BitsiftProgram();
+  ProcessResult r = RunProcess({bitsift, "check", "--index", dir / "good"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("ok") != std::string::npos);
+  auto expect = [&](const char* what, const std::string& image, const char* message) {
+    WriteFile(dir / "bad", image);
+    ProcessResult p = RunProcess({bitsift, "check", "--index", dir / "bad"});
+    INFO(what << ": " << p.err);
+    CHECK(p.exit_code == 2);
+    CHECK(p.err.find(dir / "bad") != std::string::npos);
+    CHECK(p.err.find(message) != std::string::npos);
+    CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
+  };
+  expect("truncated", good.substr(0, good.size() - 100), "truncated");
+  expect("empty", "", "too short");
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x04;
+  expect("flipped byte", flipped, "mismatch");
+  expect("another format", "SQLite format 3" + std::string(200, '\0'), "bad magic");
+  std::string newer = good;
+  Store<uint32_t>(newer, offsetof(bitsift::indexer::FileHeader, format_version), 7);
+  ResealIndex(newer);
+  expect("newer version", newer, "format version 7");
+  std::string forged = good;
+  const auto [df, df_len] = SectionSpan(good, SectionId::kTermDf);
+  Store<uint32_t>(forged, df, Load<uint32_t>(forged, df) + 1);
+  ResealIndex(forged);
+  expect("forged frequency", forged, "frequency");
+  ProcessResult missing = RunProcess({bitsift, "check", "--index", dir / "nope"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find(dir / "nope") != std::string::npos);
+}

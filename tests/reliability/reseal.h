@@ -1,0 +1,47 @@
+// Recomputing the checksums of a deliberately damaged index image, so that the damage gets
+// past checksum verification and reaches the structural checks. Shared by the reliability
+// tests and the index fuzzer (fuzz/).
+#ifndef BITSIFT_TESTS_RELIABILITY_RESEAL_H_
+#define BITSIFT_TESTS_RELIABILITY_RESEAL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "indexer/index_format.h"
+
+namespace bitsift::testing {
+
+// Recomputes the checksums of an index image (every section the table places inside the
+// image, the table, the header) and the header's file size, so that a mutated image gets past
+// checksum verification and exercises the structural checks. Bytes it cannot place are left
+// as they are.
+inline void ResealIndex(std::string& image) {
+  using indexer::FileHeader;
+  using indexer::SectionEntry;
+  if (image.size() < sizeof(FileHeader)) return;
+  FileHeader h;
+  std::memcpy(&h, image.data(), sizeof(h));
+  h.file_size = image.size();
+  const uint64_t table_bytes = uint64_t{h.section_count} * sizeof(SectionEntry);
+  if (h.section_count > 0 && h.section_count <= 4096 && h.section_table_offset <= image.size() &&
+      image.size() - h.section_table_offset >= table_bytes) {
+    std::vector<SectionEntry> entries(h.section_count);
+    std::memcpy(entries.data(), image.data() + h.section_table_offset, table_bytes);
+    for (SectionEntry& e : entries) {
+      if (e.offset <= image.size() && image.size() - e.offset >= e.length) {
+        e.checksum = indexer::Checksum(image.data() + e.offset, e.length);
+      }
+    }
+    std::memcpy(image.data() + h.section_table_offset, entries.data(), table_bytes);
+    h.section_table_checksum = indexer::Checksum(entries.data(), table_bytes);
+  }
+  h.header_checksum = indexer::Checksum(&h, offsetof(FileHeader, header_checksum));
+  std::memcpy(image.data(), &h, sizeof(h));
+}
+
+}  // namespace bitsift::testing
+
+#endif  // BITSIFT_TESTS_RELIABILITY_RESEAL_H_

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "util/error.h"
@@ -32,6 +33,30 @@ class Fd {
  private:
   int fd_;
 };
+
+// open(root/relative, flags). A path of PATH_MAX bytes or more cannot be passed to open(), so it
+// is opened one directory at a time with openat(): trees of any depth can be indexed.
+int OpenUnder(const std::string& root, const std::string& relative, int flags) {
+  if (root.size() + 1 + relative.size() < PATH_MAX) {
+    return ::open(relative.empty() ? root.c_str() : (root + "/" + relative).c_str(), flags);
+  }
+  int dir_fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  size_t pos = 0;
+  while (dir_fd >= 0) {
+    size_t slash = relative.find('/', pos);
+    bool last = slash == std::string::npos;
+    std::string part = relative.substr(pos, last ? std::string::npos : slash - pos);
+    int fd = ::openat(dir_fd, part.c_str(),
+                      last ? flags : O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    ::close(dir_fd);
+    errno = err;
+    if (last) return fd;
+    dir_fd = fd;
+    pos = slash + 1;
+  }
+  return -1;
+}
 
 }  // namespace
 
@@ -65,8 +90,7 @@ std::vector<std::string> WalkDirectory(const std::string& root,
   while (!pending.empty()) {
     std::string dir = std::move(pending.back());
     pending.pop_back();
-    std::string abs = dir.empty() ? root : root + "/" + dir;
-    int dfd = ::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int dfd = OpenUnder(root, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR* d = dfd >= 0 ? ::fdopendir(dfd) : nullptr;
     if (d == nullptr) {
       int err = errno;
@@ -125,9 +149,8 @@ namespace {
 SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path,
                        uint64_t max_file_size, tokenizer::Tokenizer& tokenizer,
                        tokenizer::TokenSink& sink, FileFacts* facts, std::string* detail) {
-  std::string path = root + "/" + relative_path;
   // O_NONBLOCK: if the entry was replaced by a FIFO since listing, open must not wait.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  Fd fd(OpenUnder(root, relative_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     int err = errno;
     *detail = std::strerror(err);

@@ -187,6 +187,49 @@ TEST_CASE("a tree 200 levels deep is indexed to the bottom", "[badinput]") {
   CHECK(Find(*b->index, {"everywhere"}).size() == 200);
 }
 
+TEST_CASE("paths longer than PATH_MAX are walked and read", "[badinput]") {
+  // 200 levels of 60-byte names: about 12,200 bytes, three times PATH_MAX. Neither open() nor
+  // std::filesystem takes such a path, so the tree is made with mkdirat/openat.
+  TempDir dir;
+  const std::string name(60, 'n');
+  int fd = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
+  REQUIRE(fd >= 0);
+  std::string rel;
+  for (int level = 0; level < 200; ++level) {
+    std::string level_name = Cat(name, level);
+    REQUIRE(::mkdirat(fd, level_name.c_str(), 0755) == 0);
+    int next = ::openat(fd, level_name.c_str(), O_RDONLY | O_DIRECTORY);
+    REQUIRE(next >= 0);
+    ::close(fd);
+    fd = next;
+    rel += (level ? "/" : "") + level_name;
+  }
+  int file = ::openat(fd, "deep.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(file >= 0);
+  const std::string text = "bottomword of a very deep tree";
+  REQUIRE(::write(file, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(file);
+  ::close(fd);
+  REQUIRE(rel.size() > PATH_MAX);
+  auto b = BuildAndOpen(dir.path());
+  CHECK(b->skips.empty());
+  CHECK(b->summary.documents == 1);
+  CHECK(Find(*b->index, {"bottomword", "deep"}) == std::vector<std::string>{rel + "/deep.txt"});
+  // std::filesystem::remove_all cannot remove such a tree either: unlink it bottom-up with fds.
+  std::vector<int> fds = {::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY)};
+  for (int level = 0; level < 200; ++level) {
+    fds.push_back(::openat(fds.back(), Cat(name, level).c_str(), O_RDONLY | O_DIRECTORY));
+    REQUIRE(fds.back() >= 0);
+  }
+  CHECK(::unlinkat(fds.back(), "deep.txt", 0) == 0);
+  for (int level = 199; level >= 0; --level) {
+    ::close(fds.back());
+    fds.pop_back();
+    CHECK(::unlinkat(fds.back(), Cat(name, level).c_str(), AT_REMOVEDIR) == 0);
+  }
+  ::close(fds.back());
+}
+
 TEST_CASE("an empty directory gives an empty, valid index", "[badinput]") {
   TempDir dir;
   std::filesystem::create_directories(dir / "only/empty/dirs");
@@ -308,9 +351,9 @@ TEST_CASE("indexing completes while files keep changing under it", "[badinput][r
 }
 
 TEST_CASE("a huge file without a newline is read with bounded memory", "[badinput][big]") {
-  // The issue asks for 1 GiB; the default is smaller to keep CI fast. BITSIFT_BIG_FILE_MB=1024
-  // runs the full size (about 30 s in Release).
-  const uint64_t mb = EnvNumber("BITSIFT_BIG_FILE_MB", 256);
+  // 1 GiB as the issue asks (about 30 s in Release); the sanitizer passes of scripts/test set
+  // BITSIFT_BIG_FILE_MB lower.
+  const uint64_t mb = EnvNumber("BITSIFT_BIG_FILE_MB", 1024);
   TempDir dir;
   const std::string docs = dir / "docs", file = docs + "/huge.txt";
   std::string head;

@@ -12,12 +12,24 @@ namespace {
 // Below this many row words a query runs on the calling thread (task overhead dominates).
 constexpr size_t kParallelMinWords = 1 << 16;
 
+// Early exit makes the row reads irregular, which defeats the hardware prefetcher: prefetch
+// the blocks kPrefetchWords ahead in the first kPrefetchRows rows, the ones most blocks reach
+// (at fill 1/2 a block of 512 columns is usually zero after about log2(512) + 2 rows).
+// Measured on linux-paras (docs/design.md): AND time of 3-4 term queries 341 -> 182 us for
+// 16 rows, 32 words ahead; 8 or 12 rows gain less, 20 to 32 rows no more.
+constexpr size_t kPrefetchRows = 16;
+constexpr size_t kPrefetchWords = 32;
+
 // ANDs words [begin, end) block by block; returns words read.
 uint64_t AndRange(const uint64_t* const* rows, size_t nrows, size_t begin, size_t end,
                   uint64_t* out) {
   uint64_t read = 0;
+  const size_t prefetch_rows = std::min(nrows, kPrefetchRows);
   for (size_t w = begin; w < end; w += kBlockWords) {
     const size_t n = std::min(kBlockWords, end - w);
+    if (w + kPrefetchWords < end) {
+      for (size_t r = 0; r < prefetch_rows; ++r) __builtin_prefetch(rows[r] + w + kPrefetchWords);
+    }
     uint64_t acc[kBlockWords];
     uint64_t any = 0;
     for (size_t i = 0; i < n; ++i) any |= acc[i] = rows[0][w + i];

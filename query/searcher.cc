@@ -23,6 +23,10 @@ double MicrosSince(Clock::time_point t) {
 // Verification of this many candidates or more is spread over threads.
 constexpr size_t kParallelVerifyMin = 4096;
 
+// Verification prefetches the forward record of the candidate this many places ahead: the
+// records of scattered candidates are cache misses, and several can be in flight at once.
+constexpr size_t kPrefetchAhead = 8;
+
 }  // namespace
 
 std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& args) {
@@ -93,7 +97,22 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
       }
     }
   }
-  std::sort(out.begin(), out.end());
+  // Candidates come band by band; return them in document order. Many candidates are put in
+  // order through a bitmap over all documents, which costs a pass over N/64 words instead of
+  // a sort (a sort of 20k ids took 15% of single-term query time on linux-paras).
+  const uint64_t docs = index_.doc_count();
+  if (out.size() > 64 && out.size() * 64 > docs) {
+    std::vector<uint64_t> seen((docs + 63) / 64, 0);
+    for (uint32_t d : out) seen[d / 64] |= uint64_t{1} << (d % 64);
+    out.clear();
+    for (uint64_t w = 0; w < seen.size(); ++w) {
+      for (uint64_t v = seen[w]; v != 0; v &= v - 1) {
+        out.push_back(static_cast<uint32_t>(w * 64 + static_cast<uint64_t>(__builtin_ctzll(v))));
+      }
+    }
+  } else {
+    std::sort(out.begin(), out.end());
+  }
   stats->candidates = out.size();
   return out;
 }
@@ -142,6 +161,9 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     tbb::parallel_for(tbb::blocked_range<size_t>(0, candidates.size(), 256),
                       [&](const tbb::blocked_range<size_t>& r) {
                         for (size_t i = r.begin(); i != r.end(); ++i) {
+                          if (i + kPrefetchAhead < r.end()) {
+                            index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
+                          }
                           ok[i] = index_.Contains(candidates[i], verify_ids.data(), verify_ids.size());
                         }
                       });
@@ -150,10 +172,13 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     }
     verified = candidates.size();
   } else {
-    for (uint32_t doc : candidates) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
       if (limit != 0 && matches.size() >= limit) break;
+      if (i + kPrefetchAhead < candidates.size()) index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
       ++verified;
-      if (index_.Contains(doc, verify_ids.data(), verify_ids.size())) matches.push_back(doc);
+      if (index_.Contains(candidates[i], verify_ids.data(), verify_ids.size())) {
+        matches.push_back(candidates[i]);
+      }
     }
   }
   stats->false_positives = verified - matches.size();

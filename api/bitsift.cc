@@ -22,10 +22,14 @@ namespace {
 
 Status::Code CodeOf(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kInvalidArgument: return Status::Code::kInvalidArgument;
-    case ErrorKind::kIo: return Status::Code::kIoError;
-    case ErrorKind::kCorrupt: return Status::Code::kCorrupt;
-    case ErrorKind::kNotFound: return Status::Code::kNotFound;
+    case ErrorKind::kInvalidArgument:
+      return Status::Code::kInvalidArgument;
+    case ErrorKind::kIo:
+      return Status::Code::kIoError;
+    case ErrorKind::kCorrupt:
+      return Status::Code::kCorrupt;
+    case ErrorKind::kNotFound:
+      return Status::Code::kNotFound;
   }
   return Status::Code::kInternal;
 }
@@ -154,9 +158,9 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     query::QueryStats st;
     result->documents = rep_->searcher.Search(terms, options.limit, &st);
-    result->stats = {st.terms,      st.candidates,          st.false_positives, st.rows_read,
-                     st.bytes_read, st.parse_us + tokenize_us, st.and_us,     st.verify_us,
-                     st.total_us + tokenize_us};
+    result->stats = {st.terms,     st.candidates, st.false_positives,
+                     st.rows_read, st.bytes_read, st.parse_us + tokenize_us,
+                     st.and_us,    st.verify_us,  st.total_us + tokenize_us};
   });
 }
 
@@ -183,7 +187,8 @@ IndexStats Index::Stats() const {
   const query::IndexReader& r = rep_->reader;
   IndexStats s;
   s.root = std::string(r.root());
-  s.icu_version = std::string(r.meta().icu_version, strnlen(r.meta().icu_version, sizeof(r.meta().icu_version)));
+  s.icu_version = std::string(r.meta().icu_version,
+                              strnlen(r.meta().icu_version, sizeof(r.meta().icu_version)));
   s.documents = r.doc_count();
   s.terms = r.meta().term_count;
   s.exact_terms = r.exact_terms();
@@ -199,9 +204,12 @@ IndexStats Index::Stats() const {
     uint64_t set = 0;
     for (uint64_t row = 0; row < band.width; ++row) {
       const uint64_t* p = r.Row(band, row);
-      for (uint64_t w = 0; w < band.words_per_row; ++w) set += static_cast<uint64_t>(__builtin_popcountll(p[w]));
+      for (uint64_t w = 0; w < band.words_per_row; ++w)
+        set += static_cast<uint64_t>(__builtin_popcountll(p[w]));
     }
-    bs.fill_ratio = band.doc_count ? static_cast<double>(set) / (static_cast<double>(band.width) * band.doc_count) : 0;
+    bs.fill_ratio = band.doc_count ? static_cast<double>(set) /
+                                         (static_cast<double>(band.width) * band.doc_count)
+                                   : 0;
     bs.expected_fp_rate = indexer::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms);
     s.bands.push_back(bs);
   }
@@ -209,9 +217,11 @@ IndexStats Index::Stats() const {
   s.section_bytes = {
       {"signature rows", r.SectionBytes(SectionId::kRows)},
       {"band columns", r.SectionBytes(SectionId::kBandDocs) + r.SectionBytes(SectionId::kBands)},
-      {"forward store", r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets)},
-      {"dictionary", r.SectionBytes(SectionId::kTermBytes) + r.SectionBytes(SectionId::kTermOffsets) +
-                         r.SectionBytes(SectionId::kTermDf) + r.SectionBytes(SectionId::kTermTable)},
+      {"forward store",
+       r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets)},
+      {"dictionary",
+       r.SectionBytes(SectionId::kTermBytes) + r.SectionBytes(SectionId::kTermOffsets) +
+           r.SectionBytes(SectionId::kTermDf) + r.SectionBytes(SectionId::kTermTable)},
       {"document table", r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths)},
       {"meta", r.SectionBytes(SectionId::kMeta)},
   };

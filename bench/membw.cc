@@ -17,8 +17,14 @@ static std::uint64_t read_pass(const std::uint64_t* p, std::size_t n) {
   std::uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    a0 += p[i];     a1 += p[i + 1]; a2 += p[i + 2]; a3 += p[i + 3];
-    a4 += p[i + 4]; a5 += p[i + 5]; a6 += p[i + 6]; a7 += p[i + 7];
+    a0 += p[i];
+    a1 += p[i + 1];
+    a2 += p[i + 2];
+    a3 += p[i + 3];
+    a4 += p[i + 4];
+    a5 += p[i + 5];
+    a6 += p[i + 6];
+    a7 += p[i + 7];
   }
   for (; i < n; ++i) a0 += p[i];
   return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
@@ -49,10 +55,10 @@ int main(int argc, char** argv) {
   }
   std::vector<double> sorted = gbps;
   std::sort(sorted.begin(), sorted.end());
-  std::printf("{\"buffer_mib\":%zu,\"passes\":%d,\"best_read_GBps\":%.3f,\"median_read_GBps\":%.3f,"
-              "\"checksum\":%llu}\n",
-              mib, passes, sorted.back(), sorted[sorted.size() / 2],
-              static_cast<unsigned long long>(sink));
+  std::printf(
+      "{\"buffer_mib\":%zu,\"passes\":%d,\"best_read_GBps\":%.3f,\"median_read_GBps\":%.3f,"
+      "\"checksum\":%llu}\n",
+      mib, passes, sorted.back(), sorted[sorted.size() / 2], static_cast<unsigned long long>(sink));
   std::free(buf);
   return 0;
 }

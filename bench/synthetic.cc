@@ -114,8 +114,12 @@ int main(int argc, char** argv) {
   }
   bitsift::IndexStats st = index->Stats();
   const double docs = static_cast<double>(st.documents);
-  std::printf("## %s\n\n", dir.empty() ? ("generated corpus, " + std::to_string(ndocs) + " documents").c_str() : dir.c_str());
-  std::printf("| documents | input bytes | distinct terms | postings | bands | build s | index bytes | bits/document | bits/posting |\n|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("## %s\n\n",
+              dir.empty() ? ("generated corpus, " + std::to_string(ndocs) + " documents").c_str()
+                          : dir.c_str());
+  std::printf(
+      "| documents | input bytes | distinct terms | postings | bands | build s | index bytes | "
+      "bits/document | bits/posting |\n|---|---|---|---|---|---|---|---|---|\n");
   std::printf("| %llu | %llu | %llu | %llu | %llu | %.2f | %llu | %.1f | %.2f |\n\n",
               (unsigned long long)summary.documents, (unsigned long long)summary.input_bytes,
               (unsigned long long)summary.terms, (unsigned long long)summary.postings,
@@ -138,14 +142,16 @@ int main(int argc, char** argv) {
     std::vector<std::string> h = {"zzabsent" + std::to_string(p)};
     fp += searcher.Candidates(h, true, &qs).size();
   }
-  std::printf("\nsignature false-positive rate, one absent term (%d probes x %llu documents): "
-              "%.5f (target %.3f)\n",
-              probes, (unsigned long long)st.documents, fp / (probes * docs), st.fp_rate);
+  std::printf(
+      "\nsignature false-positive rate, one absent term (%d probes x %llu documents): "
+      "%.5f (target %.3f)\n",
+      probes, (unsigned long long)st.documents, fp / (probes * docs), st.fp_rate);
 
   // Queries of 1, 2, 3 terms sampled from documents (so they have hits).
-  std::printf("\n| terms | queries | median us | p95 us | mean matches | mean candidates | "
-              "FP rate before verification | mean rows read | mean KB read |\n"
-              "|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "\n| terms | queries | median us | p95 us | mean matches | mean candidates | "
+      "FP rate before verification | mean rows read | mean KB read |\n"
+      "|---|---|---|---|---|---|---|---|---|\n");
   for (size_t nterms = 1; nterms <= 3; ++nterms) {
     std::vector<double> times;
     double matches = 0, candidates = 0, fps = 0, rows = 0, bytes = 0, fp_rate_sum = 0;

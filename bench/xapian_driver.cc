@@ -151,16 +151,20 @@ int main(int argc, char** argv) {
     bool cjk = false;
     int repeat = 1;
     for (int i = 1; i < argc; ++i) {
-      if (!std::strcmp(argv[i], "--cjk")) cjk = true;
-      else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
-      else pos.push_back(argv[i]);
+      if (!std::strcmp(argv[i], "--cjk"))
+        cjk = true;
+      else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
+        repeat = std::atoi(argv[++i]);
+      else
+        pos.push_back(argv[i]);
     }
     if (repeat < 1) repeat = 1;
     if (pos.size() == 4 && pos[0] == "index") return do_index(pos[1], pos[2], pos[3], cjk);
     if (pos.size() == 5 && pos[0] == "query")
       return do_query(pos[1], pos[2], pos[3], pos[4], cjk, repeat);
-    std::cerr << "usage: xapian_driver index DBDIR DOCDIR LISTFILE [--cjk]\n"
-                 "       xapian_driver query DBDIR QUERYFILE OUTFILE TIMINGFILE [--cjk] [--repeat N]\n";
+    std::cerr
+        << "usage: xapian_driver index DBDIR DOCDIR LISTFILE [--cjk]\n"
+           "       xapian_driver query DBDIR QUERYFILE OUTFILE TIMINGFILE [--cjk] [--repeat N]\n";
     return 2;
   } catch (const Xapian::Error& e) {
     std::cerr << "xapian: " << e.get_description() << "\n";

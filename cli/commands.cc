@@ -28,8 +28,7 @@ int Fail(const std::string& message) {
 
 // Parses args into vm; returns an exit code if the command should stop (help or a bad flag).
 std::optional<int> Parse(const std::vector<std::string>& args, const char* usage,
-                         const po::options_description& visible,
-                         const po::options_description& all,
+                         const po::options_description& visible, const po::options_description& all,
                          const po::positional_options_description& positional,
                          po::variables_map& vm) {
   try {
@@ -79,7 +78,8 @@ std::string JsonString(std::string_view s) {
       // Validate one UTF-8 sequence (shortest form, no surrogates, <= U+10FFFF).
       size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
       bool ok = len > 0 && c <= 0xF4 && i + len <= s.size();
-      for (size_t j = 1; ok && j < len; ++j) ok = (static_cast<unsigned char>(s[i + j]) & 0xC0) == 0x80;
+      for (size_t j = 1; ok && j < len; ++j)
+        ok = (static_cast<unsigned char>(s[i + j]) & 0xC0) == 0x80;
       if (ok && len == 3) {
         unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
         ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
@@ -112,8 +112,7 @@ std::string StatsJson(const QueryStats& s, uint64_t matches, const std::string& 
   char buf[512];
   std::snprintf(buf, sizeof(buf),
                 "{%s\"terms\":%" PRIu64 ",\"matches\":%" PRIu64 ",\"candidates\":%" PRIu64
-                ",\"false_positives\":%" PRIu64 ",\"rows_read\":%" PRIu64
-                ",\"bytes_read\":%" PRIu64
+                ",\"false_positives\":%" PRIu64 ",\"rows_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64
                 ",\"parse_us\":%.1f,\"and_us\":%.1f,\"verify_us\":%.1f,\"total_us\":%.1f}",
                 prefix.c_str(), s.terms, matches, s.candidates, s.false_positives, s.rows_read,
                 s.bytes_read, s.parse_us, s.and_us, s.verify_us, s.total_us);
@@ -123,8 +122,10 @@ std::string StatsJson(const QueryStats& s, uint64_t matches, const std::string& 
 void PrintStatsText(const QueryStats& s, uint64_t matches) {
   std::fprintf(stderr,
                "terms %" PRIu64 ", matches %" PRIu64 ", candidates %" PRIu64
-               ", false positives removed %" PRIu64 "\n"
-               "rows read %" PRIu64 ", bytes read %" PRIu64 "\n"
+               ", false positives removed %" PRIu64
+               "\n"
+               "rows read %" PRIu64 ", bytes read %" PRIu64
+               "\n"
                "time: parse %.1f us, and %.1f us, verify %.1f us, total %.1f us\n",
                s.terms, matches, s.candidates, s.false_positives, s.rows_read, s.bytes_read,
                s.parse_us, s.and_us, s.verify_us, s.total_us);
@@ -143,7 +144,8 @@ std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::str
   Status s = index.Query(terms, QueryOptions{f.limit}, &result);
   if (!s.ok()) {
     if (line > 0) {
-      std::fprintf(stderr, "bitsift: error: query line %" PRIu64 ": %s\n", line, s.message().c_str());
+      std::fprintf(stderr, "bitsift: error: query line %" PRIu64 ": %s\n", line,
+                   s.message().c_str());
     } else {
       Fail(s.message());
     }
@@ -200,17 +202,18 @@ Status OpenIndex(const std::string& flag, std::unique_ptr<Index>* index) {
 }  // namespace
 
 int RunIndex(const std::vector<std::string>& args) {
-  const char* usage = "usage: bitsift index DIR [--index PATH] [--fp-rate P] [--threads N] "
-                      "[--max-file-size BYTES] [--verbose]";
+  const char* usage =
+      "usage: bitsift index DIR [--index PATH] [--fp-rate P] [--threads N] "
+      "[--max-file-size BYTES] [--verbose]";
   po::options_description visible("options");
-  visible.add_options()("help,h", "show this help")(
-      "index", po::value<std::string>(), "index file to write (default DIR/.bitsift)")(
+  visible.add_options()("help,h", "show this help")("index", po::value<std::string>(),
+                                                    "index file to write (default DIR/.bitsift)")(
       "fp-rate", po::value<double>()->default_value(0.01),
       "per-term false-positive target of the signatures, in (0, 1)")(
       "threads", po::value<unsigned>()->default_value(0), "worker threads (0 = one per core)")(
       "max-file-size", po::value<uint64_t>()->default_value(256ULL << 20),
-      "skip files larger than this many bytes")(
-      "verbose,v", "name every skipped file on stderr")("quiet,q", "no progress, no summary");
+      "skip files larger than this many bytes")("verbose,v", "name every skipped file on stderr")(
+      "quiet,q", "no progress, no summary");
   po::options_description all;
   all.add(visible).add_options()("dir", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
@@ -221,7 +224,8 @@ int RunIndex(const std::vector<std::string>& args) {
     return Fail(std::string("index needs exactly one DIR\n") + usage);
   }
   const std::string dir = vm["dir"].as<std::vector<std::string>>()[0];
-  const std::string index_path = vm.count("index") ? vm["index"].as<std::string>() : dir + "/.bitsift";
+  const std::string index_path =
+      vm.count("index") ? vm["index"].as<std::string>() : dir + "/.bitsift";
   const bool verbose = vm.count("verbose") > 0, quiet = vm.count("quiet") > 0;
   IndexOptions options;
   options.fp_rate = vm["fp-rate"].as<double>();
@@ -232,9 +236,11 @@ int RunIndex(const std::vector<std::string>& args) {
   if (tty) {
     options.progress = [](const IndexProgress& p) {
       double rate = p.seconds > 0 ? p.bytes_done / p.seconds : 0;
-      double left = p.files_done > 0 ? p.seconds * (p.files_total - p.files_done) / p.files_done : 0;
-      std::fprintf(stderr, "\rindexing: %" PRIu64 "/%" PRIu64 " files, %s/s, %.1f s elapsed, ~%.0f s left  ",
-                   p.files_done, p.files_total, HumanBytes(rate).c_str(), p.seconds, left);
+      double left =
+          p.files_done > 0 ? p.seconds * (p.files_total - p.files_done) / p.files_done : 0;
+      std::fprintf(
+          stderr, "\rindexing: %" PRIu64 "/%" PRIu64 " files, %s/s, %.1f s elapsed, ~%.0f s left  ",
+          p.files_done, p.files_total, HumanBytes(rate).c_str(), p.seconds, left);
     };
   }
   options.on_skip = [verbose, tty](const std::string& path, const std::string& reason,
@@ -270,8 +276,9 @@ int RunIndex(const std::vector<std::string>& args) {
 }
 
 int RunQuery(const std::vector<std::string>& args) {
-  const char* usage = "usage: bitsift query [--index PATH] [--count] [--json] [--limit N] "
-                      "[--stats] (TERM... | --queries FILE)";
+  const char* usage =
+      "usage: bitsift query [--index PATH] [--count] [--json] [--limit N] "
+      "[--stats] (TERM... | --queries FILE)";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::string>(), "index file (default: .bitsift here or in a parent)")(
@@ -295,8 +302,9 @@ int RunQuery(const std::vector<std::string>& args) {
   if (vm.count("term")) terms = vm["term"].as<std::vector<std::string>>();
   const bool batch = vm.count("queries") > 0;
   if (batch == !terms.empty()) {
-    return Fail(std::string(batch ? "give either TERMs or --queries, not both\n"
-                                  : "no query terms\n") + usage);
+    return Fail(
+        std::string(batch ? "give either TERMs or --queries, not both\n" : "no query terms\n") +
+        usage);
   }
   std::unique_ptr<Index> index;
   Status s = OpenIndex(vm.count("index") ? vm["index"].as<std::string>() : "", &index);
@@ -331,20 +339,31 @@ int RunQuery(const std::vector<std::string>& args) {
   return any_match ? kExitMatch : kExitNoMatch;
 }
 
-int RunStats(const std::vector<std::string>& args) {
-  const char* usage = "usage: bitsift stats [--index PATH]";
+// For a command whose only option is --index: parses args and opens the index. Returns the
+// exit code when the command is over (help printed, bad arguments, no usable index).
+std::optional<int> ParseAndOpenIndex(const std::vector<std::string>& args, const char* usage,
+                                     std::unique_ptr<Index>* index) {
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::string>(), "index file (default: .bitsift here or in a parent)");
   po::positional_options_description pos;
   po::variables_map vm;
-  if (auto code = Parse(args, usage, visible, visible, pos, vm)) return *code;
-  std::unique_ptr<Index> index;
-  Status s = OpenIndex(vm.count("index") ? vm["index"].as<std::string>() : "", &index);
+  if (auto code = Parse(args, usage, visible, visible, pos, vm)) return code;
+  Status s = OpenIndex(vm.count("index") ? vm["index"].as<std::string>() : "", index);
   if (!s.ok()) return Fail(s.message());
+  return std::nullopt;
+}
+
+int RunStats(const std::vector<std::string>& args) {
+  std::unique_ptr<Index> index;
+  if (auto code = ParseAndOpenIndex(args, "usage: bitsift stats [--index PATH]", &index)) {
+    return *code;
+  }
   IndexStats st = index->Stats();
   std::printf("index      %s\nroot       %s\nicu        %s\ndocuments  %" PRIu64
-              "\nterms      %" PRIu64 " (%" PRIu64 " with exact rows)\nfp target  %g\nfile       %" PRIu64 " bytes (%.1f bits per document)\n",
+              "\nterms      %" PRIu64 " (%" PRIu64
+              " with exact rows)\nfp target  %g\nfile       %" PRIu64
+              " bytes (%.1f bits per document)\n",
               index->path().c_str(), st.root.c_str(), st.icu_version.c_str(), st.documents,
               st.terms, st.exact_terms, st.fp_rate, st.file_bytes,
               st.documents ? 8.0 * st.file_bytes / st.documents : 0.0);
@@ -364,16 +383,11 @@ int RunStats(const std::vector<std::string>& args) {
 }
 
 int RunCheck(const std::vector<std::string>& args) {
-  const char* usage = "usage: bitsift check [--index PATH]";
-  po::options_description visible("options");
-  visible.add_options()("help,h", "show this help")(
-      "index", po::value<std::string>(), "index file (default: .bitsift here or in a parent)");
-  po::positional_options_description pos;
-  po::variables_map vm;
-  if (auto code = Parse(args, usage, visible, visible, pos, vm)) return *code;
   std::unique_ptr<Index> index;
-  Status s = OpenIndex(vm.count("index") ? vm["index"].as<std::string>() : "", &index);
-  if (s.ok()) s = index->Check();
+  if (auto code = ParseAndOpenIndex(args, "usage: bitsift check [--index PATH]", &index)) {
+    return *code;
+  }
+  Status s = index->Check();
   if (!s.ok()) return Fail(s.message());
   std::printf("%s: ok (%" PRIu64 " documents)\n", index->path().c_str(), index->document_count());
   return kExitMatch;
@@ -382,8 +396,8 @@ int RunCheck(const std::vector<std::string>& args) {
 int RunTokenize(const std::vector<std::string>& args) {
   const char* usage = "usage: bitsift tokenize (--file PATH | TEXT...)";
   po::options_description visible("options");
-  visible.add_options()("help,h", "show this help")(
-      "file", po::value<std::string>(), "tokenize this file ('-' = stdin)");
+  visible.add_options()("help,h", "show this help")("file", po::value<std::string>(),
+                                                    "tokenize this file ('-' = stdin)");
   po::options_description all;
   all.add(visible).add_options()("text", po::value<std::vector<std::string>>());
   po::positional_options_description pos;

@@ -49,8 +49,8 @@ void ZeroPadding(std::string& image) {
 }
 #endif
 
-const std::vector<std::vector<std::string>> kQueries = {
-    {"bloom"}, {"filter", "exact"}, {"過濾"}, {"東京"}, {"common", "words"}, {"zzz"}};
+const std::vector<std::vector<std::string>> kQueries = {{"bloom"}, {"filter", "exact"}, {"過濾"},
+                                                        {"東京"},  {"common", "words"}, {"zzz"}};
 
 }  // namespace
 
@@ -60,9 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ZeroPadding(image);
   bitsift::testing::ResealIndex(image);
 #endif
-  static const std::string path =
-      (::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp") +
-      std::string("/bitsift-fuzz-index-") + std::to_string(::getpid());
+  static const std::string path = (::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp") +
+                                  std::string("/bitsift-fuzz-index-") + std::to_string(::getpid());
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (fd < 0) std::abort();
   for (size_t done = 0; done < image.size();) {

@@ -10,7 +10,9 @@ constexpr double kBandPenaltyBits = 64.0 * 1024 * 8;
 // Upper bound on cut candidates, which keeps the quadratic search under ~10^7 steps.
 constexpr uint64_t kMaxCandidates = 3000;
 
-uint64_t RoundUpToBlock(uint64_t n) { return (n + kDocsPerBlock - 1) / kDocsPerBlock * kDocsPerBlock; }
+uint64_t RoundUpToBlock(uint64_t n) {
+  return (n + kDocsPerBlock - 1) / kDocsPerBlock * kDocsPerBlock;
+}
 
 }  // namespace
 
@@ -32,9 +34,8 @@ std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_r
   best[0] = 0;
   for (size_t j = 1; j < c; ++j) {
     for (size_t i = 0; i < j; ++i) {
-      double cost =
-          best[i] + width_at[j] * static_cast<double>(RoundUpToBlock(cuts[j] - cuts[i])) +
-          kBandPenaltyBits;
+      double cost = best[i] + width_at[j] * static_cast<double>(RoundUpToBlock(cuts[j] - cuts[i])) +
+                    kBandPenaltyBits;
       if (cost < best[j]) {
         best[j] = cost;
         from[j] = i;

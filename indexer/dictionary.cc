@@ -59,7 +59,8 @@ std::vector<uint32_t> BuildTermTable(const std::vector<uint64_t>& hashes) {
 
 std::optional<uint32_t> DictionaryView::Find(std::string_view term, uint64_t hash) const {
   if (slots == 0) return std::nullopt;
-  for (uint64_t i = hash & (slots - 1), probes = 0; probes < slots; i = (i + 1) & (slots - 1), ++probes) {
+  for (uint64_t i = hash & (slots - 1), probes = 0; probes < slots;
+       i = (i + 1) & (slots - 1), ++probes) {
     uint32_t v = table[i];
     if (v == 0) return std::nullopt;
     if (v - 1 < term_count && Term(v - 1) == term) return v - 1;

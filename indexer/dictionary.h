@@ -8,12 +8,12 @@
 #define BITSIFT_INDEXER_DICTIONARY_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <deque>
 #include <vector>
 
 namespace bitsift::indexer {

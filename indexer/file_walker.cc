@@ -62,15 +62,24 @@ int OpenUnder(const std::string& root, const std::string& relative, int flags) {
 
 const char* SkipReasonName(SkipReason reason) {
   switch (reason) {
-    case SkipReason::kHidden: return "hidden";
-    case SkipReason::kSymlink: return "symlink";
-    case SkipReason::kSpecial: return "special";
-    case SkipReason::kBinary: return "binary";
-    case SkipReason::kTooLarge: return "too-large";
-    case SkipReason::kUnreadable: return "unreadable";
-    case SkipReason::kVanished: return "vanished";
-    case SkipReason::kIndexFile: return "index-file";
-    case SkipReason::kCount: break;
+    case SkipReason::kHidden:
+      return "hidden";
+    case SkipReason::kSymlink:
+      return "symlink";
+    case SkipReason::kSpecial:
+      return "special";
+    case SkipReason::kBinary:
+      return "binary";
+    case SkipReason::kTooLarge:
+      return "too-large";
+    case SkipReason::kUnreadable:
+      return "unreadable";
+    case SkipReason::kVanished:
+      return "vanished";
+    case SkipReason::kIndexFile:
+      return "index-file";
+    case SkipReason::kCount:
+      break;
   }
   return "unknown";
 }
@@ -117,7 +126,7 @@ std::vector<std::string> WalkDirectory(const std::string& root,
                   std::strerror(err));
           continue;
         }
-        type = S_ISDIR(est.st_mode) ? DT_DIR
+        type = S_ISDIR(est.st_mode)   ? DT_DIR
                : S_ISREG(est.st_mode) ? DT_REG
                : S_ISLNK(est.st_mode) ? DT_LNK
                                       : DT_FIFO;

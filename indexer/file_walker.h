@@ -26,8 +26,8 @@ enum class SkipReason {
 const char* SkipReasonName(SkipReason reason);
 
 // Called for every skipped entry with its path relative to the root.
-using SkipCallback =
-    std::function<void(const std::string& relative_path, SkipReason reason, const std::string& detail)>;
+using SkipCallback = std::function<void(const std::string& relative_path, SkipReason reason,
+                                        const std::string& detail)>;
 
 // Returns the relative paths of the regular files under root, sorted by bytes, without
 // following symbolic links and without entering or listing names that start with ".".

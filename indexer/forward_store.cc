@@ -103,7 +103,10 @@ ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, co
       uint64_t lo = block + 1, hi = r.blocks - 1;
       while (lo < hi) {
         uint64_t mid = lo + (hi - lo + 1) / 2;
-        if (r.FirstId(mid) <= want) lo = mid; else hi = mid - 1;
+        if (r.FirstId(mid) <= want)
+          lo = mid;
+        else
+          hi = mid - 1;
       }
       block = lo;
       q = r.BlockStart(block);

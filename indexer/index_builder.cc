@@ -68,7 +68,8 @@ class ProgressReporter {
     uint64_t files = ++files_;
     bytes_ += bytes;
     if (!config_.progress) return;
-    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
+    int64_t now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
     int64_t last = last_ms_.load();
     if ((now - last >= 200 || files == total_) && last_ms_.compare_exchange_strong(last, now)) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -122,7 +123,8 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
       }
       docs[i].indexed = true;
       docs[i].ids.reserve(tokens.set().size());
-      for (const std::string& t : tokens.set()) docs[i].ids.push_back(interner.Intern(t, HashTerm(t)));
+      for (const std::string& t : tokens.set())
+        docs[i].ids.push_back(interner.Intern(t, HashTerm(t)));
       progress.Done(docs[i].facts.size);
     }
   });
@@ -135,7 +137,8 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
     if (v.size() <= TermInterner::LocalOf(pid)) v.resize(TermInterner::LocalOf(pid) + 1, 0);
   });
   for (const DocState& d : docs) {
-    for (uint32_t pid : d.ids) ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
+    for (uint32_t pid : d.ids)
+      ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
   }
   struct TermInfo {
     uint32_t pid;
@@ -146,7 +149,8 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   std::vector<TermInfo> terms;
   terms.reserve(interner.size());
   interner.ForEach([&](uint32_t pid, std::string_view term, uint64_t hash) {
-    terms.push_back({pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)], term, hash});
+    terms.push_back(
+        {pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)], term, hash});
   });
   std::sort(terms.begin(), terms.end(), [](const TermInfo& a, const TermInfo& b) {
     return a.df != b.df ? a.df > b.df : a.term < b.term;
@@ -158,7 +162,8 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
     final_id[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)] = id;
   }
   tbb::parallel_for(size_t{0}, n, [&](size_t i) {
-    for (uint32_t& id : docs[i].ids) id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
+    for (uint32_t& id : docs[i].ids)
+      id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
     std::sort(docs[i].ids.begin(), docs[i].ids.end());
   });
   final_id.clear();

@@ -53,7 +53,8 @@ namespace {
 IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
   const uint8_t* base = file_.data();
   const size_t size = file_.size();
-  if (size < sizeof(FileHeader)) Corrupt(path, "file too short (" + std::to_string(size) + " bytes)");
+  if (size < sizeof(FileHeader))
+    Corrupt(path, "file too short (" + std::to_string(size) + " bytes)");
   FileHeader h;
   std::memcpy(&h, base, sizeof(h));
   if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) Corrupt(path, "bad magic number");

@@ -27,18 +27,18 @@ inline constexpr uint32_t kContractVersion = 1;
 
 // Section ids: stored on disk, never renumber.
 enum class SectionId : uint32_t {
-  kMeta = 1,            // MetaRecord, then the indexed root directory (UTF-8 bytes)
-  kBands = 2,           // BandRecord x band_count
-  kBandDocs = 3,        // u32 document id for every column of every band
-  kRows = 4,            // the bit-sliced rows of all bands, each 64-byte aligned
-  kDocs = 5,            // DocRecord x doc_count, sorted by path bytes
-  kPaths = 6,           // concatenated relative paths
-  kTermOffsets = 7,     // u64 x (term_count + 1) into kTermBytes
-  kTermBytes = 8,       // concatenated UTF-8 terms, by term id
-  kTermDf = 9,          // u32 document frequency x term_count
-  kTermTable = 10,      // u32 x slots open-addressing hash table: 0 = empty, else term id + 1
-  kForwardOffsets = 11, // u64 x (doc_count + 1) into kForwardData
-  kForwardData = 12,    // forward records (indexer/forward_store.h)
+  kMeta = 1,             // MetaRecord, then the indexed root directory (UTF-8 bytes)
+  kBands = 2,            // BandRecord x band_count
+  kBandDocs = 3,         // u32 document id for every column of every band
+  kRows = 4,             // the bit-sliced rows of all bands, each 64-byte aligned
+  kDocs = 5,             // DocRecord x doc_count, sorted by path bytes
+  kPaths = 6,            // concatenated relative paths
+  kTermOffsets = 7,      // u64 x (term_count + 1) into kTermBytes
+  kTermBytes = 8,        // concatenated UTF-8 terms, by term id
+  kTermDf = 9,           // u32 document frequency x term_count
+  kTermTable = 10,       // u32 x slots open-addressing hash table: 0 = empty, else term id + 1
+  kForwardOffsets = 11,  // u64 x (doc_count + 1) into kForwardData
+  kForwardData = 12,     // forward records (indexer/forward_store.h)
 };
 inline constexpr uint32_t kSectionCount = 12;
 
@@ -93,8 +93,8 @@ struct DocRecord {
   uint64_t path_offset;
   uint32_t path_length;
   uint32_t term_count;
-  uint64_t size;      // bytes indexed
-  int64_t mtime_ns;   // modification time, nanoseconds since the epoch
+  uint64_t size;     // bytes indexed
+  int64_t mtime_ns;  // modification time, nanoseconds since the epoch
 };
 static_assert(sizeof(DocRecord) == 32);
 

@@ -131,7 +131,9 @@ void CheckIndex(const IndexReader& index) {
     if (t > 0) {
       std::string_view prev = dict.Term(static_cast<uint32_t>(t - 1));
       bool ordered = dict.df[t - 1] > dict.df[t] || (dict.df[t - 1] == dict.df[t] && prev < term);
-      if (!ordered) Fail(index, "terms " + std::to_string(t - 1) + " and " + std::to_string(t) + " out of order");
+      if (!ordered)
+        Fail(index,
+             "terms " + std::to_string(t - 1) + " and " + std::to_string(t) + " out of order");
     }
     hashes[t] = indexer::HashTerm(term);
     std::optional<uint32_t> found = dict.Find(term, hashes[t]);
@@ -140,11 +142,13 @@ void CheckIndex(const IndexReader& index) {
   uint64_t used_slots = 0;
   for (uint64_t s = 0; s < dict.slots; ++s) {
     if (dict.table[s] == 0) continue;
-    if (dict.table[s] - 1 >= terms) Fail(index, "term table slot " + std::to_string(s) + " out of range");
+    if (dict.table[s] - 1 >= terms)
+      Fail(index, "term table slot " + std::to_string(s) + " out of range");
     ++used_slots;
   }
-  if (used_slots != terms) Fail(index, "term table holds " + std::to_string(used_slots) +
-                                           " entries for " + std::to_string(terms) + " terms");
+  if (used_slots != terms)
+    Fail(index, "term table holds " + std::to_string(used_slots) + " entries for " +
+                    std::to_string(terms) + " terms");
 
   // Documents: paths packed in order and sorted; forward records decode
   // completely and agree with the term counts; document frequencies agree with the records.
@@ -157,8 +161,8 @@ void CheckIndex(const IndexReader& index) {
   }
   const auto* fwd = reinterpret_cast<const uint8_t*>(forward.data());
   auto decode = [&](uint64_t d, std::vector<uint32_t>* ids) {
-    std::string why = DecodeRecordStrictly(fwd + forward_offsets[d], fwd + forward_offsets[d + 1],
-                                           terms, ids);
+    std::string why =
+        DecodeRecordStrictly(fwd + forward_offsets[d], fwd + forward_offsets[d + 1], terms, ids);
     if (!why.empty()) Fail(index, "forward record of document " + std::to_string(d) + ": " + why);
   };
   std::vector<uint32_t> df(terms, 0);
@@ -171,7 +175,8 @@ void CheckIndex(const IndexReader& index) {
     }
     path_cursor += doc.path_length;
     if (d > 0 && index.path(static_cast<uint32_t>(d)) < index.path(static_cast<uint32_t>(d - 1))) {
-      Fail(index, "documents " + std::to_string(d - 1) + " and " + std::to_string(d) + " out of path order");
+      Fail(index, "documents " + std::to_string(d - 1) + " and " + std::to_string(d) +
+                      " out of path order");
     }
     input_bytes += doc.size;
     decode(d, &ids);
@@ -200,12 +205,14 @@ void CheckIndex(const IndexReader& index) {
     if (band.doc_count == 0) Fail(index, name + " is empty");
     if (band.rows_offset != row_cursor * 8) Fail(index, name + " rows are not packed");
     const uint64_t blocks = (band.doc_count + indexer::kDocsPerBlock - 1) / indexer::kDocsPerBlock;
-    if (band.words_per_row != blocks * (indexer::kDocsPerBlock / 64)) Fail(index, name + " row length");
+    if (band.words_per_row != blocks * (indexer::kDocsPerBlock / 64))
+      Fail(index, name + " row length");
     const uint64_t rows = band.width + exact;
     row_cursor += rows * band.words_per_row;
     for (uint64_t c = 0; c < band.doc_count; ++c) {
       const uint32_t d = index.BandDoc(band, c);
-      if (index.doc(d).term_count == 0) Fail(index, name + " holds empty document " + std::to_string(d));
+      if (index.doc(d).term_count == 0)
+        Fail(index, name + " holds empty document " + std::to_string(d));
       if (seen[d]) Fail(index, "document " + std::to_string(d) + " is in the bands twice");
       seen[d] = 1;
       decode(d, &ids);
@@ -214,18 +221,21 @@ void CheckIndex(const IndexReader& index) {
       for (uint32_t id : ids) {
         if (id < exact) {
           if ((index.Row(band, band.width + id)[word] & bit) == 0) {
-            Fail(index, name + ": the exact-row bit of a term of document " + std::to_string(d) + " is missing");
+            Fail(index, name + ": the exact-row bit of a term of document " + std::to_string(d) +
+                            " is missing");
           }
           continue;
         }
         ++bloom_terms;
         indexer::ForEachPosition(hashes[id], band.width, band.k, [&](uint64_t r) {
           if ((index.Row(band, r)[word] & bit) == 0) {
-            Fail(index, name + ": a signature bit of document " + std::to_string(d) + " is missing");
+            Fail(index,
+                 name + ": a signature bit of document " + std::to_string(d) + " is missing");
           }
         });
       }
-      if (bloom_terms > band.max_terms) Fail(index, name + " records a maximum term count below a document's");
+      if (bloom_terms > band.max_terms)
+        Fail(index, name + " records a maximum term count below a document's");
     }
     for (uint64_t r = 0; r < rows; ++r) {
       const uint64_t* row = index.Row(band, r);
@@ -244,7 +254,8 @@ void CheckIndex(const IndexReader& index) {
   }
   for (uint64_t t = 0; t < exact; ++t) {
     // Every document of the term has its bit (above), so an equal count means no extra bit.
-    if (exact_bits[t] != df[t]) Fail(index, "the exact row of term " + std::to_string(t) + " has extra bits");
+    if (exact_bits[t] != df[t])
+      Fail(index, "the exact row of term " + std::to_string(t) + " has extra bits");
   }
   if (row_cursor != row_words) Fail(index, "rows section holds unused bytes");
   if (columns != non_empty) {

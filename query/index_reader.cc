@@ -51,19 +51,22 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   for (uint64_t b = 0; b < meta_.band_count; ++b) {
     const indexer::BandRecord& band = bands_[b];
     const uint64_t rows = band.width + meta_.exact_terms;  // no overflow: both checked small
-    Check(band.width < (1ULL << 40) && band.rows_offset % 64 == 0 && band.words_per_row % 8 == 0 && band.width > 0 &&
-              band.k > 0 && band.k <= 64 && band.words_per_row * 64 >= band.doc_count &&
-              rows <= row_words && band.words_per_row <= row_words / rows &&
+    Check(band.width < (1ULL << 40) && band.rows_offset % 64 == 0 && band.words_per_row % 8 == 0 &&
+              band.width > 0 && band.k > 0 && band.k <= 64 &&
+              band.words_per_row * 64 >= band.doc_count && rows <= row_words &&
+              band.words_per_row <= row_words / rows &&
               band.rows_offset / 8 <= row_words - rows * band.words_per_row &&
               band.first_column == columns,
           path, "band " + std::to_string(b) + " out of bounds");
     columns += band.doc_count;
   }
   Check(columns == band_doc_entries, path, "band columns");
-  for (uint64_t i = 0; i < band_doc_entries; ++i) Check(band_docs_[i] < docs, path, "band document id");
+  for (uint64_t i = 0; i < band_doc_entries; ++i)
+    Check(band_docs_[i] < docs, path, "band document id");
   const uint64_t paths_size = file_.Section(SectionId::kPaths).size();
   for (uint64_t d = 0; d < docs; ++d) {
-    Check(docs_[d].path_offset <= paths_size && docs_[d].path_length <= paths_size - docs_[d].path_offset,
+    Check(docs_[d].path_offset <= paths_size &&
+              docs_[d].path_length <= paths_size - docs_[d].path_offset,
           path, "document path out of bounds");
   }
   const uint64_t forward_size = file_.Section(SectionId::kForwardData).size();

@@ -41,9 +41,7 @@ class IndexReader {
   }
   const indexer::DictionaryView& dictionary() const { return dict_; }
   // Hints the CPU to start loading document id's forward record (no effect on results).
-  void PrefetchRecord(uint32_t id) const {
-    __builtin_prefetch(forward_ + forward_offsets_[id]);
-  }
+  void PrefetchRecord(uint32_t id) const { __builtin_prefetch(forward_ + forward_offsets_[id]); }
   // Whether document id contains every term id of ids (ascending). Throws Error(kCorrupt).
   bool Contains(uint32_t id, const uint32_t* ids, size_t n) const;
   // All term ids of a document, ascending. Throws Error(kCorrupt).

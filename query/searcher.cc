@@ -150,8 +150,8 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   // Exact rows answer their terms exactly. With only such terms, or with one Bloom term whose
   // df equals the candidate count (candidates contain all df true matches), the candidates
   // are the answer.
-  const bool exact = verify_ids.empty() ||
-                     (planned.size() == 1 && candidates.size() == planned[0].df);
+  const bool exact =
+      verify_ids.empty() || (planned.size() == 1 && candidates.size() == planned[0].df);
   if (exact) {
     if (limit != 0 && candidates.size() > limit) candidates.resize(limit);
     matches.swap(candidates);
@@ -164,7 +164,8 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
                           if (i + kPrefetchAhead < r.end()) {
                             index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
                           }
-                          ok[i] = index_.Contains(candidates[i], verify_ids.data(), verify_ids.size());
+                          ok[i] =
+                              index_.Contains(candidates[i], verify_ids.data(), verify_ids.size());
                         }
                       });
     for (size_t i = 0; i < candidates.size(); ++i) {
@@ -174,7 +175,8 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   } else {
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (limit != 0 && matches.size() >= limit) break;
-      if (i + kPrefetchAhead < candidates.size()) index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
+      if (i + kPrefetchAhead < candidates.size())
+        index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
       ++verified;
       if (index_.Contains(candidates[i], verify_ids.data(), verify_ids.size())) {
         matches.push_back(candidates[i]);

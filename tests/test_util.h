@@ -64,7 +64,8 @@ inline std::vector<std::string> MixedVocabulary(size_t n, std::mt19937_64& rng) 
       w += src[rng() % src.size()];
     }
     if (k < 6 && rng() % 5 == 0) w += std::to_string(rng() % 100);
-    if (rng() % 7 == 0 && k < 6) w[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(w[0])));
+    if (rng() % 7 == 0 && k < 6)
+      w[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(w[0])));
     if (seen.insert(w).second) words.push_back(w);
   }
   return words;

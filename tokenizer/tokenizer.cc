@@ -38,11 +38,11 @@ bool IsCutAfter(UChar32 c) {
 struct Tokenizer::Impl {
   const icu::Normalizer2* normalizer = nullptr;
   std::unique_ptr<icu::BreakIterator> words;
-  std::string pending;           // bytes fed but not yet tokenized
-  icu::UnicodeString decoded;    // the chunk in UTF-16
-  icu::UnicodeString normalized; // the chunk after NFKC_Casefold
-  std::string token;             // scratch for one UTF-8 token
-  std::vector<UChar32> run;      // code points of the current kana/ideographic run
+  std::string pending;            // bytes fed but not yet tokenized
+  icu::UnicodeString decoded;     // the chunk in UTF-16
+  icu::UnicodeString normalized;  // the chunk after NFKC_Casefold
+  std::string token;              // scratch for one UTF-8 token
+  std::vector<UChar32> run;       // code points of the current kana/ideographic run
   size_t chunk_bytes = kChunkBytes;
   size_t max_chunk_bytes = kMaxChunkBytes;
 
@@ -50,8 +50,8 @@ struct Tokenizer::Impl {
   bool StartsCleanly(std::string_view bytes, size_t i) const {
     int32_t pos = static_cast<int32_t>(i);
     UChar32 c;
-    U8_NEXT(reinterpret_cast<const uint8_t*>(bytes.data()), pos,
-            static_cast<int32_t>(bytes.size()), c);
+    U8_NEXT(reinterpret_cast<const uint8_t*>(bytes.data()), pos, static_cast<int32_t>(bytes.size()),
+            c);
     if (c < 0) return false;
     int32_t wb = u_getIntPropertyValue(c, UCHAR_WORD_BREAK);
     if (wb == U_WB_EXTEND || wb == U_WB_FORMAT || wb == U_WB_ZWJ) return false;

@@ -155,9 +155,8 @@ void AtomicFileWriter::Commit() {
 
 void AtomicFileWriter::RemoveStaleTemporaries(const std::string& path) {
   std::string dir = DirectoryOf(path);
-  std::string base = path.substr(path.find_last_of('/') == std::string::npos
-                                     ? 0
-                                     : path.find_last_of('/') + 1);
+  std::string base =
+      path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   std::string prefix = base + ".tmp.";
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return;

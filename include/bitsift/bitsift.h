@@ -63,19 +63,18 @@ struct IndexOptions {
   // Called (one at a time) for every skipped entry: path relative to the root, reason
   // ("hidden", "symlink", "special", "binary", "too-large", "unreadable", "vanished",
   // "index-file") and detail (e.g. the system's error text, possibly empty).
-  std::function<void(const std::string& path, const std::string& reason,
-                     const std::string& detail)>
+  std::function<void(const std::string& path, const std::string& reason, const std::string& detail)>
       on_skip;
 };
 
 struct IndexSummary {
   uint64_t documents = 0;  // documents indexed (empty files included)
   std::vector<std::pair<std::string, uint64_t>> skipped;  // reason -> count, non-zero only
-  uint64_t terms = 0;         // distinct terms
-  uint64_t postings = 0;      // sum over documents of their distinct terms
-  uint64_t bands = 0;         // signature bands
-  uint64_t input_bytes = 0;   // bytes of the indexed documents
-  uint64_t index_bytes = 0;   // size of the index file
+  uint64_t terms = 0;                                     // distinct terms
+  uint64_t postings = 0;     // sum over documents of their distinct terms
+  uint64_t bands = 0;        // signature bands
+  uint64_t input_bytes = 0;  // bytes of the indexed documents
+  uint64_t index_bytes = 0;  // size of the index file
   double seconds = 0;
 };
 
@@ -104,10 +103,10 @@ Status BuildIndexFromDocuments(const std::vector<Document>& documents,
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens);
 
 struct DocumentInfo {
-  std::string path;       // relative to the indexed directory (or the Document name)
-  uint64_t size = 0;      // bytes indexed
-  int64_t mtime_ns = 0;   // modification time when indexed
-  uint32_t terms = 0;     // distinct terms
+  std::string path;      // relative to the indexed directory (or the Document name)
+  uint64_t size = 0;     // bytes indexed
+  int64_t mtime_ns = 0;  // modification time when indexed
+  uint32_t terms = 0;    // distinct terms
 };
 
 struct QueryOptions {
@@ -129,11 +128,11 @@ struct QueryResult {
 };
 
 struct BandStats {
-  uint64_t width = 0;      // signature bits (Bloom rows; exact rows come on top)
-  uint32_t k = 0;          // bits per term
+  uint64_t width = 0;  // signature bits (Bloom rows; exact rows come on top)
+  uint32_t k = 0;      // bits per term
   uint64_t documents = 0;
-  uint64_t max_terms = 0;  // Bloom-hashed terms of its largest document
-  double fill_ratio = 0;   // fraction of the band's Bloom bits that are set
+  uint64_t max_terms = 0;       // Bloom-hashed terms of its largest document
+  double fill_ratio = 0;        // fraction of the band's Bloom bits that are set
   double expected_fp_rate = 0;  // per-term false-positive rate of its largest document
 };
 
@@ -142,8 +141,8 @@ struct IndexStats {
   std::string icu_version;  // the ICU that tokenized it
   uint64_t documents = 0;
   uint64_t terms = 0;
-  uint64_t exact_terms = 0; // frequent terms stored as exact rows instead of Bloom bits
-  double fp_rate = 0;       // the target it was built with
+  uint64_t exact_terms = 0;  // frequent terms stored as exact rows instead of Bloom bits
+  double fp_rate = 0;        // the target it was built with
   uint64_t file_bytes = 0;
   std::vector<BandStats> bands;
   std::vector<std::pair<std::string, uint64_t>> section_bytes;  // part of the file -> bytes

@@ -117,7 +117,8 @@ TEST_CASE("every truncation and many flipped bytes are detected", "[api][corrupt
   std::unique_ptr<Index> index;
   REQUIRE(Index::Open(dir / "good", &index).ok());
   // Truncations at every 61st byte, plus the last byte.
-  for (size_t len = 0; len < good.size(); len += (len + 61 < good.size() ? 61 : good.size() - len - 1 + (len + 1 == good.size()))) {
+  for (size_t len = 0; len < good.size();
+       len += (len + 61 < good.size() ? 61 : good.size() - len - 1 + (len + 1 == good.size()))) {
     WriteFile(dir / "bad", good.substr(0, len));
     Status s = Index::Open(dir / "bad", &index);
     INFO("length " << len);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end: the real `bitsift` binary on corpora/sample. Usage: cli_test.sh BITSIFT SAMPLE_DIR
 set -u
-BITSIFT=$1
+BITSIFT=$(realpath "$1")  # the script changes directory
 SAMPLE=$2
+[ -x "$BITSIFT" ] || { echo "not an executable: $1"; exit 2; }
 WORK=$(mktemp -d)
 trap 'chmod -R u+rwx "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
 pass=0 fail=0
@@ -78,7 +79,7 @@ check "stats on a good index" 0 "$(status "$BITSIFT" stats)"
 mkfifo "$WORK/feed"
 "$BITSIFT" query --queries "$WORK/feed" --count > "$WORK/reader.out" &
 reader=$!
-exec 3>"$WORK/feed"
+exec 3<>"$WORK/feed"  # read-write: never blocks, even if the reader died at start
 echo "bloom filter" >&3
 sleep 0.5
 echo "brand new words" > en/new_file.txt

@@ -40,8 +40,8 @@ TEST_CASE("forward records round-trip and answer containment exactly", "[forward
         }
         std::vector<uint32_t> qv(query.begin(), query.end());
         bool expected = std::includes(ids.begin(), ids.end(), qv.begin(), qv.end());
-        ContainsResult got = ForwardRecordContainsAll(Bytes(rec), Bytes(rec) + rec.size(),
-                                                      qv.data(), qv.size());
+        ContainsResult got =
+            ForwardRecordContainsAll(Bytes(rec), Bytes(rec) + rec.size(), qv.data(), qv.size());
         CHECK(got == (expected ? ContainsResult::kYes : ContainsResult::kNo));
       }
     }

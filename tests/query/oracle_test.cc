@@ -130,7 +130,8 @@ TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]
       oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
     }
     std::vector<std::string> common(vocab.begin(), vocab.begin() + 8);
-    Totals t = CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2500, rng));
+    Totals t =
+        CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2500, rng));
     CHECK(t.with_hits > t.queries / 3);
     CHECK(t.candidates >= t.truth);
     if (seed == 2) CHECK(t.candidates > t.truth);  // verification had work to do
@@ -152,9 +153,11 @@ TEST_CASE("engine equals the brute-force oracle on corpora/sample", "[oracle]") 
     oracle.Add(bitsift::testing::ReadFile(std::string(BITSIFT_SAMPLE_DIR) + "/" +
                                           std::string(reader.path(id))));
   }
-  for (const char* w : {"the", "a", "bloom", "filter", "过滤器", "straße", "and", "of"}) common.push_back(w);
+  for (const char* w : {"the", "a", "bloom", "filter", "过滤器", "straße", "and", "of"})
+    common.push_back(w);
   std::mt19937_64 rng(77);
-  Totals t = CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2000, rng));
+  Totals t =
+      CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2000, rng));
   CHECK(t.with_hits > t.queries / 3);
 }
 
@@ -183,8 +186,7 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
       candidates += searcher.Candidates(h, true, &stats).size();
     }
     double measured = static_cast<double>(candidates) / (probes * docs.size());
-    double expected = indexer::ExpectedFalsePositiveRate(
-        indexer::ShapeFor(200, target), 200);
+    double expected = indexer::ExpectedFalsePositiveRate(indexer::ShapeFor(200, target), 200);
     INFO("target " << target << " measured " << measured << " expected " << expected);
     CHECK(expected <= target);
     CHECK(measured <= target * 1.15);

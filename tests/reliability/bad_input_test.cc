@@ -82,7 +82,8 @@ TEST_CASE("invalid UTF-8 is indexed as U+FFFD and its words stay searchable", "[
   TempDir dir;
   const std::string text =
       "alpha \xC3 beta \xFF\xFE gamma \xED\xA0\x80 delta \xF4\x90\x80\x80 epsilon \xC0\xAF zeta "
-      "ab\xE2\x82" "cd \xF0\x9F\x98 caf\xC3";
+      "ab\xE2\x82"
+      "cd \xF0\x9F\x98 caf\xC3";
   WriteFile(dir / "bad.txt", text);
   WriteFile(dir / "good.txt", "alpha omega");
   auto b = BuildAndOpen(dir.path());
@@ -143,8 +144,8 @@ TEST_CASE("symbolic link loops and dangling links are skipped, never followed", 
   CHECK(b->summary.documents == 1);
   CHECK(Skipped(b->summary, "symlink") == 7);
   CHECK(b->skips == std::vector<std::string>{"a:symlink", "b:symlink", "dangling:symlink",
-                                              "file-link:symlink", "self:symlink",
-                                              "sub/here:symlink", "sub/up:symlink"});
+                                             "file-link:symlink", "self:symlink",
+                                             "sub/here:symlink", "sub/up:symlink"});
   CHECK(Find(*b->index, {"linked"}) == std::vector<std::string>{"sub/real.txt"});
 }
 
@@ -296,7 +297,8 @@ TEST_CASE("files that shrink, grow, vanish or change type between listing and re
   auto read = [&](const std::string& name, uint64_t max_size, bitsift::indexer::FileFacts* facts,
                   Collect* sink) {
     std::string detail;
-    return bitsift::indexer::ReadDocumentFile(dir.path(), name, max_size, tok, *sink, facts, &detail);
+    return bitsift::indexer::ReadDocumentFile(dir.path(), name, max_size, tok, *sink, facts,
+                                              &detail);
   };
   bitsift::indexer::FileFacts facts;
   Collect c1;
@@ -328,10 +330,18 @@ TEST_CASE("indexing completes while files keep changing under it", "[badinput][r
     while (!stop.load()) {
       std::string path = dir / (Cat("f", rng() % kFiles, ".txt"));
       switch (rng() % 4) {
-        case 0: (void)::truncate(path.c_str(), 0); break;
-        case 1: WriteFile(path, "stable word " + big.substr(0, rng() % big.size())); break;
-        case 2: ::unlink(path.c_str()); break;
-        default: WriteFile(path, "stable word again"); break;
+        case 0:
+          (void)::truncate(path.c_str(), 0);
+          break;
+        case 1:
+          WriteFile(path, "stable word " + big.substr(0, rng() % big.size()));
+          break;
+        case 2:
+          ::unlink(path.c_str());
+          break;
+        default:
+          WriteFile(path, "stable word again");
+          break;
       }
     }
   });
@@ -381,7 +391,8 @@ TEST_CASE("a huge file without a newline is read with bounded memory", "[badinpu
 #else
   const long limit_kb = 200 * 1024;
 #endif
-  WARN(mb << " MiB file: peak RSS " << r.max_rss_kb / 1024 << " MiB (limit " << limit_kb / 1024 << ")");
+  WARN(mb << " MiB file: peak RSS " << r.max_rss_kb / 1024 << " MiB (limit " << limit_kb / 1024
+          << ")");
   CHECK(r.max_rss_kb < limit_kb);
   std::unique_ptr<Index> index;
   REQUIRE(Index::Open(dir / "index", &index).ok());

@@ -20,12 +20,13 @@ namespace {
 // One word in each of many scripts (and a few special cases: mathematical letters that NFKC
 // folds, full-width letters, an emoji that is dropped, supplementary-plane scripts).
 const std::vector<std::string> kScriptWords = {
-    "hello", "café", "θάλασσα", "привет", "բարեւ", "שלום", "مرحبا", "ܫܠܡܐ", "ދިވެހި",
-    "नमस्ते", "বাংলা", "ਪੰਜਾਬੀ", "ગુજરાતી", "ଓଡ଼ିଆ", "தமிழ்", "తెలుగు", "ಕನ್ನಡ", "മലയാളം",
-    "සිංහල", "ภาษาไทย", "ພາສາລາວ", "བོད་ཡིག", "မြန်မာ", "ქართული", "한국어", "አማርኛ", "ᏣᎳᎩ",
-    "ᐃᓄᒃᑎᑐᑦ", "᚛ᚑᚌᚐᚋ᚜", "ᚱᚢᚾᛟ", "ភាសាខ្មែរ", "ᠮᠣᠩᠭᠣᠯ", "漢字", "ひらがな", "カタカナ",
-    "𠀀𠀁", "ꆈꌠ", "ꕙꔤ", "ꦧꦱꦗꦮ", "𐌲𐌿𐍄𐌹𐍃", "𐐔𐐯𐑅𐐨𐑉", "𝐀𝐁𝐂", "😀", "١٢٣", "ＡＢＣ",
-    "ß", "Σίσυφος", "ﬁnance", "x²", "Ǆemal", "İstanbul"};
+    "hello",  "café",     "θάλασσα",  "привет",  "բարեւ",   "שלום",  "مرحبا",    "ܫܠܡܐ",
+    "ދިވެހި",    "नमस्ते",     "বাংলা",    "ਪੰਜਾਬੀ",   "ગુજરાતી",  "ଓଡ଼ିଆ",   "தமிழ்",     "తెలుగు",
+    "ಕನ್ನಡ",   "മലയാളം",   "සිංහල",     "ภาษาไทย", "ພາສາລາວ", "བོད་ཡིག", "မြန်မာ",    "ქართული",
+    "한국어", "አማርኛ",     "ᏣᎳᎩ",      "ᐃᓄᒃᑎᑐᑦ",  "᚛ᚑᚌᚐᚋ᚜",  "ᚱᚢᚾᛟ",  "ភាសាខ្មែរ", "ᠮᠣᠩᠭᠣᠯ",
+    "漢字",   "ひらがな", "カタカナ", "𠀀𠀁",    "ꆈꌠ",    "ꕙꔤ",    "ꦧꦱꦗꦮ",     "𐌲𐌿𐍄𐌹𐍃",
+    "𐐔𐐯𐑅𐐨𐑉",  "𝐀𝐁𝐂",      "😀",        "١٢٣",     "ＡＢＣ",  "ß",     "Σίσυφος",  "ﬁnance",
+    "x²",     "Ǆemal",    "İstanbul"};
 
 class Fixture {
  public:
@@ -37,8 +38,14 @@ class Fixture {
     std::string all;
     for (int i = 0; i < 10000; ++i) all += Cat("t", i, " ");
     Add(docs, "many-terms", all + "common");
-    Add(docs, "controls", "hello\x01world tab\tbed bell\x07" "ring del\x7f" "ete");
-    Add(docs, "surrogates", "ab\xED\xA0\x80" "cd ef\xED\xBF\xBF" "gh");
+    Add(docs, "controls",
+        "hello\x01world tab\tbed bell\x07"
+        "ring del\x7f"
+        "ete");
+    Add(docs, "surrogates",
+        "ab\xED\xA0\x80"
+        "cd ef\xED\xBF\xBF"
+        "gh");
     // Every 97th code point (valid scalar values; surrogates are skipped) in small documents.
     std::string text;
     int in_doc = 0;
@@ -135,16 +142,24 @@ TEST_CASE("bad queries get a clear error or the exact answer", "[badquery]") {
   }
   SECTION("control characters inside and around words") {
     f.Expect({"hello\x01world"});
-    f.Expect({"\x07" "bell\x07"});
-    f.Expect({"del\x7f" "ete"});
+    f.Expect(
+        {"\x07"
+         "bell\x07"});
+    f.Expect(
+        {"del\x7f"
+         "ete"});
     f.Expect({std::string("hello\0world", 11)});
     f.Expect({"tab\tbed"});
   }
   SECTION("surrogates encoded in UTF-8 and other invalid sequences") {
     f.Expect({"\xED\xA0\x80"});
     f.Expect({"\xED\xBF\xBF\xED\xA0\x80"});
-    f.Expect({"ab\xED\xA0\x80" "cd"});
-    f.Expect({"ef\xED\xBF\xBF" "gh"});
+    f.Expect(
+        {"ab\xED\xA0\x80"
+         "cd"});
+    f.Expect(
+        {"ef\xED\xBF\xBF"
+         "gh"});
     f.Expect({"\xC0\x80", "\xF8\x88\x80\x80\x80", "\xFF"});
     f.Expect({"caf\xC3"});
   }

@@ -3,9 +3,9 @@
 #include <tbb/global_control.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <mutex>
-#include <catch2/catch.hpp>
 #include <thread>
 
 #include "reliability_util.h"

@@ -35,9 +35,16 @@ std::vector<bitsift::Document> SmallCorpus() {
   return docs;
 }
 
-const std::vector<std::vector<std::string>> kQueries = {
-    {"common"}, {"third"},      {"word7"},   {"common", "third"}, {"東京"},
-    {"long30"}, {"long300", "shared"}, {"absent"}, {"straße", "word14"}, {"long597"}};
+const std::vector<std::vector<std::string>> kQueries = {{"common"},
+                                                        {"third"},
+                                                        {"word7"},
+                                                        {"common", "third"},
+                                                        {"東京"},
+                                                        {"long30"},
+                                                        {"long300", "shared"},
+                                                        {"absent"},
+                                                        {"straße", "word14"},
+                                                        {"long597"}};
 
 struct Answers {
   std::vector<Status::Code> codes;
@@ -121,59 +128,79 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   const auto [rows, rows_len] = SectionSpan(good, SectionId::kRows);
   const auto [bands, bands_len] = SectionSpan(good, SectionId::kBands);
   const auto band = Load<bitsift::indexer::BandRecord>(good, bands);
-  expect_damage("a signature bit cleared", [&, rows = rows, rows_len = rows_len](std::string& b) {
-    for (uint64_t w = 0; w < rows_len / 8; ++w) {
-      uint64_t v = Load<uint64_t>(b, rows + w * 8);
-      if (v != 0) {
-        Store<uint64_t>(b, rows + w * 8, v & (v - 1));
-        return;
-      }
-    }
-  }, "bit");
-  expect_damage("a bit past the documents", [&, rows = rows](std::string& b) {
-    uint64_t col = band.doc_count;  // first column past the band's documents
-    uint64_t off = rows + band.rows_offset + (col / 64) * 8;
-    Store<uint64_t>(b, off, Load<uint64_t>(b, off) | (uint64_t{1} << (col % 64)));
-  }, "past its documents");
+  expect_damage(
+      "a signature bit cleared",
+      [&, rows = rows, rows_len = rows_len](std::string& b) {
+        for (uint64_t w = 0; w < rows_len / 8; ++w) {
+          uint64_t v = Load<uint64_t>(b, rows + w * 8);
+          if (v != 0) {
+            Store<uint64_t>(b, rows + w * 8, v & (v - 1));
+            return;
+          }
+        }
+      },
+      "bit");
+  expect_damage(
+      "a bit past the documents",
+      [&, rows = rows](std::string& b) {
+        uint64_t col = band.doc_count;  // first column past the band's documents
+        uint64_t off = rows + band.rows_offset + (col / 64) * 8;
+        Store<uint64_t>(b, off, Load<uint64_t>(b, off) | (uint64_t{1} << (col % 64)));
+      },
+      "past its documents");
   const auto [term_bytes, term_bytes_len] = SectionSpan(good, SectionId::kTermBytes);
-  expect_damage("a term's bytes changed", [&, tb = term_bytes](std::string& b) {
-    b[tb] = b[tb] == 'q' ? 'z' : 'q';
-  }, "term");
+  expect_damage(
+      "a term's bytes changed",
+      [&, tb = term_bytes](std::string& b) { b[tb] = b[tb] == 'q' ? 'z' : 'q'; }, "term");
   const auto [df, df_len] = SectionSpan(good, SectionId::kTermDf);
-  expect_damage("a document frequency changed", [&, df = df](std::string& b) {
-    Store<uint32_t>(b, df, Load<uint32_t>(b, df) + 1);
-  }, "frequency");
+  expect_damage(
+      "a document frequency changed",
+      [&, df = df](std::string& b) { Store<uint32_t>(b, df, Load<uint32_t>(b, df) + 1); },
+      "frequency");
   const auto [table, table_len] = SectionSpan(good, SectionId::kTermTable);
-  expect_damage("a term table entry removed", [&, table = table, table_len = table_len](std::string& b) {
-    for (uint64_t i = 0; i < table_len / 4; ++i) {
-      if (Load<uint32_t>(b, table + i * 4) != 0) {
-        Store<uint32_t>(b, table + i * 4, 0);
-        return;
-      }
-    }
-  }, "term");
+  expect_damage(
+      "a term table entry removed",
+      [&, table = table, table_len = table_len](std::string& b) {
+        for (uint64_t i = 0; i < table_len / 4; ++i) {
+          if (Load<uint32_t>(b, table + i * 4) != 0) {
+            Store<uint32_t>(b, table + i * 4, 0);
+            return;
+          }
+        }
+      },
+      "term");
   const auto [band_docs, band_docs_len] = SectionSpan(good, SectionId::kBandDocs);
-  expect_damage("a document twice in the bands", [&, bd = band_docs](std::string& b) {
-    Store<uint32_t>(b, bd + 4, Load<uint32_t>(b, bd));
-  }, "twice");
-  expect_damage("two band columns swapped", [&, bd = band_docs](std::string& b) {
-    uint32_t x = Load<uint32_t>(b, bd), y = Load<uint32_t>(b, bd + 4);
-    Store<uint32_t>(b, bd, y);
-    Store<uint32_t>(b, bd + 4, x);
-  }, "bit");
+  expect_damage(
+      "a document twice in the bands",
+      [&, bd = band_docs](std::string& b) { Store<uint32_t>(b, bd + 4, Load<uint32_t>(b, bd)); },
+      "twice");
+  expect_damage(
+      "two band columns swapped",
+      [&, bd = band_docs](std::string& b) {
+        uint32_t x = Load<uint32_t>(b, bd), y = Load<uint32_t>(b, bd + 4);
+        Store<uint32_t>(b, bd, y);
+        Store<uint32_t>(b, bd + 4, x);
+      },
+      "bit");
   const auto [fwd, fwd_len] = SectionSpan(good, SectionId::kForwardData);
-  expect_damage("a forward record's count changed", [&, fwd = fwd](std::string& b) {
-    b[fwd] = static_cast<char>(b[fwd] + 1);
-  }, "forward record");
+  expect_damage(
+      "a forward record's count changed",
+      [&, fwd = fwd](std::string& b) { b[fwd] = static_cast<char>(b[fwd] + 1); }, "forward record");
   const auto [docs_at, docs_len] = SectionSpan(good, SectionId::kDocs);
-  expect_damage("a document's term count changed", [&, docs_at = docs_at](std::string& b) {
-    uint64_t off = docs_at + offsetof(bitsift::indexer::DocRecord, term_count);
-    Store<uint32_t>(b, off, Load<uint32_t>(b, off) + 1);
-  }, "term count");
+  expect_damage(
+      "a document's term count changed",
+      [&, docs_at = docs_at](std::string& b) {
+        uint64_t off = docs_at + offsetof(bitsift::indexer::DocRecord, term_count);
+        Store<uint32_t>(b, off, Load<uint32_t>(b, off) + 1);
+      },
+      "term count");
   // Not an index at all / another version / truncated: named by Open, which check runs first.
-  expect_damage("a newer format version", [](std::string& b) {
-    Store<uint32_t>(b, offsetof(bitsift::indexer::FileHeader, format_version), 2);
-  }, "format version 2");
+  expect_damage(
+      "a newer format version",
+      [](std::string& b) {
+        Store<uint32_t>(b, offsetof(bitsift::indexer::FileHeader, format_version), 2);
+      },
+      "format version 2");
 }
 
 TEST_CASE("any byte changed behind valid checksums: no crash, and what check accepts is exact",
@@ -185,7 +212,8 @@ TEST_CASE("any byte changed behind valid checksums: no crash, and what check acc
   REQUIRE(Index::Open(dir / "good", &index).ok());
   const Answers expected = Ask(*index);
   for (const auto& d : expected.docs) REQUIRE(d.size() <= 40);
-  const uint64_t stride = std::max<uint64_t>(1, good.size() / EnvNumber("BITSIFT_FORGE_POSITIONS", 4000));
+  const uint64_t stride =
+      std::max<uint64_t>(1, good.size() / EnvNumber("BITSIFT_FORGE_POSITIONS", 4000));
   uint64_t tried = 0, refused_by_open = 0, refused_by_check = 0, accepted = 0;
   for (uint64_t pos = 0; pos < good.size(); pos += stride) {
     for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}}) {
@@ -213,10 +241,9 @@ TEST_CASE("any byte changed behind valid checksums: no crash, and what check acc
       CHECK(got == expected);
     }
   }
-  WARN("forged single-byte changes: " << tried << " tried, " << refused_by_open
-                                      << " refused by open, " << refused_by_check
-                                      << " refused by check, " << accepted
-                                      << " harmless ones accepted (answers unchanged)");
+  WARN("forged single-byte changes: "
+       << tried << " tried, " << refused_by_open << " refused by open, " << refused_by_check
+       << " refused by check, " << accepted << " harmless ones accepted (answers unchanged)");
   CHECK(refused_by_open + refused_by_check > tried / 2);
 }
 

@@ -10,8 +10,8 @@
 
 #include <cerrno>
 #include <cstddef>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -37,8 +37,8 @@ inline std::pair<uint64_t, uint64_t> SectionSpan(const std::string& image, index
 }
 
 struct ProcessResult {
-  int exit_code = -1;   // -1 if killed by a signal
-  int signal = 0;       // the signal that ended it, if any
+  int exit_code = -1;  // -1 if killed by a signal
+  int signal = 0;      // the signal that ended it, if any
   std::string out, err;
   long max_rss_kb = 0;  // peak resident set of the child
 };

@@ -8,8 +8,8 @@
 
 #include "test_util.h"
 
-using bitsift::tokenizer::TokenSet;
 using bitsift::tokenizer::Tokenizer;
+using bitsift::tokenizer::TokenSet;
 using Tokens = std::vector<std::string>;
 
 namespace {
@@ -44,11 +44,21 @@ std::string ParseJsonString(const std::string& s, size_t& i) {
     }
     char e = s[++i];
     switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
       case 'u': {
         uint32_t cp = std::stoul(s.substr(i + 1, 4), nullptr, 16);
         i += 4;
@@ -60,7 +70,8 @@ std::string ParseJsonString(const std::string& s, size_t& i) {
         AppendUtf8(cp, out);
         break;
       }
-      default: out += e;
+      default:
+        out += e;
     }
   }
   ++i;
@@ -124,12 +135,13 @@ TEST_CASE("conformance vectors from the independent implementation", "[tokenizer
 }
 
 TEST_CASE("clause 1: invalid UTF-8 becomes U+FFFD, never an error", "[tokenizer]") {
-  CHECK(TokenSet("ab\xff" "cd") == Tokens{"ab", "cd"});
-  CHECK(TokenSet("\xc3") == Tokens{});                     // truncated sequence at the end
-  CHECK(TokenSet("x\xed\xa0\x80y") == Tokens{"x", "y"});    // an encoded surrogate
-  CHECK(TokenSet("\xf8\x88\x80\x80\x80 ok") == Tokens{"ok"});  // 5-byte form
+  CHECK(TokenSet("ab\xff"
+                 "cd") == Tokens{"ab", "cd"});
+  CHECK(TokenSet("\xc3") == Tokens{});                            // truncated sequence at the end
+  CHECK(TokenSet("x\xed\xa0\x80y") == Tokens{"x", "y"});          // an encoded surrogate
+  CHECK(TokenSet("\xf8\x88\x80\x80\x80 ok") == Tokens{"ok"});     // 5-byte form
   CHECK(TokenSet("over\xc0\xaflong") == Tokens{"long", "over"});  // overlong '/'
-  CHECK(TokenSet("布\xff隆") == Tokens{"布", "隆"});       // U+FFFD separates a run
+  CHECK(TokenSet("布\xff隆") == Tokens{"布", "隆"});              // U+FFFD separates a run
 }
 
 TEST_CASE("clause 2: NFKC_Casefold", "[tokenizer]") {
@@ -137,7 +149,7 @@ TEST_CASE("clause 2: NFKC_Casefold", "[tokenizer]") {
   CHECK(TokenSet("Straße") == Tokens{"strasse"});
   CHECK(TokenSet("\xef\xac\x81nd") == Tokens{"find"});  // U+FB01 ligature fi
   CHECK(TokenSet("ＦＵＬＬ") == Tokens{"full"});        // full-width letters
-  CHECK(TokenSet("cafe\xcc\x81") == TokenSet("CAFÉ"));   // combining acute = precomposed
+  CHECK(TokenSet("cafe\xcc\x81") == TokenSet("CAFÉ"));  // combining acute = precomposed
   CHECK(TokenSet("Ǆ") == Tokens{"dž"});
 }
 

@@ -8,7 +8,6 @@
 #define BITSIFT_INDEXER_DICTIONARY_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,25 +40,32 @@ class TermInterner {
   void ForEach(F&& f) const {
     for (uint32_t s = 0; s < (1u << kShardBits); ++s) {
       const Shard& shard = *shards_[s];
-      for (uint32_t i = 0; i < shard.terms.size(); ++i) {
-        f((s << kLocalBits) | i, std::string_view(shard.terms[i]), shard.hashes[i]);
-      }
+      for (uint32_t i = 0; i < shard.hashes.size(); ++i) f((s << kLocalBits) | i, shard.Term(i), shard.hashes[i]);
     }
   }
 
+  // The term with provisional id pid. Not concurrent with Intern.
+  std::string_view Term(uint32_t pid) const { return shards_[ShardOf(pid)]->Term(LocalOf(pid)); }
+
  private:
-  // A flat open-addressing table of (hash, local id): one probe usually settles a lookup, and
-  // the precomputed XXH3 hash is reused instead of hashing the string again.
+  // Memory per term matters (linux-paras has 5.7M distinct terms): a term costs its bytes in
+  // one arena per shard, an 8-byte end offset, its 8-byte hash and 2 to 4 slots of 8 bytes.
+  // A slot holds the high half of the hash as a tag, so most probes settle without looking
+  // at the term's bytes.
   struct Slot {
-    uint64_t hash = 0;
+    uint32_t tag = 0;
     uint32_t local = kEmpty;
   };
   static constexpr uint32_t kEmpty = UINT32_MAX;
   struct Shard {
     std::mutex mu;
     std::vector<Slot> table = std::vector<Slot>(1024);
-    std::deque<std::string> terms;  // by local id
-    std::vector<uint64_t> hashes;   // by local id
+    std::string bytes;          // the terms, concatenated by local id
+    std::vector<uint64_t> ends = {0};  // ends[i + 1] = end of term i in bytes
+    std::vector<uint64_t> hashes;      // by local id
+    std::string_view Term(uint32_t i) const {
+      return std::string_view(bytes.data() + ends[i], ends[i + 1] - ends[i]);
+    }
   };
   std::vector<std::unique_ptr<Shard>> shards_;
 };

@@ -53,21 +53,24 @@ old_answers=$(answers "$WORK/c/.bitsift")
 old_sum=$(cksum < "$WORK/c/.bitsift")
 cp "$WORK/c/.bitsift" "$WORK/old.bitsift"
 make_corpus "$WORK/c/more" 1500 2   # the rebuild would add these
-# Kill points spread over the time a full rebuild takes here, plus three at the moment the new
+# Kill points spread over the first 3/4 of the time a full rebuild takes here (a loaded machine
+# may build faster later than when timed), plus three at the moment the new
 # file is being written.
 t0=$(date +%s%N)
 "$BITSIFT" index "$WORK/c" -q --threads 2 --index "$WORK/timing.idx" >/dev/null 2>&1
 build_ns=$(($(date +%s%N) - t0))
 rm -f "$WORK/timing.idx"
-delays=$(awk -v ns="$build_ns" 'BEGIN { for (i = 0; i < 12; i++) printf "%.3f ", ns * i / 12 / 1e9 }')
+delays=$(awk -v ns="$build_ns" 'BEGIN { for (i = 0; i < 12; i++) printf "%.3f ", ns * i / 16 / 1e9 }')
 echo "a full rebuild takes $((build_ns / 1000000)) ms; kill points (s): $delays tmp tmp tmp"
 kills=0 left_temporaries=0
 for delay in $delays tmp tmp tmp; do
   "$BITSIFT" index "$WORK/c" -q --threads 2 >/dev/null 2>&1 &
   pid=$!
   if [ "$delay" == tmp ]; then
-    # The moment the new index file is being written.
-    for _ in $(seq 1 200000); do
+    # The moment the new index file is being written: poll until it appears or the build
+    # ends (bounded by time, not by a count of polls, which a loaded machine could outlast).
+    deadline=$((SECONDS + 120))
+    while [ $SECONDS -lt $deadline ]; do
       compgen -G "$WORK/c/.bitsift.tmp.*" >/dev/null && break
       kill -0 "$pid" 2>/dev/null || break
     done

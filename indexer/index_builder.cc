@@ -131,7 +131,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
     }
   });
 
-  // 2. Final term ids by decreasing document frequency (ties by hash, then bytes, so builds are
+  // 2. Final term ids by decreasing document frequency (ties by bytes, so builds are
   //    reproducible).
   std::vector<std::vector<uint32_t>> df_by_shard(1u << TermInterner::kShardBits);
   interner->ForEach([&](uint32_t pid, std::string_view, uint64_t) {
@@ -154,9 +154,10 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
     terms.push_back({hash, pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)]});
   });
   tbb::parallel_sort(terms.begin(), terms.end(), [&](const TermInfo& a, const TermInfo& b) {
-    if (a.df != b.df) return a.df > b.df;
-    if (a.hash != b.hash) return a.hash < b.hash;
-    return interner->Term(a.pid) < interner->Term(b.pid);
+    // Ties by bytes: terms of one document often share prefixes (identifiers of one source
+    // file), so byte order keeps their ids close and the forward store's gaps small. Ordering
+    // ties by hash instead made linux-files' index 1.3% larger and its queries slower.
+    return a.df != b.df ? a.df > b.df : interner->Term(a.pid) < interner->Term(b.pid);
   });
   std::vector<std::vector<uint32_t>> final_id(df_by_shard.size());
   for (size_t s = 0; s < df_by_shard.size(); ++s) final_id[s].resize(df_by_shard[s].size());

@@ -116,7 +116,7 @@ void CheckIndex(const IndexReader& index) {
   if (meta.term_table_slots < 2 * terms) Fail(index, "term table too small for its terms");
 
   // Dictionary: offsets cover the bytes exactly, every term is non-empty UTF-8, terms are
-  // ordered by decreasing document frequency, hash, then bytes (so also distinct), and the table
+  // ordered by decreasing document frequency then bytes (so also distinct), and the hash table
   // finds each term by its own hash and holds nothing else.
   if (dict.offsets[0] != 0 || dict.offsets[terms] != dict.bytes_length) {
     Fail(index, "term offsets do not cover the term bytes");
@@ -130,13 +130,9 @@ void CheckIndex(const IndexReader& index) {
     }
     hashes[t] = indexer::HashTerm(term);
     if (t > 0) {
-      // The builder's order: df descending, then hash, then bytes. Indexes written before
-      // session 2 broke df ties by bytes alone; both orders are accepted (neither matters for
-      // answers: distinctness is what counts, and it is checked through the table below).
+      // The builder's order: df descending, then bytes.
       std::string_view prev = dict.Term(static_cast<uint32_t>(t - 1));
-      bool ordered = dict.df[t - 1] > dict.df[t] ||
-                     (dict.df[t - 1] == dict.df[t] &&
-                      (hashes[t - 1] < hashes[t] || prev < term));
+      bool ordered = dict.df[t - 1] > dict.df[t] || (dict.df[t - 1] == dict.df[t] && prev < term);
       if (!ordered)
         Fail(index,
              "terms " + std::to_string(t - 1) + " and " + std::to_string(t) + " out of order");

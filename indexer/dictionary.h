@@ -40,7 +40,8 @@ class TermInterner {
   void ForEach(F&& f) const {
     for (uint32_t s = 0; s < (1u << kShardBits); ++s) {
       const Shard& shard = *shards_[s];
-      for (uint32_t i = 0; i < shard.hashes.size(); ++i) f((s << kLocalBits) | i, shard.Term(i), shard.hashes[i]);
+      for (uint32_t i = 0; i < shard.hashes.size(); ++i)
+        f((s << kLocalBits) | i, shard.Term(i), shard.hashes[i]);
     }
   }
 
@@ -60,7 +61,7 @@ class TermInterner {
   struct Shard {
     std::mutex mu;
     std::vector<Slot> table = std::vector<Slot>(1024);
-    std::string bytes;          // the terms, concatenated by local id
+    std::string bytes;                 // the terms, concatenated by local id
     std::vector<uint64_t> ends = {0};  // ends[i + 1] = end of term i in bytes
     std::vector<uint64_t> hashes;      // by local id
     std::string_view Term(uint32_t i) const {

@@ -64,26 +64,6 @@ class Fixture {
     REQUIRE(index_->Check().ok());
   }
 
-  static std::string Utf8(uint32_t cp) {
-    std::string s;
-    if (cp < 0x80) {
-      s += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      s += static_cast<char>(0xC0 | (cp >> 6));
-      s += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      s += static_cast<char>(0xE0 | (cp >> 12));
-      s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      s += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      s += static_cast<char>(0xF0 | (cp >> 18));
-      s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      s += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-    return s;
-  }
-
   // Runs the query and compares it with the oracle: kInvalidArgument exactly when the
   // arguments hold no term, else the documents whose term sets contain every query term.
   void Expect(const std::vector<std::string>& args) {
@@ -196,8 +176,8 @@ TEST_CASE("bad queries get a clear error or the exact answer", "[badquery]") {
     // Sampled code points across the whole range, alone and doubled.
     for (uint32_t cp = 0x20; cp <= 0x10FFFF; cp += 97 * 7) {
       if (cp >= 0xD800 && cp <= 0xDFFF) continue;
-      f.Expect({Fixture::Utf8(cp)});
-      f.Expect({Fixture::Utf8(cp) + Fixture::Utf8(cp)});
+      f.Expect({Utf8(cp)});
+      f.Expect({Utf8(cp) + Utf8(cp)});
     }
   }
   SECTION("random bytes") {

@@ -16,24 +16,6 @@ namespace {
 
 // Minimal JSON reading for the conformance file: one object per line with "input_hex" and
 // "tokens" (an array of strings, with \uXXXX escapes and surrogate pairs allowed).
-void AppendUtf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 std::string ParseJsonString(const std::string& s, size_t& i) {
   REQUIRE(s[i] == '"');
   std::string out;
@@ -67,7 +49,7 @@ std::string ParseJsonString(const std::string& s, size_t& i) {
           cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
           i += 6;
         }
-        AppendUtf8(cp, out);
+        out += bitsift::testing::Utf8(cp);
         break;
       }
       default:

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <new>
 
-#include "indexer/bloom.h"
+#include "format/bloom.h"
 #include "indexer/index_builder.h"
 #include "query/index_check.h"
 #include "query/index_reader.h"
@@ -167,7 +167,7 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
 uint64_t Index::document_count() const { return rep_->reader.doc_count(); }
 
 DocumentInfo Index::document(uint32_t id) const {
-  const indexer::DocRecord& d = rep_->reader.doc(id);
+  const format::DocRecord& d = rep_->reader.doc(id);
   return {std::string(rep_->reader.path(id)), d.size, d.mtime_ns, d.term_count};
 }
 
@@ -195,7 +195,7 @@ IndexStats Index::Stats() const {
   s.fp_rate = r.meta().fp_rate;
   s.file_bytes = r.file_size();
   for (uint64_t b = 0; b < r.band_count(); ++b) {
-    const indexer::BandRecord& band = r.band(b);
+    const format::BandRecord& band = r.band(b);
     BandStats bs;
     bs.width = band.width;
     bs.k = band.k;
@@ -210,10 +210,10 @@ IndexStats Index::Stats() const {
     bs.fill_ratio = band.doc_count ? static_cast<double>(set) /
                                          (static_cast<double>(band.width) * band.doc_count)
                                    : 0;
-    bs.expected_fp_rate = indexer::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms);
+    bs.expected_fp_rate = format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms);
     s.bands.push_back(bs);
   }
-  using indexer::SectionId;
+  using format::SectionId;
   s.section_bytes = {
       {"signature rows", r.SectionBytes(SectionId::kRows)},
       {"band columns", r.SectionBytes(SectionId::kBandDocs) + r.SectionBytes(SectionId::kBands)},

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bitsift/bitsift.h"
-#include "indexer/bloom.h"
+#include "format/bloom.h"
 #include "query/index_reader.h"
 #include "query/searcher.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "indexer/index_format.h"
+#include "format/index_format.h"
 #include "reseal.h"
 
 namespace {
@@ -24,8 +24,8 @@ namespace {
 // Zeroes the bytes between sections (when the table is plausible): mutations there would only
 // ever be refused as non-zero padding.
 void ZeroPadding(std::string& image) {
-  using bitsift::indexer::FileHeader;
-  using bitsift::indexer::SectionEntry;
+  using bitsift::format::FileHeader;
+  using bitsift::format::SectionEntry;
   if (image.size() < sizeof(FileHeader)) return;
   FileHeader h;
   std::memcpy(&h, image.data(), sizeof(h));

@@ -11,7 +11,7 @@ constexpr double kBandPenaltyBits = 64.0 * 1024 * 8;
 constexpr uint64_t kMaxCandidates = 3000;
 
 uint64_t RoundUpToBlock(uint64_t n) {
-  return (n + kDocsPerBlock - 1) / kDocsPerBlock * kDocsPerBlock;
+  return (n + format::kDocsPerBlock - 1) / format::kDocsPerBlock * format::kDocsPerBlock;
 }
 
 }  // namespace
@@ -20,7 +20,7 @@ std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_r
   std::vector<BandPlan> bands;
   const uint64_t n = counts.size();
   if (n == 0) return bands;
-  uint64_t step = kDocsPerBlock;
+  uint64_t step = format::kDocsPerBlock;
   while (n / step > kMaxCandidates) step *= 2;
   // Candidate cut points: 0, step, 2*step, ..., n.
   std::vector<uint64_t> cuts;
@@ -30,7 +30,7 @@ std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_r
   std::vector<double> best(c, std::numeric_limits<double>::infinity());
   std::vector<size_t> from(c, 0);
   std::vector<double> width_at(c, 0);  // width for a band ending at cut j
-  for (size_t j = 1; j < c; ++j) width_at[j] = ShapeFor(counts[cuts[j] - 1], fp_rate).width;
+  for (size_t j = 1; j < c; ++j) width_at[j] = format::ShapeFor(counts[cuts[j] - 1], fp_rate).width;
   best[0] = 0;
   for (size_t j = 1; j < c; ++j) {
     for (size_t i = 0; i < j; ++i) {
@@ -49,7 +49,7 @@ std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_r
     band.first = cuts[from[*it]];
     band.count = cuts[*it] - band.first;
     band.max_terms = counts[cuts[*it] - 1];
-    band.shape = ShapeFor(band.max_terms, fp_rate);
+    band.shape = format::ShapeFor(band.max_terms, fp_rate);
     bands.push_back(band);
   }
   return bands;

@@ -13,18 +13,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "indexer/bloom.h"
+#include "format/bloom.h"
+#include "format/index_format.h"
 
 namespace bitsift::indexer {
-
-// Documents per 64-byte row block.
-inline constexpr uint64_t kDocsPerBlock = 512;
 
 struct BandPlan {
   uint64_t first = 0;      // index of the band's first document in the sorted order
   uint64_t count = 0;      // documents in the band
   uint64_t max_terms = 0;  // distinct terms of its largest document
-  BloomShape shape;        // sized so that the largest document meets the target rate
+  format::BloomShape shape;        // sized so that the largest document meets the target rate
 };
 
 // Returns consecutive bands covering all of `sorted_term_counts` (ascending, every entry > 0).

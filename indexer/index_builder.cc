@@ -17,10 +17,10 @@
 #include <unordered_set>
 
 #include "indexer/bands.h"
-#include "indexer/bloom.h"
-#include "indexer/dictionary.h"
-#include "indexer/forward_store.h"
-#include "indexer/index_format.h"
+#include "format/bloom.h"
+#include "format/dictionary.h"
+#include "format/forward_store.h"
+#include "format/index_format.h"
 #include "util/error.h"
 
 namespace bitsift::indexer {
@@ -89,7 +89,7 @@ class ProgressReporter {
 };
 
 template <typename T>
-void AddSection(IndexFileWriter& w, SectionId id, const std::vector<T>& v) {
+void AddSection(format::IndexFileWriter& w, format::SectionId id, const std::vector<T>& v) {
   w.AddSection(id, v.data(), v.size() * sizeof(T));
 }
 
@@ -102,7 +102,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   Ensure(n < std::numeric_limits<uint32_t>::max(), ErrorKind::kInvalidArgument,
          "too many documents for one index");
   std::vector<DocState> docs(n);
-  auto interner = std::make_unique<TermInterner>();  // freed once final ids are known
+  auto interner = std::make_unique<format::TermInterner>();  // freed once final ids are known
   std::mutex skip_mu;
   ProgressReporter progress(config, n, start);
 
@@ -126,21 +126,21 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
       docs[i].indexed = true;
       docs[i].ids.reserve(tokens.set().size());
       for (const std::string& t : tokens.set())
-        docs[i].ids.push_back(interner->Intern(t, HashTerm(t)));
+        docs[i].ids.push_back(interner->Intern(t, format::HashTerm(t)));
       progress.Done(docs[i].facts.size);
     }
   });
 
   // 2. Final term ids by decreasing document frequency (ties by bytes, so builds are
   //    reproducible).
-  std::vector<std::vector<uint32_t>> df_by_shard(1u << TermInterner::kShardBits);
+  std::vector<std::vector<uint32_t>> df_by_shard(1u << format::TermInterner::kShardBits);
   interner->ForEach([&](uint32_t pid, std::string_view, uint64_t) {
-    auto& v = df_by_shard[TermInterner::ShardOf(pid)];
-    if (v.size() <= TermInterner::LocalOf(pid)) v.resize(TermInterner::LocalOf(pid) + 1, 0);
+    auto& v = df_by_shard[format::TermInterner::ShardOf(pid)];
+    if (v.size() <= format::TermInterner::LocalOf(pid)) v.resize(format::TermInterner::LocalOf(pid) + 1, 0);
   });
   for (const DocState& d : docs) {
     for (uint32_t pid : d.ids)
-      ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
+      ++df_by_shard[format::TermInterner::ShardOf(pid)][format::TermInterner::LocalOf(pid)];
   }
   // 16 bytes a term (this array is part of the peak memory on corpora with millions of terms).
   struct TermInfo {
@@ -152,7 +152,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   terms.reserve(interner->size());
   interner->ForEach([&](uint32_t pid, std::string_view, uint64_t hash) {
     terms.push_back(
-        {hash, pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)]});
+        {hash, pid, df_by_shard[format::TermInterner::ShardOf(pid)][format::TermInterner::LocalOf(pid)]});
   });
   tbb::parallel_sort(terms.begin(), terms.end(), [&](const TermInfo& a, const TermInfo& b) {
     // Ties by bytes: terms of one document often share prefixes (identifiers of one source
@@ -164,11 +164,11 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   for (size_t s = 0; s < df_by_shard.size(); ++s) final_id[s].resize(df_by_shard[s].size());
   for (uint32_t id = 0; id < terms.size(); ++id) {
     uint32_t pid = terms[id].pid;
-    final_id[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)] = id;
+    final_id[format::TermInterner::ShardOf(pid)][format::TermInterner::LocalOf(pid)] = id;
   }
   tbb::parallel_for(size_t{0}, n, [&](size_t i) {
     for (uint32_t& id : docs[i].ids)
-      id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
+      id = final_id[format::TermInterner::ShardOf(id)][format::TermInterner::LocalOf(id)];
     std::sort(docs[i].ids.begin(), docs[i].ids.end());
   });
   final_id.clear();
@@ -206,7 +206,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
     if (docs[i].indexed) kept.push_back(static_cast<uint32_t>(i));
   }
   const uint64_t doc_count = kept.size();
-  std::vector<DocRecord> doc_records(doc_count);
+  std::vector<format::DocRecord> doc_records(doc_count);
   std::string paths;
   uint64_t postings = 0, input_bytes = 0;
   for (uint64_t d = 0; d < doc_count; ++d) {
@@ -251,14 +251,14 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   std::vector<uint64_t> sorted_counts(by_size.size());
   for (size_t i = 0; i < by_size.size(); ++i) sorted_counts[i] = bloom_count[by_size[i]];
   std::vector<BandPlan> plan = PlanBands(sorted_counts, config.fp_rate);
-  std::vector<BandRecord> bands(plan.size());
+  std::vector<format::BandRecord> bands(plan.size());
   uint64_t row_words = 0;
   for (size_t b = 0; b < plan.size(); ++b) {
-    BandRecord& r = bands[b];
+    format::BandRecord& r = bands[b];
     r.rows_offset = row_words * 8;
     r.width = plan[b].shape.width;
     r.k = plan[b].shape.k;
-    r.words_per_row = (plan[b].count + kDocsPerBlock - 1) / kDocsPerBlock * (kDocsPerBlock / 64);
+    r.words_per_row = (plan[b].count + format::kDocsPerBlock - 1) / format::kDocsPerBlock * (format::kDocsPerBlock / 64);
     r.first_column = plan[b].first;
     r.max_terms = plan[b].max_terms;
     r.doc_count = static_cast<uint32_t>(plan[b].count);
@@ -272,12 +272,12 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   };
   std::vector<BlockTask> tasks;
   for (uint32_t b = 0; b < bands.size(); ++b) {
-    for (uint64_t c = 0; c < bands[b].doc_count; c += kDocsPerBlock) tasks.push_back({b, c});
+    for (uint64_t c = 0; c < bands[b].doc_count; c += format::kDocsPerBlock) tasks.push_back({b, c});
   }
   tbb::parallel_for(size_t{0}, tasks.size(), [&](size_t t) {
-    const BandRecord& band = bands[tasks[t].band];
+    const format::BandRecord& band = bands[tasks[t].band];
     uint64_t* base = rows.data() + band.rows_offset / 8;
-    uint64_t end = std::min<uint64_t>(tasks[t].first_col + kDocsPerBlock, band.doc_count);
+    uint64_t end = std::min<uint64_t>(tasks[t].first_col + format::kDocsPerBlock, band.doc_count);
     for (uint64_t col = tasks[t].first_col; col < end; ++col) {
       const DocState& d = docs[kept[by_size[band.first_column + col]]];
       const uint64_t word = col / 64, bit = uint64_t{1} << (col % 64);
@@ -285,7 +285,7 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
         if (id < exact_terms) {
           base[(band.width + id) * band.words_per_row + word] |= bit;
         } else {
-          ForEachPosition(term_hashes[id], band.width, band.k,
+          format::ForEachPosition(term_hashes[id], band.width, band.k,
                           [&](uint64_t row) { base[row * band.words_per_row + word] |= bit; });
         }
       }
@@ -298,17 +298,17 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   std::string forward;
   for (uint64_t d = 0; d < doc_count; ++d) {
     forward_offsets[d] = forward.size();
-    EncodeForwardRecord(docs[kept[d]].ids, forward);
+    format::EncodeForwardRecord(docs[kept[d]].ids, forward);
     std::vector<uint32_t>().swap(docs[kept[d]].ids);
   }
   forward_offsets[doc_count] = forward.size();
 
   // 7. Dictionary hash table (the arrays were made in step 2).
-  std::vector<uint32_t> table = BuildTermTable(term_hashes);
+  std::vector<uint32_t> table = format::BuildTermTable(term_hashes);
 
   // 8. Meta and the file.
-  std::string meta(sizeof(MetaRecord), '\0');
-  MetaRecord m{};
+  std::string meta(sizeof(format::MetaRecord), '\0');
+  format::MetaRecord m{};
   m.doc_count = doc_count;
   m.term_count = term_count;
   m.band_count = bands.size();
@@ -318,25 +318,25 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   m.build_time_unix = std::chrono::duration_cast<std::chrono::seconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
-  m.contract_version = kContractVersion;
+  m.contract_version = format::kContractVersion;
   m.exact_terms = exact_terms;
   std::strncpy(m.icu_version, U_ICU_VERSION, sizeof(m.icu_version) - 1);
   std::memcpy(meta.data(), &m, sizeof(m));
   meta += corpus.root;
 
-  IndexFileWriter w(index_path);
-  w.AddSection(SectionId::kMeta, meta.data(), meta.size());
-  AddSection(w, SectionId::kBands, bands);
-  AddSection(w, SectionId::kBandDocs, band_docs);
-  AddSection(w, SectionId::kRows, rows);
-  AddSection(w, SectionId::kDocs, doc_records);
-  w.AddSection(SectionId::kPaths, paths.data(), paths.size());
-  AddSection(w, SectionId::kTermOffsets, term_offsets);
-  w.AddSection(SectionId::kTermBytes, term_bytes.data(), term_bytes.size());
-  AddSection(w, SectionId::kTermDf, term_df);
-  AddSection(w, SectionId::kTermTable, table);
-  AddSection(w, SectionId::kForwardOffsets, forward_offsets);
-  w.AddSection(SectionId::kForwardData, forward.data(), forward.size());
+  format::IndexFileWriter w(index_path);
+  w.AddSection(format::SectionId::kMeta, meta.data(), meta.size());
+  AddSection(w, format::SectionId::kBands, bands);
+  AddSection(w, format::SectionId::kBandDocs, band_docs);
+  AddSection(w, format::SectionId::kRows, rows);
+  AddSection(w, format::SectionId::kDocs, doc_records);
+  w.AddSection(format::SectionId::kPaths, paths.data(), paths.size());
+  AddSection(w, format::SectionId::kTermOffsets, term_offsets);
+  w.AddSection(format::SectionId::kTermBytes, term_bytes.data(), term_bytes.size());
+  AddSection(w, format::SectionId::kTermDf, term_df);
+  AddSection(w, format::SectionId::kTermTable, table);
+  AddSection(w, format::SectionId::kForwardOffsets, forward_offsets);
+  w.AddSection(format::SectionId::kForwardData, forward.data(), forward.size());
   report->index_bytes = w.Finish();
 
   report->documents = doc_count;

@@ -6,15 +6,15 @@
 #include <vector>
 
 #include "indexer/bands.h"
-#include "indexer/bloom.h"
-#include "indexer/forward_store.h"
+#include "format/bloom.h"
+#include "format/forward_store.h"
 #include "util/error.h"
 #include "util/varint.h"
 
 namespace bitsift::query {
 namespace {
 
-using indexer::SectionId;
+using format::SectionId;
 
 [[noreturn]] void Fail(const IndexReader& index, const std::string& what) {
   throw Error(ErrorKind::kCorrupt, index.path() + ": not a usable bitsift index: " + what);
@@ -69,7 +69,7 @@ std::string DecodeRecordStrictly(const uint8_t* p, const uint8_t* end, uint64_t 
   uint64_t n;
   if (!GetVarint(&p, end, &n)) return "bad id count";
   if (n > term_count) return "more ids than terms";
-  const uint64_t blocks = (n + indexer::kForwardBlock - 1) / indexer::kForwardBlock;
+  const uint64_t blocks = (n + format::kForwardBlock - 1) / format::kForwardBlock;
   const uint64_t skip_bytes = blocks > 1 ? (blocks - 1) * 8 : 0;
   if (static_cast<uint64_t>(end - p) < skip_bytes) return "skip entries cut short";
   const uint8_t* skips = p;
@@ -77,8 +77,8 @@ std::string DecodeRecordStrictly(const uint8_t* p, const uint8_t* end, uint64_t 
   const uint8_t* q = data;
   uint64_t prev = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t block = i / indexer::kForwardBlock;
-    const bool first = i % indexer::kForwardBlock == 0;
+    const uint64_t block = i / format::kForwardBlock;
+    const bool first = i % format::kForwardBlock == 0;
     if (first && block > 0) {
       const uint8_t* entry = skips + (block - 1) * 8;
       if (LoadU32(entry + 4) != static_cast<uint64_t>(q - data)) return "wrong skip offset";
@@ -107,9 +107,9 @@ std::string DecodeRecordStrictly(const uint8_t* p, const uint8_t* end, uint64_t 
 }  // namespace
 
 void CheckIndex(const IndexReader& index) {
-  const indexer::MetaRecord& meta = index.meta();
+  const format::MetaRecord& meta = index.meta();
   const uint64_t docs = meta.doc_count, terms = meta.term_count;
-  const indexer::DictionaryView& dict = index.dictionary();
+  const format::DictionaryView& dict = index.dictionary();
 
   // Meta.
   if (!(meta.fp_rate > 0 && meta.fp_rate < 1)) Fail(index, "false-positive target out of range");
@@ -128,7 +128,7 @@ void CheckIndex(const IndexReader& index) {
     if (dict.df[t] == 0 || dict.df[t] > docs) {
       Fail(index, "document frequency of term " + std::to_string(t) + " out of range");
     }
-    hashes[t] = indexer::HashTerm(term);
+    hashes[t] = format::HashTerm(term);
     if (t > 0) {
       // The builder's order: df descending, then bytes.
       std::string_view prev = dict.Term(static_cast<uint32_t>(t - 1));
@@ -170,7 +170,7 @@ void CheckIndex(const IndexReader& index) {
   std::vector<uint32_t> ids;
   uint64_t path_cursor = 0, input_bytes = 0, non_empty = 0;
   for (uint64_t d = 0; d < docs; ++d) {
-    const indexer::DocRecord& doc = index.doc(static_cast<uint32_t>(d));
+    const format::DocRecord& doc = index.doc(static_cast<uint32_t>(d));
     if (doc.path_offset != path_cursor) {
       Fail(index, "path of document " + std::to_string(d));
     }
@@ -201,12 +201,12 @@ void CheckIndex(const IndexReader& index) {
   std::vector<uint8_t> seen(docs, 0);
   std::vector<uint64_t> exact_bits(exact, 0);
   for (uint64_t b = 0; b < index.band_count(); ++b) {
-    const indexer::BandRecord& band = index.band(b);
+    const format::BandRecord& band = index.band(b);
     const std::string name = "band " + std::to_string(b);
     if (band.doc_count == 0) Fail(index, name + " is empty");
     if (band.rows_offset != row_cursor * 8) Fail(index, name + " rows are not packed");
-    const uint64_t blocks = (band.doc_count + indexer::kDocsPerBlock - 1) / indexer::kDocsPerBlock;
-    if (band.words_per_row != blocks * (indexer::kDocsPerBlock / 64))
+    const uint64_t blocks = (band.doc_count + format::kDocsPerBlock - 1) / format::kDocsPerBlock;
+    if (band.words_per_row != blocks * (format::kDocsPerBlock / 64))
       Fail(index, name + " row length");
     const uint64_t rows = band.width + exact;
     row_cursor += rows * band.words_per_row;
@@ -228,7 +228,7 @@ void CheckIndex(const IndexReader& index) {
           continue;
         }
         ++bloom_terms;
-        indexer::ForEachPosition(hashes[id], band.width, band.k, [&](uint64_t r) {
+        format::ForEachPosition(hashes[id], band.width, band.k, [&](uint64_t r) {
           if ((index.Row(band, r)[word] & bit) == 0) {
             Fail(index,
                  name + ": a signature bit of document " + std::to_string(d) + " is missing");

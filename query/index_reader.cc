@@ -6,7 +6,7 @@
 
 namespace bitsift::query {
 
-using indexer::SectionId;
+using format::SectionId;
 
 namespace {
 void Check(bool ok, const std::string& path, const std::string& what) {
@@ -21,25 +21,25 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   Check(meta.size() >= sizeof(meta_), path, "meta section too short");
   std::memcpy(&meta_, meta.data(), sizeof(meta_));
   root_ = meta.substr(sizeof(meta_));
-  Check(meta_.contract_version == indexer::kContractVersion, path,
+  Check(meta_.contract_version == format::kContractVersion, path,
         "built for token contract version " + std::to_string(meta_.contract_version));
   auto expect = [&](SectionId id, uint64_t count, uint64_t width, const char* what) {
     Check(count <= UINT64_MAX / width && file_.Section(id).size() == count * width, path,
           std::string("size of section ") + what);
   };
   const uint64_t docs = meta_.doc_count, terms = meta_.term_count;
-  expect(SectionId::kBands, meta_.band_count, sizeof(indexer::BandRecord), "bands");
-  expect(SectionId::kDocs, docs, sizeof(indexer::DocRecord), "docs");
+  expect(SectionId::kBands, meta_.band_count, sizeof(format::BandRecord), "bands");
+  expect(SectionId::kDocs, docs, sizeof(format::DocRecord), "docs");
   expect(SectionId::kTermOffsets, terms + 1, 8, "term offsets");
   expect(SectionId::kTermDf, terms, 4, "term df");
   expect(SectionId::kForwardOffsets, docs + 1, 8, "forward offsets");
   expect(SectionId::kTermTable, meta_.term_table_slots, 4, "term table");
   Check(meta_.term_table_slots == 0 || (meta_.term_table_slots & (meta_.term_table_slots - 1)) == 0,
         path, "term table size");
-  bands_ = file_.SectionAs<indexer::BandRecord>(SectionId::kBands);
+  bands_ = file_.SectionAs<format::BandRecord>(SectionId::kBands);
   band_docs_ = file_.SectionAs<uint32_t>(SectionId::kBandDocs);
   rows_ = file_.SectionAs<uint64_t>(SectionId::kRows);
-  docs_ = file_.SectionAs<indexer::DocRecord>(SectionId::kDocs);
+  docs_ = file_.SectionAs<format::DocRecord>(SectionId::kDocs);
   paths_ = file_.Section(SectionId::kPaths).data();
   forward_offsets_ = file_.SectionAs<uint64_t>(SectionId::kForwardOffsets);
   forward_ = reinterpret_cast<const uint8_t*>(file_.Section(SectionId::kForwardData).data());
@@ -49,7 +49,7 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   const uint64_t row_words = file_.Section(SectionId::kRows).size() / 8;
   uint64_t columns = 0;
   for (uint64_t b = 0; b < meta_.band_count; ++b) {
-    const indexer::BandRecord& band = bands_[b];
+    const format::BandRecord& band = bands_[b];
     const uint64_t rows = band.width + meta_.exact_terms;  // no overflow: both checked small
     Check(band.width < (1ULL << 40) && band.rows_offset % 64 == 0 && band.words_per_row % 8 == 0 &&
               band.width > 0 && band.k > 0 && band.k <= 64 &&
@@ -88,18 +88,18 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
 }
 
 bool IndexReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {
-  auto r = indexer::ForwardRecordContainsAll(forward_ + forward_offsets_[id],
+  auto r = format::ForwardRecordContainsAll(forward_ + forward_offsets_[id],
                                              forward_ + forward_offsets_[id + 1], ids, n);
   // The message is built only on failure: this runs once per candidate.
-  if (r == indexer::ContainsResult::kCorrupt) {
+  if (r == format::ContainsResult::kCorrupt) {
     Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
   }
-  return r == indexer::ContainsResult::kYes;
+  return r == format::ContainsResult::kYes;
 }
 
 std::vector<uint32_t> IndexReader::DocumentTerms(uint32_t id) const {
   std::vector<uint32_t> out;
-  Check(indexer::DecodeForwardRecord(forward_ + forward_offsets_[id],
+  Check(format::DecodeForwardRecord(forward_ + forward_offsets_[id],
                                      forward_ + forward_offsets_[id + 1], &out),
         file_.path(), "damaged forward record of document " + std::to_string(id));
   return out;

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <optional>
 
-#include "indexer/bloom.h"
+#include "format/bloom.h"
 #include "query/row_and.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -45,7 +45,7 @@ std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& ar
 }
 
 Searcher::RowTerm Searcher::Plan(const std::string& term) const {
-  RowTerm t{indexer::HashTerm(term), -1, 0};
+  RowTerm t{format::HashTerm(term), -1, 0};
   if (std::optional<uint32_t> id = index_.dictionary().Find(term, t.hash)) {
     t.df = index_.dictionary().df[*id];
     if (*id < index_.exact_terms()) t.exact = *id;
@@ -69,7 +69,7 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
   std::vector<uint64_t> row_ids;
   std::vector<uint64_t> bits;
   for (uint64_t b = 0; b < index_.band_count(); ++b) {
-    const indexer::BandRecord& band = index_.band(b);
+    const format::BandRecord& band = index_.band(b);
     rows.clear();
     row_ids.clear();
     auto add_row = [&](uint64_t r) {
@@ -82,7 +82,7 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
       if (t.exact >= 0) {
         add_row(band.width + static_cast<uint64_t>(t.exact));
       } else {
-        indexer::ForEachPosition(t.hash, band.width, band.k, add_row);
+        format::ForEachPosition(t.hash, band.width, band.k, add_row);
       }
     }
     bits.assign(band.words_per_row, 0);

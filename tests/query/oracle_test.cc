@@ -6,7 +6,7 @@
 #include <random>
 #include <sstream>
 
-#include "indexer/bloom.h"
+#include "format/bloom.h"
 #include "indexer/index_builder.h"
 #include "query/index_reader.h"
 #include "query/searcher.h"
@@ -186,7 +186,7 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
       candidates += searcher.Candidates(h, true, &stats).size();
     }
     double measured = static_cast<double>(candidates) / (probes * docs.size());
-    double expected = indexer::ExpectedFalsePositiveRate(indexer::ShapeFor(200, target), 200);
+    double expected = format::ExpectedFalsePositiveRate(format::ShapeFor(200, target), 200);
     INFO("target " << target << " measured " << measured << " expected " << expected);
     CHECK(expected <= target);
     CHECK(measured <= target * 1.15);

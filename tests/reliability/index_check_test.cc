@@ -7,13 +7,13 @@
 #include <cstring>
 #include <random>
 
-#include "indexer/index_format.h"
+#include "format/index_format.h"
 #include "reliability_util.h"
 #include "test_util.h"
 
 using bitsift::Index;
 using bitsift::Status;
-using bitsift::indexer::SectionId;
+using bitsift::format::SectionId;
 using namespace bitsift::testing;
 
 namespace {
@@ -127,7 +127,7 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   };
   const auto [rows, rows_len] = SectionSpan(good, SectionId::kRows);
   const auto [bands, bands_len] = SectionSpan(good, SectionId::kBands);
-  const auto band = Load<bitsift::indexer::BandRecord>(good, bands);
+  const auto band = Load<bitsift::format::BandRecord>(good, bands);
   expect_damage(
       "a signature bit cleared",
       [&, rows = rows, rows_len = rows_len](std::string& b) {
@@ -190,7 +190,7 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   expect_damage(
       "a document's term count changed",
       [&, docs_at = docs_at](std::string& b) {
-        uint64_t off = docs_at + offsetof(bitsift::indexer::DocRecord, term_count);
+        uint64_t off = docs_at + offsetof(bitsift::format::DocRecord, term_count);
         Store<uint32_t>(b, off, Load<uint32_t>(b, off) + 1);
       },
       "term count");
@@ -198,7 +198,7 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   expect_damage(
       "a newer format version",
       [](std::string& b) {
-        Store<uint32_t>(b, offsetof(bitsift::indexer::FileHeader, format_version), 2);
+        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version), 2);
       },
       "format version 2");
 }
@@ -272,7 +272,7 @@ TEST_CASE("bitsift check: exit 0 for a sound index, 2 naming the file and the pr
   expect("flipped byte", flipped, "mismatch");
   expect("another format", "SQLite format 3" + std::string(200, '\0'), "bad magic");
   std::string newer = good;
-  Store<uint32_t>(newer, offsetof(bitsift::indexer::FileHeader, format_version), 7);
+  Store<uint32_t>(newer, offsetof(bitsift::format::FileHeader, format_version), 7);
   ResealIndex(newer);
   expect("newer version", newer, "format version 7");
   std::string forged = good;

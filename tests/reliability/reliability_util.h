@@ -18,20 +18,20 @@
 #include <type_traits>
 #include <vector>
 
-#include "indexer/index_format.h"
+#include "format/index_format.h"
 #include "reseal.h"
 #include "test_util.h"
 
 namespace bitsift::testing {
 
 // Where section `id` of a well-formed image lies: {offset, length}.
-inline std::pair<uint64_t, uint64_t> SectionSpan(const std::string& image, indexer::SectionId id) {
-  indexer::FileHeader h;
+inline std::pair<uint64_t, uint64_t> SectionSpan(const std::string& image, format::SectionId id) {
+  format::FileHeader h;
   std::memcpy(&h, image.data(), sizeof(h));
-  indexer::SectionEntry e;
+  format::SectionEntry e;
   std::memcpy(&e,
               image.data() + h.section_table_offset +
-                  (static_cast<uint32_t>(id) - 1) * sizeof(indexer::SectionEntry),
+                  (static_cast<uint32_t>(id) - 1) * sizeof(format::SectionEntry),
               sizeof(e));
   return {e.offset, e.length};
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "indexer/index_format.h"
+#include "format/index_format.h"
 
 namespace bitsift::testing {
 
@@ -19,8 +19,8 @@ namespace bitsift::testing {
 // checksum verification and exercises the structural checks. Bytes it cannot place are left
 // as they are.
 inline void ResealIndex(std::string& image) {
-  using indexer::FileHeader;
-  using indexer::SectionEntry;
+  using format::FileHeader;
+  using format::SectionEntry;
   if (image.size() < sizeof(FileHeader)) return;
   FileHeader h;
   std::memcpy(&h, image.data(), sizeof(h));
@@ -32,13 +32,13 @@ inline void ResealIndex(std::string& image) {
     std::memcpy(entries.data(), image.data() + h.section_table_offset, table_bytes);
     for (SectionEntry& e : entries) {
       if (e.offset <= image.size() && image.size() - e.offset >= e.length) {
-        e.checksum = indexer::Checksum(image.data() + e.offset, e.length);
+        e.checksum = format::Checksum(image.data() + e.offset, e.length);
       }
     }
     std::memcpy(image.data() + h.section_table_offset, entries.data(), table_bytes);
-    h.section_table_checksum = indexer::Checksum(entries.data(), table_bytes);
+    h.section_table_checksum = format::Checksum(entries.data(), table_bytes);
   }
-  h.header_checksum = indexer::Checksum(&h, offsetof(FileHeader, header_checksum));
+  h.header_checksum = format::Checksum(&h, offsetof(FileHeader, header_checksum));
   std::memcpy(image.data(), &h, sizeof(h));
 }
 

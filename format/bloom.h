@@ -1,11 +1,11 @@
 // Term hashing and Bloom-filter arithmetic shared by the index builder and the query engine.
-#ifndef BITSIFT_INDEXER_BLOOM_H_
-#define BITSIFT_INDEXER_BLOOM_H_
+#ifndef BITSIFT_FORMAT_BLOOM_H_
+#define BITSIFT_FORMAT_BLOOM_H_
 
 #include <cstdint>
 #include <string_view>
 
-namespace bitsift::indexer {
+namespace bitsift::format {
 
 // The one 64-bit hash of a term: XXH3-64 of its UTF-8 bytes with seed 0. Stored indexes depend
 // on it: never change it without a format version bump.
@@ -42,6 +42,6 @@ inline void ForEachPosition(uint64_t hash, uint64_t width, uint32_t k, F&& f) {
   }
 }
 
-}  // namespace bitsift::indexer
+}  // namespace bitsift::format
 
-#endif  // BITSIFT_INDEXER_BLOOM_H_
+#endif  // BITSIFT_FORMAT_BLOOM_H_

@@ -1,11 +1,11 @@
-#include "indexer/bloom.h"
+#include "format/bloom.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 #include <set>
 
-using namespace bitsift::indexer;
+using namespace bitsift::format;
 
 TEST_CASE("shape meets the false-positive target with the fewest bits", "[bloom]") {
   CHECK(HashCountFor(0.01) == 7);

@@ -1,11 +1,11 @@
-#include "indexer/bloom.h"
+#include "format/bloom.h"
 
 #include <cmath>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-namespace bitsift::indexer {
+namespace bitsift::format {
 
 uint64_t HashTerm(std::string_view term) { return XXH3_64bits(term.data(), term.size()); }
 
@@ -33,4 +33,4 @@ double ExpectedFalsePositiveRate(BloomShape shape, uint64_t n) {
                   k);
 }
 
-}  // namespace bitsift::indexer
+}  // namespace bitsift::format

@@ -1,4 +1,4 @@
-#include "indexer/index_format.h"
+#include "format/index_format.h"
 
 #include <cstddef>
 #include <cstring>
@@ -8,7 +8,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-namespace bitsift::indexer {
+namespace bitsift::format {
 
 uint64_t Checksum(const void* data, size_t length) { return XXH3_64bits(data, length); }
 
@@ -106,4 +106,4 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
   check_gap(h.section_table_offset);
 }
 
-}  // namespace bitsift::indexer
+}  // namespace bitsift::format

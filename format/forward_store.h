@@ -8,15 +8,15 @@
 //                                              skip entries for blocks 1.., offsets relative
 //                                              to the start of the block data
 //   block data: per block, varint first id, then varint (gap - 1) for each following id
-#ifndef BITSIFT_INDEXER_FORWARD_STORE_H_
-#define BITSIFT_INDEXER_FORWARD_STORE_H_
+#ifndef BITSIFT_FORMAT_FORWARD_STORE_H_
+#define BITSIFT_FORMAT_FORWARD_STORE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace bitsift::indexer {
+namespace bitsift::format {
 
 inline constexpr uint32_t kForwardBlock = 128;
 
@@ -34,6 +34,6 @@ enum class ContainsResult { kNo, kYes, kCorrupt };
 ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, const uint32_t* ids,
                                         size_t n);
 
-}  // namespace bitsift::indexer
+}  // namespace bitsift::format
 
-#endif  // BITSIFT_INDEXER_FORWARD_STORE_H_
+#endif  // BITSIFT_FORMAT_FORWARD_STORE_H_

@@ -5,8 +5,8 @@
 // Every section starts at a 64-byte aligned offset and is covered by an XXH3-64 checksum in the
 // section table; the table and the header have checksums of their own. Integers are
 // little-endian. Section ids and struct layouts are stored on disk: never renumber or reorder.
-#ifndef BITSIFT_INDEXER_INDEX_FORMAT_H_
-#define BITSIFT_INDEXER_INDEX_FORMAT_H_
+#ifndef BITSIFT_FORMAT_INDEX_FORMAT_H_
+#define BITSIFT_FORMAT_INDEX_FORMAT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +16,7 @@
 
 #include "util/files.h"
 
-namespace bitsift::indexer {
+namespace bitsift::format {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
@@ -24,6 +24,10 @@ inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 inline constexpr uint32_t kFormatVersion = 1;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
+
+// Documents per 64-byte row block: rows are ANDed and skipped block by block, and every row's
+// length in words is a multiple of kDocsPerBlock / 64.
+inline constexpr uint64_t kDocsPerBlock = 512;
 
 // Section ids: stored on disk, never renumber.
 enum class SectionId : uint32_t {
@@ -38,7 +42,7 @@ enum class SectionId : uint32_t {
   kTermDf = 9,           // u32 document frequency x term_count
   kTermTable = 10,       // u32 x slots open-addressing hash table: 0 = empty, else term id + 1
   kForwardOffsets = 11,  // u64 x (doc_count + 1) into kForwardData
-  kForwardData = 12,     // forward records (indexer/forward_store.h)
+  kForwardData = 12,     // forward records (format/forward_store.h)
 };
 inline constexpr uint32_t kSectionCount = 12;
 
@@ -137,6 +141,6 @@ class IndexFile {
 // XXH3-64 of bytes.
 uint64_t Checksum(const void* data, size_t length);
 
-}  // namespace bitsift::indexer
+}  // namespace bitsift::format
 
-#endif  // BITSIFT_INDEXER_INDEX_FORMAT_H_
+#endif  // BITSIFT_FORMAT_INDEX_FORMAT_H_

@@ -1,11 +1,11 @@
-#include "indexer/forward_store.h"
+#include "format/forward_store.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
 #include <set>
 
-using namespace bitsift::indexer;
+using namespace bitsift::format;
 
 namespace {
 std::vector<uint32_t> RandomSortedIds(std::mt19937_64& rng, size_t n, uint32_t universe) {

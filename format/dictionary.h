@@ -4,8 +4,8 @@
 // Final ids are given by decreasing document frequency (frequent terms get small ids, which
 // keeps forward-store gaps small). On disk the dictionary is three arrays by term id (offsets,
 // bytes, document frequency) plus an open-addressing table keyed by the term's 64-bit hash.
-#ifndef BITSIFT_INDEXER_DICTIONARY_H_
-#define BITSIFT_INDEXER_DICTIONARY_H_
+#ifndef BITSIFT_FORMAT_DICTIONARY_H_
+#define BITSIFT_FORMAT_DICTIONARY_H_
 
 #include <cstdint>
 #include <memory>
@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace bitsift::indexer {
+namespace bitsift::format {
 
 // Maps term strings to provisional ids. Intern is safe to call from several threads.
 class TermInterner {
@@ -92,6 +92,6 @@ struct DictionaryView {
   std::optional<uint32_t> Find(std::string_view term, uint64_t hash) const;
 };
 
-}  // namespace bitsift::indexer
+}  // namespace bitsift::format
 
-#endif  // BITSIFT_INDEXER_DICTIONARY_H_
+#endif  // BITSIFT_FORMAT_DICTIONARY_H_

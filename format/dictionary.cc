@@ -1,8 +1,8 @@
-#include "indexer/dictionary.h"
+#include "format/dictionary.h"
 
 #include "util/error.h"
 
-namespace bitsift::indexer {
+namespace bitsift::format {
 
 TermInterner::TermInterner() {
   for (int i = 0; i < (1 << kShardBits); ++i) shards_.push_back(std::make_unique<Shard>());
@@ -72,4 +72,4 @@ std::optional<uint32_t> DictionaryView::Find(std::string_view term, uint64_t has
   return std::nullopt;
 }
 
-}  // namespace bitsift::indexer
+}  // namespace bitsift::format

@@ -1,10 +1,10 @@
-#include "indexer/forward_store.h"
+#include "format/forward_store.h"
 
 #include <cstring>
 
 #include "util/varint.h"
 
-namespace bitsift::indexer {
+namespace bitsift::format {
 namespace {
 
 void PutU32(uint32_t v, std::string& out) {
@@ -126,4 +126,4 @@ ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, co
   return ContainsResult::kYes;
 }
 
-}  // namespace bitsift::indexer
+}  // namespace bitsift::format

@@ -21,7 +21,7 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
 
@@ -93,14 +93,21 @@ struct BandRecord {
 };
 static_assert(sizeof(BandRecord) == 48);
 
+// One document of a segment. The file facts (file_size, mtime_ns, ctime_ns, inode) are what an
+// update compares with a fresh stat to decide that a file is unchanged and need not be read.
 struct DocRecord {
   uint64_t path_offset;
   uint32_t path_length;
   uint32_t term_count;
-  uint64_t size;     // bytes indexed
-  int64_t mtime_ns;  // modification time, nanoseconds since the epoch
+  uint64_t size;       // bytes of text indexed (after decoding)
+  uint64_t file_size;  // st_size when indexed (the text size for in-memory documents)
+  int64_t mtime_ns;    // modification time, nanoseconds since the epoch
+  int64_t ctime_ns;    // status change time (0 for in-memory documents)
+  uint64_t inode;      // st_ino (0 for in-memory documents)
+  uint32_t encoding;   // the text encoding it was decoded from: 0 = UTF-8 (see META's table)
+  uint32_t flags;      // reserved, 0
 };
-static_assert(sizeof(DocRecord) == 32);
+static_assert(sizeof(DocRecord) == 64);
 
 // Writes sections in id order to an AtomicFileWriter, then the table and the header.
 // Usage: (AddSection)* Finish. Throws Error(kIo).

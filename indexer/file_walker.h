@@ -39,8 +39,11 @@ std::vector<std::string> WalkDirectory(const std::string& root,
                                        const SkipCallback& on_skip);
 
 struct FileFacts {
-  uint64_t size = 0;     // bytes read and tokenized
-  int64_t mtime_ns = 0;  // modification time
+  uint64_t size = 0;       // bytes of text tokenized
+  uint64_t file_size = 0;  // st_size when opened
+  int64_t mtime_ns = 0;    // modification time
+  int64_t ctime_ns = 0;    // status change time
+  uint64_t inode = 0;
 };
 
 // Streams root/relative_path through the tokenizer into sink (bounded memory: 1 MiB reads).

@@ -212,8 +212,11 @@ void Build(const Corpus& corpus, const std::string& index_path, const BuildConfi
   for (uint64_t d = 0; d < doc_count; ++d) {
     const DocState& s = docs[kept[d]];
     const std::string& name = corpus.names[kept[d]];
-    doc_records[d] = {paths.size(), static_cast<uint32_t>(name.size()),
-                      static_cast<uint32_t>(s.ids.size()), s.facts.size, s.facts.mtime_ns};
+    doc_records[d] = {paths.size(),      static_cast<uint32_t>(name.size()),
+                      static_cast<uint32_t>(s.ids.size()), s.facts.size,
+                      s.facts.file_size, s.facts.mtime_ns,
+                      s.facts.ctime_ns,  s.facts.inode,
+                      0,                 0};
     paths += name;
     postings += s.ids.size();
     input_bytes += s.facts.size;
@@ -410,7 +413,7 @@ void BuildIndexFromMemory(const std::vector<MemoryDocument>& docs, const std::st
                     FileFacts* facts, std::string*) {
     const MemoryDocument& d = docs[order[i]];
     tok.Tokenize(d.text, sink);
-    facts->size = d.text.size();
+    facts->size = facts->file_size = d.text.size();
     facts->mtime_ns = d.mtime_ns;
     return SkipReason::kCount;
   };

@@ -118,7 +118,7 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
 }
 
 std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, uint64_t limit,
-                                       QueryStats* stats) const {
+                                       QueryStats* stats, const uint64_t* deleted) const {
   const auto start = Clock::now();
   *stats = QueryStats{};
   stats->terms = terms.size();
@@ -128,6 +128,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   for (const std::string& t : terms) {
     RowTerm rt = Plan(t);
     if (rt.df == 0) {
+      stats->absent_term = true;
       stats->parse_us = stats->total_us = MicrosSince(start);
       return {};
     }
@@ -152,6 +153,12 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   // are the answer.
   const bool exact =
       verify_ids.empty() || (planned.size() == 1 && candidates.size() == planned[0].df);
+  // Deleted documents go after that test (it counts every document holding the term).
+  if (deleted != nullptr) {
+    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                    [&](uint32_t d) { return (deleted[d / 64] >> (d % 64)) & 1; }),
+                     candidates.end());
+  }
   if (exact) {
     if (limit != 0 && candidates.size() > limit) candidates.resize(limit);
     matches.swap(candidates);

@@ -174,6 +174,15 @@ class IndexState {
     }
   }
 
+  // A run that fails before committing removes the segments it wrote (a killed one leaves them
+  // to the next writer's RemoveUnlisted).
+  ~IndexState() {
+    if (committed_) return;
+    for (uint64_t number : written_) ::unlink((dir_ + "/" + format::SegmentFileName(number)).c_str());
+  }
+  IndexState(const IndexState&) = delete;
+  IndexState& operator=(const IndexState&) = delete;
+
   const std::string& dir() const { return dir_; }
   bool rebuilt() const { return rebuilt_; }
   std::vector<LiveSegment>& segments() { return segments_; }
@@ -192,6 +201,7 @@ class IndexState {
   }
 
   void AddSegment(uint64_t number, const SegmentSummary& s) {
+    written_.push_back(number);
     LiveSegment seg;
     seg.entry.number = number;
     seg.entry.doc_count = s.documents;
@@ -223,6 +233,7 @@ class IndexState {
     }
     Phase("before-commit");
     format::WriteManifest(dir_, next);
+    committed_ = true;
     manifest_ = next;
     Phase("committed");
     RemoveUnlisted(dir_, manifest_);
@@ -246,6 +257,8 @@ class IndexState {
   std::unique_ptr<WriterLock> lock_;
   format::Manifest manifest_;
   bool rebuilt_ = false;
+  bool committed_ = false;
+  std::vector<uint64_t> written_;  // segment files written by this run
   std::vector<LiveSegment> segments_;
 };
 

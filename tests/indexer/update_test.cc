@@ -24,6 +24,7 @@ using bitsift::Index;
 using bitsift::IndexOptions;
 using bitsift::IndexSummary;
 using bitsift::Status;
+using bitsift::testing::Cat;
 using bitsift::testing::MixedVocabulary;
 using bitsift::testing::TempDir;
 using bitsift::testing::WriteFile;
@@ -79,7 +80,7 @@ std::vector<std::vector<std::string>> SampleQueries(const std::map<std::string, 
   for (const auto& [name, text] : texts) names.push_back(name);
   for (size_t q = 0; q < n; ++q) {
     if (names.empty() || q % 10 == 0) {
-      queries.push_back({"absentterm" + std::to_string(q)});
+      queries.push_back({Cat("absentterm", q)});
       continue;
     }
     std::vector<std::string> tokens = bitsift::tokenizer::TokenSet(texts.at(names[rng() % names.size()]));
@@ -103,7 +104,7 @@ void RandomChange(const TempDir& dir, std::map<std::string, std::string>& texts,
   int op = texts.empty() ? 0 : static_cast<int>(rng() % 6);
   switch (op) {
     case 0: {  // add
-      std::string name = (rng() % 2 ? "d" + std::to_string(rng() % 4) + "/" : "") + "f" +
+      std::string name = (rng() % 2 ? Cat("d", rng() % 4) + "/" : "") + "f" +
                          std::to_string(next_id++) + ".txt";
       texts[name] = RandomText(rng, vocab);
       WriteFile(dir / ("tree/" + name), texts[name]);
@@ -123,7 +124,7 @@ void RandomChange(const TempDir& dir, std::map<std::string, std::string>& texts,
     }
     case 3: {  // rename
       std::string name = pick();
-      std::string to = "r" + std::to_string(next_id++) + ".txt";
+      std::string to = Cat("r", next_id++) + ".txt";
       fs::rename(dir / ("tree/" + name), dir / ("tree/" + to));
       texts[to] = texts[name];
       texts.erase(name);
@@ -213,7 +214,7 @@ TEST_CASE("updates after random changes answer as the oracle and as a fresh buil
 
 TEST_CASE("an update reads only new and changed files", "[update]") {
   TempDir dir;
-  for (int i = 0; i < 50; ++i) WriteFile(dir / ("tree/f" + std::to_string(i)), "word" + std::to_string(i));
+  for (int i = 0; i < 50; ++i) WriteFile(dir / (Cat("tree/f", i)), Cat("word", i));
   IndexSummary s;
   REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", {}, &s).ok());
   CHECK(s.added == 50);
@@ -253,7 +254,7 @@ TEST_CASE("in-memory documents: upserts and deletes by name equal the oracle", "
     std::vector<std::string> deletes;
     std::set<std::string> touched;
     for (int i = 0; i < 15; ++i) {
-      std::string name = "n" + std::to_string(rng() % 60);
+      std::string name = Cat("n", rng() % 60);
       if (!touched.insert(name).second) continue;
       if (rng() % 4 == 0) {
         deletes.push_back(name);
@@ -275,7 +276,7 @@ TEST_CASE("in-memory documents: upserts and deletes by name equal the oracle", "
 
 TEST_CASE("a second writer fails fast while the first holds the index", "[update][concurrent]") {
   TempDir dir;
-  for (int i = 0; i < 30; ++i) WriteFile(dir / ("tree/f" + std::to_string(i)), "alpha beta");
+  for (int i = 0; i < 30; ++i) WriteFile(dir / (Cat("tree/f", i)), "alpha beta");
   REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", {}).ok());
   WriteFile(dir / "tree/f0", "gamma");
   std::atomic<bool> inside{false}, release{false};
@@ -308,7 +309,7 @@ TEST_CASE("readers keep answering during updates and compactions", "[update][con
   TempDir dir;
   std::vector<bitsift::Document> docs;
   for (int i = 0; i < 300; ++i)
-    docs.push_back({"d" + std::to_string(i), "common w" + std::to_string(i % 7) + " x" + std::to_string(i), 0});
+    docs.push_back({Cat("d", i), Cat("common w", i % 7) + Cat(" x", i), 0});
   IndexOptions options;
   options.memory_budget = 16 << 10;  // many small segments to merge
   REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "index", options).ok());
@@ -358,8 +359,8 @@ TEST_CASE("kill -9 at any point of an update, flush or merge leaves the old or t
   TempDir dir;
   std::map<std::string, std::string> old_texts, new_texts;
   for (int i = 0; i < 40; ++i) {
-    old_texts["f" + std::to_string(i)] = "old words w" + std::to_string(i);
-    WriteFile(dir / ("tree/f" + std::to_string(i)), old_texts["f" + std::to_string(i)]);
+    old_texts[Cat("f", i)] = Cat("old words w", i);
+    WriteFile(dir / (Cat("tree/f", i)), old_texts[Cat("f", i)]);
   }
   const std::string prog = bitsift::testing::BitsiftProgram();
   auto build = [&](const std::vector<std::string>& extra) {
@@ -370,9 +371,9 @@ TEST_CASE("kill -9 at any point of an update, flush or merge leaves the old or t
   REQUIRE(build({}).exit_code == 0);
   // The change every attempt makes: 10 rewritten, 5 removed, 5 added.
   new_texts = old_texts;
-  for (int i = 0; i < 10; ++i) new_texts["f" + std::to_string(i)] = "new words n" + std::to_string(i);
-  for (int i = 10; i < 15; ++i) new_texts.erase("f" + std::to_string(i));
-  for (int i = 40; i < 45; ++i) new_texts["f" + std::to_string(i)] = "new words n" + std::to_string(i);
+  for (int i = 0; i < 10; ++i) new_texts[Cat("f", i)] = Cat("new words n", i);
+  for (int i = 10; i < 15; ++i) new_texts.erase(Cat("f", i));
+  for (int i = 40; i < 45; ++i) new_texts[Cat("f", i)] = Cat("new words n", i);
   auto apply = [&](const std::map<std::string, std::string>& texts) {
     fs::remove_all(dir / "tree");
     for (const auto& [name, text] : texts) WriteFile(dir / ("tree/" + name), text);

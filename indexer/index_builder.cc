@@ -126,8 +126,16 @@ void RemoveUnlisted(const std::string& dir, const format::Manifest& m) {
 
 struct LiveSegment {
   format::ManifestSegment entry;
-  std::shared_ptr<query::IndexReader> reader;
-  std::vector<uint64_t> deleted_bits;  // entry.deleted as a bitmap
+  std::string path;                            // the segment file
+  mutable std::shared_ptr<query::IndexReader> opened;  // mapped on first use
+  std::vector<uint64_t> deleted_bits;          // entry.deleted as a bitmap
+
+  // The segment's reader, mapped on first use: a segment written by this run is not mapped
+  // unless a merge reads it (mapped pages it touched would count in the build's memory).
+  const query::IndexReader& reader() const {
+    if (!opened) opened = std::make_shared<query::IndexReader>(path);
+    return *opened;
+  }
 
   bool deleted(uint32_t id) const { return (deleted_bits[id / 64] >> (id % 64)) & 1; }
   void Delete(uint32_t id) {
@@ -164,8 +172,8 @@ class IndexState {
     for (const format::ManifestSegment& e : manifest_.segments) {
       LiveSegment s;
       s.entry = e;
-      s.reader = std::make_shared<query::IndexReader>(dir_ + "/" + format::SegmentFileName(e.number));
-      Ensure(s.reader->doc_count() == e.doc_count, ErrorKind::kCorrupt,
+      s.path = dir_ + "/" + format::SegmentFileName(e.number);
+      Ensure(s.reader().doc_count() == e.doc_count, ErrorKind::kCorrupt,
              dir_ + ": segment " + format::SegmentFileName(e.number) +
                  " does not match the manifest; rebuild the index with 'bitsift index --rebuild DIR'");
       s.deleted_bits.assign((e.doc_count + 63) / 64, 0);
@@ -207,7 +215,7 @@ class IndexState {
     seg.entry.doc_count = s.documents;
     seg.entry.file_size = s.file_bytes;
     seg.deleted_bits.assign((s.documents + 63) / 64, 0);
-    seg.reader = std::make_shared<query::IndexReader>(dir_ + "/" + format::SegmentFileName(number));
+    seg.path = dir_ + "/" + format::SegmentFileName(number);
     segments_.push_back(std::move(seg));
   }
 
@@ -274,7 +282,7 @@ void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& bu
   for (uint32_t i = 0; i < inputs.size(); ++i) {
     const LiveSegment& s = *inputs[i];
     for (uint32_t d = 0; d < s.entry.doc_count; ++d) {
-      if (!s.deleted(d)) refs.push_back({s.reader->path(d), i, d});
+      if (!s.deleted(d)) refs.push_back({s.reader().path(d), i, d});
     }
   }
   std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) { return a.path < b.path; });
@@ -288,7 +296,7 @@ void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& bu
         [&](size_t i, tokenizer::Tokenizer&, tokenizer::TokenSink& sink, FileFacts* facts,
             std::string*) {
           const Ref& r = refs[start + i];
-          const query::IndexReader& reader = *inputs[r.input]->reader;
+          const query::IndexReader& reader = inputs[r.input]->reader();
           for (uint32_t id : reader.DocumentTerms(r.local)) sink.OnToken(reader.dictionary().Term(id));
           const format::DocRecord& d = reader.doc(r.local);
           facts->size = d.size;
@@ -440,11 +448,11 @@ class LiveCursor {
     for (size_t s = 0; s < segments_.size(); ++s) {
       LiveSegment& seg = segments_[s];
       uint32_t& i = next_[s];
-      while (i < seg.entry.doc_count && (seg.deleted(i) || seg.reader->path(i) < name)) {
+      while (i < seg.entry.doc_count && (seg.deleted(i) || seg.reader().path(i) < name)) {
         if (!seg.deleted(i)) on_gone(s, i);
         ++i;
       }
-      if (i < seg.entry.doc_count && seg.reader->path(i) == name) found = {static_cast<int64_t>(s), i++};
+      if (i < seg.entry.doc_count && seg.reader().path(i) == name) found = {static_cast<int64_t>(s), i++};
     }
     return found;
   }
@@ -531,7 +539,7 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
         struct stat st;
         const std::string full = root + "/" + name;
         if (::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-            SameFacts(state.segments()[seg].reader->doc(id), st)) {
+            SameFacts(state.segments()[seg].reader().doc(id), st)) {
           report->unchanged++;
           continue;
         }

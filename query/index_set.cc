@@ -1,5 +1,7 @@
 #include "query/index_set.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <queue>
 
@@ -81,25 +83,35 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
     if (limit != 0 && out.size() >= limit) break;
     const uint64_t want = limit == 0 ? 0 : limit - out.size();
     // Each segment answers in its own path order; a k-way merge by path gives the index's.
+    // Segments are searched in parallel (each search may itself run in parallel); a segment
+    // whose dictionary lacks a term returns at once.
+    const size_t n = index.segments.size();
+    std::vector<std::vector<uint32_t>> hits(n);
+    std::vector<QueryStats> st(n);
+    auto search = [&](size_t i) {
+      const Segment& s = segments_[index.segments[i]];
+      hits[i] = s.searcher->Search(terms, want, &st[i], s.deleted.empty() ? nullptr : s.deleted.data());
+    };
+    if (n > 1) {
+      tbb::parallel_for(size_t{0}, n, search);
+    } else if (n == 1) {
+      search(0);
+    }
     std::vector<std::vector<uint32_t>> parts;
     std::vector<size_t> part_segment;
-    for (size_t si : index.segments) {
-      const Segment& s = segments_[si];
-      QueryStats st;
-      std::vector<uint32_t> hits =
-          s.searcher->Search(terms, want, &st, s.deleted.empty() ? nullptr : s.deleted.data());
-      (st.absent_term ? stats->segments_skipped : stats->segments_searched)++;
-      stats->candidates += st.candidates;
-      stats->false_positives += st.false_positives;
-      stats->rows_read += st.rows_read;
-      stats->bytes_read += st.bytes_read;
-      stats->parse_us += st.parse_us;
-      stats->and_us += st.and_us;
-      stats->verify_us += st.verify_us;
-      stats->total_us += st.total_us;
-      if (!hits.empty()) {
-        parts.push_back(std::move(hits));
-        part_segment.push_back(si);
+    for (size_t i = 0; i < n; ++i) {
+      (st[i].absent_term ? stats->segments_skipped : stats->segments_searched)++;
+      stats->candidates += st[i].candidates;
+      stats->false_positives += st[i].false_positives;
+      stats->rows_read += st[i].rows_read;
+      stats->bytes_read += st[i].bytes_read;
+      stats->parse_us += st[i].parse_us;
+      stats->and_us += st[i].and_us;
+      stats->verify_us += st[i].verify_us;
+      stats->total_us += st[i].total_us;
+      if (!hits[i].empty()) {
+        parts.push_back(std::move(hits[i]));
+        part_segment.push_back(index.segments[i]);
       }
     }
     if (parts.size() == 1) {
@@ -107,6 +119,32 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
       for (uint32_t local : parts[0]) {
         if (want != 0 && out.size() >= limit) break;
         out.push_back(s.first_id + local);
+      }
+      continue;
+    }
+    // Segments written by one run cover consecutive path ranges (files are indexed in path
+    // order): when the parts do not overlap, ordering them by first path is the whole merge,
+    // and no other document's path is read (each read can be a cache miss).
+    std::vector<size_t> by_first(parts.size());
+    for (size_t p = 0; p < parts.size(); ++p) by_first[p] = p;
+    auto first_path = [&](size_t p) {
+      return segments_[part_segment[p]].reader->path(parts[p].front());
+    };
+    auto last_path = [&](size_t p) {
+      return segments_[part_segment[p]].reader->path(parts[p].back());
+    };
+    std::sort(by_first.begin(), by_first.end(),
+              [&](size_t a, size_t b) { return first_path(a) < first_path(b); });
+    bool disjoint = true;
+    for (size_t i = 1; i < by_first.size() && disjoint; ++i)
+      disjoint = last_path(by_first[i - 1]) < first_path(by_first[i]);
+    if (disjoint) {
+      for (size_t p : by_first) {
+        const Segment& s = segments_[part_segment[p]];
+        for (uint32_t local : parts[p]) {
+          if (limit != 0 && out.size() >= limit) break;
+          out.push_back(s.first_id + local);
+        }
       }
       continue;
     }

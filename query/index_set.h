@@ -16,6 +16,8 @@
 
 namespace bitsift::query {
 
+// Sums over the segments searched (the time fields too: with segments searched in parallel,
+// total_us can exceed the wall time).
 struct SetQueryStats : QueryStats {
   uint64_t segments_searched = 0;  // segments whose rows were read
   uint64_t segments_skipped = 0;   // segments whose dictionary lacks a term (no row read)

@@ -4,17 +4,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstring>
-#include <algorithm>
 #include <new>
+#include <optional>
 
 #include "format/bloom.h"
 #include "indexer/index_builder.h"
 #include "query/index_check.h"
 #include "query/index_reader.h"
 #include "query/index_set.h"
+#include "query/scope.h"
 #include "query/searcher.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -97,6 +99,37 @@ void Summarize(const indexer::BuildReport& r, IndexSummary* s) {
   s->input_bytes = r.input_bytes;
   s->index_bytes = r.index_bytes;
   s->seconds = r.seconds;
+}
+
+// The documents of each opened index that a query with `options` may return.
+std::vector<query::IndexScope> ScopeOf(const query::IndexSet& set, const QueryOptions& options) {
+  std::vector<query::IndexScope> out(set.indexes().size());
+  if (options.scope.empty() && options.working_dir.empty()) return out;
+  std::vector<std::string> entries;
+  for (const std::string& e : options.scope) {
+    entries.push_back(!e.empty() && e[0] == '/' ? query::CanonicalPath(e) : e);
+  }
+  const std::string dir =
+      options.working_dir.empty() ? "" : query::CanonicalPath(options.working_dir);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string& root = set.indexes()[i].root;
+    query::IndexScope& s = out[i];
+    if (std::optional<std::string> inside = query::FolderInside(root, dir);
+        !dir.empty() && inside) {
+      s = {false, {*inside}};
+    }
+    if (entries.empty()) continue;
+    query::Prefixes selected;
+    for (const std::string& e : entries) {
+      if (std::optional<std::string> p = query::ResolveScopeEntry(root, e)) selected.push_back(*p);
+    }
+    s.prefixes = s.all ? selected : query::IntersectPrefixes(s.prefixes, selected);
+    s.all = false;
+  }
+  for (query::IndexScope& s : out) {
+    if (std::find(s.prefixes.begin(), s.prefixes.end(), "") != s.prefixes.end()) s = {};
+  }
+  return out;
 }
 
 std::vector<indexer::MemoryDocument> MemoryDocuments(const std::vector<Document>& documents) {
@@ -205,8 +238,12 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     std::vector<std::string> terms = query::Searcher::ParseQuery(arguments);
     double tokenize_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    std::vector<query::IndexScope> scope = ScopeOf(rep_->set, options);
+    result->scoped =
+        std::any_of(scope.begin(), scope.end(), [](const query::IndexScope& s) { return !s.all; });
     query::SetQueryStats st;
-    result->documents = rep_->set.Search(terms, options.limit, &st);
+    result->documents =
+        rep_->set.Search(terms, options.limit, &st, result->scoped ? &scope : nullptr);
     QueryStats& out = result->stats;
     out.terms = st.terms;
     out.candidates = st.candidates;
@@ -215,6 +252,7 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     out.bytes_read = st.bytes_read;
     out.segments_searched = st.segments_searched;
     out.segments_skipped = st.segments_skipped;
+    out.segments_out_of_scope = st.segments_out_of_scope;
     out.parse_us = st.parse_us + tokenize_us;
     out.and_us = st.and_us;
     out.verify_us = st.verify_us;

@@ -157,7 +157,9 @@ struct QueryFlags {
 std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::string>& terms,
                                   const QueryFlags& f, uint64_t line) {
   QueryResult result;
-  Status s = index.Query(terms, QueryOptions{f.limit}, &result);
+  QueryOptions options;
+  options.limit = f.limit;
+  Status s = index.Query(terms, options, &result);
   if (!s.ok()) {
     if (line > 0) {
       std::fprintf(stderr, "bitsift: error: query line %" PRIu64 ": %s\n", line,

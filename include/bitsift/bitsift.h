@@ -143,6 +143,17 @@ struct DocumentInfo {
 
 struct QueryOptions {
   uint64_t limit = 0;  // return at most this many documents (the first in path order); 0 = all
+  // Only documents under these paths (files or folders; "a/b" holds "a/b" and "a/b/c", not
+  // "a/bc"). A relative path is relative to each index's root (the indexed directory); an
+  // absolute one selects, in each index, the part of its tree under it (all of it if the path
+  // holds the root, nothing if the path lies outside the tree). Empty: no restriction. A
+  // relative path that leaves the root ("../x") is kInvalidArgument.
+  std::vector<std::string> scope;
+  // The directory the query is asked from (absolute or relative to the process's working
+  // directory), or empty. In each index whose tree holds it strictly (not its root), only
+  // documents under it are returned, as `git grep` answers from a subfolder; other indexes are
+  // not narrowed. With `scope` too, a document must satisfy both.
+  std::string working_dir;
 };
 
 struct QueryStats {
@@ -153,6 +164,7 @@ struct QueryStats {
   uint64_t bytes_read = 0;       // row bytes read
   uint64_t segments_searched = 0;  // segments whose rows were read
   uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
+  uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (not read)
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
 };
 
@@ -160,6 +172,8 @@ struct QueryResult {
   // Matching document ids: index by index in the order opened, by path within an index.
   std::vector<uint32_t> documents;
   QueryStats stats;
+  // Whether the scope or working_dir narrowed the search in at least one index.
+  bool scoped = false;
 };
 
 struct BandStats {

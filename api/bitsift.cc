@@ -2,6 +2,7 @@
 #include "bitsift/bitsift.h"
 
 #include <sys/stat.h>
+#include <tbb/parallel_for.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -111,6 +112,19 @@ std::vector<query::IndexScope> ScopeOf(const query::IndexSet& set, const QueryOp
   }
   const std::string dir =
       options.working_dir.empty() ? "" : query::CanonicalPath(options.working_dir);
+  // An absolute entry must lie in some index's tree: a path outside all of them is a mistake.
+  std::string roots;
+  for (const query::IndexSet::Index& index : set.indexes()) {
+    roots += (roots.empty() ? "" : ", ") + (index.root.empty() ? "(in-memory)" : index.root);
+  }
+  for (const std::string& e : entries) {
+    bool somewhere = e.empty() || e[0] != '/';
+    for (const query::IndexSet::Index& index : set.indexes()) {
+      somewhere = somewhere || query::ResolveScopeEntry(index.root, e).has_value();
+    }
+    Ensure(somewhere, ErrorKind::kInvalidArgument,
+           e + ": not inside the indexed directory (" + roots + ")");
+  }
   for (size_t i = 0; i < out.size(); ++i) {
     const std::string& root = set.indexes()[i].root;
     query::IndexScope& s = out[i];
@@ -242,8 +256,19 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     result->scoped =
         std::any_of(scope.begin(), scope.end(), [](const query::IndexScope& s) { return !s.all; });
     query::SetQueryStats st;
-    result->documents =
-        rep_->set.Search(terms, options.limit, &st, result->scoped ? &scope : nullptr);
+    // With check_files, vanished files leave gaps that the next matches fill: ask again for
+    // as many more as were left out (rarely needed: files vanish between updates).
+    for (uint64_t ask = options.limit;;) {
+      result->documents = rep_->set.Search(terms, ask, &st, result->scoped ? &scope : nullptr);
+      if (!options.check_files) break;
+      const uint64_t found = result->documents.size();
+      SetAsideStaleFiles(result);
+      if (options.limit == 0 || found < ask || result->documents.size() >= options.limit) break;
+      ask = options.limit + result->vanished.size();
+    }
+    if (options.limit != 0 && result->documents.size() > options.limit) {
+      result->documents.resize(options.limit);
+    }
     QueryStats& out = result->stats;
     out.terms = st.terms;
     out.candidates = st.candidates;
@@ -261,6 +286,65 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
   });
 }
 
+void Index::SetAsideStaleFiles(QueryResult* result) const {
+  const std::vector<uint32_t>& docs = result->documents;
+  // Thousands of lstat calls are spread over threads (each is a few microseconds of kernel).
+  std::vector<FileState> states(docs.size());
+  auto look = [&](size_t i) { states[i] = file_state(docs[i]); };
+  if (docs.size() >= 1024) {
+    tbb::parallel_for(size_t{0}, docs.size(), look);
+  } else {
+    for (size_t i = 0; i < docs.size(); ++i) look(i);
+  }
+  std::vector<uint32_t> kept;
+  result->changed.clear();
+  result->vanished.clear();
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const uint32_t id = docs[i];
+    const FileState state = states[i];
+    if (state == FileState::kVanished) {
+      result->vanished.push_back(id);
+      continue;
+    }
+    if (state == FileState::kChanged) result->changed.push_back(id);
+    kept.push_back(id);
+  }
+  result->documents.swap(kept);
+}
+
+FileState Index::file_state(uint32_t id) const {
+  const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+  const std::string& root = rep_->set.indexes()[s.index].root;
+  if (root.empty()) return FileState::kUnknown;
+  const uint32_t local = id - s.first_id;
+  const std::string path = (root == "/" ? "" : root) + "/" + std::string(s.reader->path(local));
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return FileState::kVanished;
+  return indexer::SameFileFacts(s.reader->doc(local), st) ? FileState::kCurrent
+                                                          : FileState::kChanged;
+}
+
+std::string ShellPath(const DocumentInfo& d, const std::string& from_dir) {
+  if (d.root.empty()) return d.path;
+  const std::string abs = (d.root == "/" ? "" : d.root) + "/" + d.path;
+  if (from_dir.empty() || from_dir[0] != '/') return abs;
+  // from[0, common) is the longest run of whole components that abs begins with.
+  const std::string from = from_dir == "/" ? "" : from_dir;
+  size_t common = 0;
+  for (size_t i = 1; i <= from.size(); ++i) {
+    if (i < from.size() && from[i] != '/') continue;
+    if (i >= abs.size() || abs.compare(0, i, from, 0, i) != 0 || abs[i] != '/') break;
+    common = i;
+  }
+  std::string rel;
+  for (size_t i = common; i < from.size(); ++i) {
+    if (from[i] == '/') rel += "../";
+  }
+  rel += abs.substr(common + 1);
+  if (rel[0] == '-') rel = "./" + rel;
+  return rel.size() < abs.size() ? rel : abs;
+}
+
 uint64_t Index::document_count() const { return rep_->set.id_count(); }
 uint64_t Index::live_document_count() const { return rep_->set.live_documents(); }
 
@@ -275,6 +359,9 @@ DocumentInfo Index::document(uint32_t id) const {
   info.size = d.size;
   info.mtime_ns = d.mtime_ns;
   info.terms = d.term_count;
+  info.file_size = d.file_size;
+  info.ctime_ns = d.ctime_ns;
+  info.inode = d.inode;
   return info;
 }
 

@@ -426,13 +426,6 @@ std::function<bool(const std::string&)> IndexExcluder(const std::string& root_ab
   };
 }
 
-bool SameFacts(const format::DocRecord& d, const struct stat& st) {
-  return d.file_size == static_cast<uint64_t>(st.st_size) &&
-         d.mtime_ns == static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec &&
-         d.ctime_ns == static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec &&
-         d.inode == static_cast<uint64_t>(st.st_ino);
-}
-
 // Walks the live documents of every segment in path order beside a sorted list of names.
 // For each name, Find returns its live location (if any); documents passed over without being
 // found are reported to on_gone.
@@ -507,6 +500,13 @@ void WithThreads(const BuildConfig& config, F&& f) {
 
 }  // namespace
 
+bool SameFileFacts(const format::DocRecord& d, const struct stat& st) {
+  return d.file_size == static_cast<uint64_t>(st.st_size) &&
+         d.mtime_ns == static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec &&
+         d.ctime_ns == static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec &&
+         d.inode == static_cast<uint64_t>(st.st_ino);
+}
+
 void UpdateIndexFromDirectory(const std::string& root, const std::string& index_dir,
                               const BuildConfig& config, BuildReport* report) {
   const auto start = Clock::now();
@@ -539,7 +539,7 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
         struct stat st;
         const std::string full = root + "/" + name;
         if (::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-            SameFacts(state.segments()[seg].reader().doc(id), st)) {
+            SameFileFacts(state.segments()[seg].reader().doc(id), st)) {
           report->unchanged++;
           continue;
         }

@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "format/index_format.h"
 #include "indexer/file_walker.h"
+
+struct stat;
 
 namespace bitsift::indexer {
 
@@ -80,6 +83,10 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
 void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
                            const std::vector<std::string>& deletes, const std::string& index_dir,
                            const BuildConfig& config, BuildReport* report);
+
+// Whether the file facts recorded for a document (size, mtime, ctime, inode) all equal `st`'s:
+// an update keeps such a file without reading it; a query reports any other as changed.
+bool SameFileFacts(const format::DocRecord& d, const struct stat& st);
 
 // Merges every segment into one and drops deleted documents. Its memory is that of building one
 // segment of all live documents (the budget does not apply). Throws Error.

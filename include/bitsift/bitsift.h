@@ -139,6 +139,26 @@ struct DocumentInfo {
   uint64_t size = 0;     // bytes indexed
   int64_t mtime_ns = 0;  // modification time when indexed
   uint32_t terms = 0;    // distinct terms
+  // The file's facts when indexed (an update compares them; Index::file_state too).
+  uint64_t file_size = 0;  // st_size (the text size for in-memory documents)
+  int64_t ctime_ns = 0;    // status change time (0 for in-memory documents)
+  uint64_t inode = 0;      // st_ino (0 for in-memory documents)
+};
+
+// The path by which a process whose working directory is `from_dir` (absolute) opens document
+// `d`'s file: relative to from_dir ("../tree/a.txt" from a sibling folder) when that is shorter
+// than the absolute path (d.root + "/" + d.path), the absolute path otherwise or when from_dir
+// is empty. A relative path that would start with "-" is written "./-..." so that a command it
+// is passed to does not read it as an option. An in-memory document's path is returned as is.
+// Bytes are kept as they are (no UTF-8 validation).
+std::string ShellPath(const DocumentInfo& d, const std::string& from_dir);
+
+// What became of a document's file since it was indexed.
+enum class FileState {
+  kCurrent,   // a regular file with the size, mtime, ctime and inode recorded
+  kChanged,   // a regular file, but one of those differs (its answer may be out of date)
+  kVanished,  // no regular file at its path any more (the next update removes the document)
+  kUnknown,   // an in-memory document: there is no file to look at
 };
 
 struct QueryOptions {
@@ -154,6 +174,11 @@ struct QueryOptions {
   // documents under it are returned, as `git grep` answers from a subfolder; other indexes are
   // not narrowed. With `scope` too, a document must satisfy both.
   std::string working_dir;
+  // Look at the file of every document returned (one lstat each, see Index::file_state):
+  // a document whose file vanished is left out and listed in QueryResult::vanished (with a
+  // limit, the next matches take its place); one whose file changed is returned and listed in
+  // QueryResult::changed.
+  bool check_files = false;
 };
 
 struct QueryStats {
@@ -174,6 +199,10 @@ struct QueryResult {
   QueryStats stats;
   // Whether the scope or working_dir narrowed the search in at least one index.
   bool scoped = false;
+  // With QueryOptions::check_files: the documents returned whose file changed since indexing,
+  // and the matches left out because their file vanished (each in the order of `documents`).
+  std::vector<uint32_t> changed;
+  std::vector<uint32_t> vanished;
 };
 
 struct BandStats {
@@ -244,6 +273,10 @@ class Index {
   uint64_t live_document_count() const;
   // Precondition: id < document_count().
   DocumentInfo document(uint32_t id) const;
+  // Compares document `id`'s file (its root joined with its path; one lstat, symbolic links
+  // not followed) with the facts recorded when it was indexed. Precondition: id <
+  // document_count().
+  FileState file_state(uint32_t id) const;
   // Reads every row to compute fill ratios: O(index size).
   IndexStats Stats() const;
   // Verifies everything Open does not: every forward record decodes completely with term ids
@@ -259,6 +292,9 @@ class Index {
  private:
   struct Rep;
   explicit Index(std::unique_ptr<Rep> rep);
+  // Moves the documents of result->documents whose file vanished to result->vanished and lists
+  // those whose file changed in result->changed.
+  void SetAsideStaleFiles(QueryResult* result) const;
   std::unique_ptr<Rep> rep_;
 };
 

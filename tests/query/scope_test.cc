@@ -70,7 +70,11 @@ std::string RandomText(std::mt19937& rng) {
   std::uniform_int_distribution<int> words(1, 12);
   std::geometric_distribution<int> word(0.25);
   std::string text;
-  for (int i = words(rng); i > 0; --i) text += "w" + std::to_string(word(rng) % 20) + " ";
+  for (int i = words(rng); i > 0; --i) {
+    text += 'w';
+    text += std::to_string(word(rng) % 20);
+    text += ' ';
+  }
   return text;
 }
 
@@ -209,8 +213,9 @@ TEST_CASE("a query from a folder of the tree answers for that folder; absolute s
   CHECK(Answer(*index, {"w0"}, o) == Filter(all, {"ab", "a/a-b"}, 0));
   o.scope = {dir.path()};
   CHECK(Answer(*index, {"w0"}, o) == all);
-  o.scope = {dir / "other"};
-  CHECK(Answer(*index, {"w0"}, o).empty());
+  o.scope = {dir / "other"};  // outside the tree of every index opened: refused
+  CHECK(index->Query({"w0"}, o, &r).code() == Status::Code::kInvalidArgument);
+
   // A folder that no longer exists is still a prefix.
   o.scope = {dir / "tree/gone/../a"};
   CHECK(Answer(*index, {"w0"}, o) == Filter(all, {"a"}, 0));
@@ -239,6 +244,10 @@ TEST_CASE("a query from a folder of the tree answers for that folder; absolute s
   o = {};
   o.scope = {dir / "other/a"};
   CHECK(Answer(*both, {"w0", "w1"}, o) == Paths{"a/x.txt"});
+  o.scope = {dir / "tree/a", dir / "other"};
+  expected = Filter(tree_both, {"a"}, 0);
+  expected.push_back("a/x.txt");
+  CHECK(Answer(*both, {"w0", "w1"}, o) == expected);
 }
 
 TEST_CASE("scope paths are normalized lexically", "[scope]") {
@@ -255,4 +264,61 @@ TEST_CASE("scope paths are normalized lexically", "[scope]") {
   CHECK(IntersectPrefixes({"a/b"}, {"a"}) == Paths{"a/b"});
   CHECK(IntersectPrefixes({"a"}, {"ab"}).empty());
   CHECK(IntersectPrefixes({""}, {"x", "y"}) == Paths{"x", "y"});
+}
+
+TEST_CASE("check_files: vanished files are left out and the limit still filled", "[scope]") {
+  TempDir dir;
+  for (int i = 0; i < 10; ++i) WriteFile(dir / ("tree/f" + std::to_string(i)), "common");
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "tree/.bitsift", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "tree/.bitsift", &index).ok());
+  std::filesystem::remove(dir / "tree/f0");
+  std::filesystem::remove(dir / "tree/f2");
+  WriteFile(dir / "tree/f1", "common, and more");  // changed: other size and inode? mtime
+  std::filesystem::remove(dir / "tree/f3");
+  std::filesystem::create_directory(dir / "tree/f3");  // no longer a regular file
+  QueryOptions o;
+  o.check_files = true;
+  o.limit = 3;
+  QueryResult r;
+  CHECK(Answer(*index, {"common"}, o, &r) == Paths{"f1", "f4", "f5"});
+  REQUIRE(r.changed.size() == 1);
+  CHECK(index->document(r.changed[0]).path == "f1");
+  Paths vanished;
+  for (uint32_t id : r.vanished) vanished.push_back(index->document(id).path);
+  CHECK(vanished == Paths{"f0", "f2", "f3"});
+  CHECK(index->file_state(r.documents[1]) == bitsift::FileState::kCurrent);
+  o.limit = 0;
+  CHECK(Answer(*index, {"common"}, o, &r).size() == 7);
+  o.check_files = false;  // without it the index answers as it is
+  CHECK(Answer(*index, {"common"}, o, &r).size() == 10);
+  CHECK(r.vanished.empty());
+  // In-memory documents have no file.
+  REQUIRE(bitsift::BuildIndexFromDocuments({{"m", "common", 0}}, dir / "mem", {}).ok());
+  REQUIRE(Index::Open(dir / "mem", &index).ok());
+  CHECK(index->file_state(0) == bitsift::FileState::kUnknown);
+}
+
+TEST_CASE("ShellPath: relative from the working directory when shorter", "[scope]") {
+  bitsift::DocumentInfo d;
+  d.root = "/home/u/tree";
+  d.path = "a/b.txt";
+  using bitsift::ShellPath;
+  CHECK(ShellPath(d, "/home/u/tree") == "a/b.txt");
+  CHECK(ShellPath(d, "/home/u/tree/a") == "b.txt");
+  CHECK(ShellPath(d, "/home/u/tree/c/d") == "../../a/b.txt");
+  CHECK(ShellPath(d, "/home/u/sibling") == "../tree/a/b.txt");
+  CHECK(ShellPath(d, "/home/u") == "tree/a/b.txt");
+  CHECK(ShellPath(d, "/home/u/tre") == "../tree/a/b.txt");  // a shared name prefix is no component
+  CHECK(ShellPath(d, "/") == "home/u/tree/a/b.txt");
+  CHECK(ShellPath(d, "/x/y/z/w/v") == "/home/u/tree/a/b.txt");  // relative would be longer
+  CHECK(ShellPath(d, "") == "/home/u/tree/a/b.txt");
+  d.path = "-n.txt";
+  CHECK(ShellPath(d, "/home/u/tree") == "./-n.txt");
+  d.root = "/";
+  d.path = "etc/x";
+  CHECK(ShellPath(d, "/etc") == "x");
+  CHECK(ShellPath(d, "/usr/share/doc") == "/etc/x");
+  d.root = "";
+  CHECK(ShellPath(d, "/etc") == "etc/x");
 }

@@ -196,6 +196,19 @@ Status CompactIndex(const std::string& index_path, const IndexOptions& options,
   });
 }
 
+Status CompareWithTree(const std::string& index_path, TreeStatus* status) {
+  return Guard([&] {
+    indexer::TreeStatus t = indexer::CompareWithTree(index_path);
+    *status = TreeStatus{};
+    status->root = std::move(t.root);
+    status->documents = t.documents;
+    status->unchanged = t.unchanged;
+    status->added = std::move(t.added);
+    status->changed = std::move(t.changed);
+    status->removed = std::move(t.removed);
+  });
+}
+
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens) {
   return Guard([&] { *tokens = tokenizer::TokenSet(text); });
 }

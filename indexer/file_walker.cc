@@ -155,28 +155,45 @@ std::vector<std::string> WalkDirectory(const std::string& root,
 }
 
 namespace {
-SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path,
-                       uint64_t max_file_size, tokenizer::Tokenizer& tokenizer,
-                       tokenizer::TokenSink& sink, FileFacts* facts, std::string* detail) {
+
+// Opens a document file for reading into *fd and checks what can be known before reading it
+// (it exists, is a regular file, within the size limit). Returns kCount if it may be read.
+SkipReason OpenDocumentFile(const std::string& root, const std::string& relative_path,
+                            uint64_t max_file_size, int* fd, struct stat* st, std::string* detail) {
   // O_NONBLOCK: if the entry was replaced by a FIFO since listing, open must not wait.
-  Fd fd(OpenUnder(root, relative_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (fd.get() < 0) {
+  *fd = OpenUnder(root, relative_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (*fd < 0) {
     int err = errno;
     *detail = std::strerror(err);
     if (err == ENOENT) return SkipReason::kVanished;
     if (err == ELOOP) return SkipReason::kSymlink;
     return SkipReason::kUnreadable;
   }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) {
+  if (::fstat(*fd, st) != 0) {
     *detail = std::strerror(errno);
     return SkipReason::kUnreadable;
   }
-  if (!S_ISREG(st.st_mode)) return SkipReason::kSpecial;
-  if (static_cast<uint64_t>(st.st_size) > max_file_size) {
-    *detail = std::to_string(st.st_size) + " bytes";
+  if (!S_ISREG(st->st_mode)) return SkipReason::kSpecial;
+  if (static_cast<uint64_t>(st->st_size) > max_file_size) {
+    *detail = std::to_string(st->st_size) + " bytes";
     return SkipReason::kTooLarge;
   }
+  return SkipReason::kCount;
+}
+
+// Whether the first bytes of a file mark it as binary (a NUL in the first kBinaryProbeBytes).
+bool LooksBinary(const char* data, size_t n) {
+  return std::memchr(data, '\0', std::min(n, kBinaryProbeBytes)) != nullptr;
+}
+
+SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path,
+                       uint64_t max_file_size, tokenizer::Tokenizer& tokenizer,
+                       tokenizer::TokenSink& sink, FileFacts* facts, std::string* detail) {
+  int raw_fd = -1;
+  struct stat st;
+  SkipReason why = OpenDocumentFile(root, relative_path, max_file_size, &raw_fd, &st, detail);
+  Fd fd(raw_fd);
+  if (why != SkipReason::kCount) return why;
   facts->mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   facts->ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
   facts->inode = static_cast<uint64_t>(st.st_ino);
@@ -197,9 +214,7 @@ SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path
     bool eof = n == 0;
     // The binary probe needs the first 8 KiB (or the whole file if shorter) before feeding.
     if (!probed && (filled >= kBinaryProbeBytes || eof)) {
-      if (std::memchr(buffer.data(), '\0', std::min(filled, kBinaryProbeBytes)) != nullptr) {
-        return SkipReason::kBinary;
-      }
+      if (LooksBinary(buffer.data(), filled)) return SkipReason::kBinary;
       probed = true;
     }
     if (probed && (filled == buffer.size() || eof) && filled > 0) {
@@ -218,6 +233,28 @@ SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path
   return SkipReason::kCount;
 }
 }  // namespace
+
+SkipReason ProbeDocumentFile(const std::string& root, const std::string& relative_path,
+                             uint64_t max_file_size, std::string* detail) {
+  int raw_fd = -1;
+  struct stat st;
+  SkipReason why = OpenDocumentFile(root, relative_path, max_file_size, &raw_fd, &st, detail);
+  Fd fd(raw_fd);
+  if (why != SkipReason::kCount) return why;
+  char probe[kBinaryProbeBytes];
+  size_t filled = 0;
+  while (filled < sizeof(probe)) {
+    ssize_t n = ::read(fd.get(), probe + filled, sizeof(probe) - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *detail = std::strerror(errno);
+      return SkipReason::kUnreadable;
+    }
+    if (n == 0) break;
+    filled += static_cast<size_t>(n);
+  }
+  return LooksBinary(probe, filled) ? SkipReason::kBinary : SkipReason::kCount;
+}
 
 SkipReason ReadDocumentFile(const std::string& root, const std::string& relative_path,
                             uint64_t max_file_size, tokenizer::Tokenizer& tokenizer,

@@ -53,6 +53,12 @@ SkipReason ReadDocumentFile(const std::string& root, const std::string& relative
                             uint64_t max_file_size, tokenizer::Tokenizer& tokenizer,
                             tokenizer::TokenSink& sink, FileFacts* facts, std::string* detail);
 
+// Whether ReadDocumentFile would index root/relative_path, without tokenizing it: opens it,
+// checks its type and size and reads at most its first 8 KiB for the binary probe. Returns
+// kCount if it would be indexed, otherwise the reason it would be skipped (with *detail set).
+SkipReason ProbeDocumentFile(const std::string& root, const std::string& relative_path,
+                             uint64_t max_file_size, std::string* detail);
+
 }  // namespace bitsift::indexer
 
 #endif  // BITSIFT_INDEXER_FILE_WALKER_H_

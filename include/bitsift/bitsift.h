@@ -128,6 +128,25 @@ Status UpdateDocuments(const std::vector<Document>& upserts, const std::vector<s
 Status CompactIndex(const std::string& index_path, const IndexOptions& options,
                     IndexSummary* summary = nullptr);
 
+// How an index differs from the directory tree it indexes: what the next BuildIndex would do.
+struct TreeStatus {
+  std::string root;        // the indexed directory (absolute)
+  uint64_t documents = 0;  // live documents in the index
+  uint64_t unchanged = 0;  // files whose size, mtime, ctime and inode are as indexed
+  // Paths relative to root, in path order:
+  std::vector<std::string> added;    // new files an update would index
+  std::vector<std::string> changed;  // indexed files that differ and would be indexed again
+  std::vector<std::string> removed;  // documents whose file is gone (or would now be skipped)
+};
+
+// Compares the index directory `index_path` with the files now under its root, classifying
+// them exactly as BuildIndex's update would, in the time of a directory walk: a stat per file;
+// only new and changed files are opened, to read at most 8 KiB (the binary probe). Takes no
+// lock and writes nothing (it runs beside a writer and sees the state committed when it
+// starts). Returns kNotFound for no index, kInvalidArgument for an index of in-memory
+// documents, kCorrupt for a damaged index.
+Status CompareWithTree(const std::string& index_path, TreeStatus* status);
+
 // Returns in *tokens the sorted distinct terms of `text` under the token contract (README).
 // Returns kInternal only if ICU's data cannot be loaded.
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens);

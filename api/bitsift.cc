@@ -301,10 +301,12 @@ IndexStats Index::Stats() const {
         for (uint64_t w = 0; w < band.words_per_row; ++w)
           set_bits += static_cast<uint64_t>(__builtin_popcountll(p[w]));
       }
-      bs.fill_ratio = band.doc_count ? static_cast<double>(set_bits) /
+      bs.fill_ratio = band.doc_count && band.width ? static_cast<double>(set_bits) /
                                            (static_cast<double>(band.width) * band.doc_count)
                                      : 0;
-      bs.expected_fp_rate = format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms);
+      // A band of width 0 (huge documents) has no signature: every one is a candidate.
+      bs.expected_fp_rate =
+          band.width ? format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms) : 1.0;
       s.bands.push_back(bs);
     }
     rows += r.SectionBytes(SectionId::kRows);

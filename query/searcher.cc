@@ -81,13 +81,17 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
     for (const RowTerm& t : terms) {
       if (t.exact >= 0) {
         add_row(band.width + static_cast<uint64_t>(t.exact));
-      } else {
+      } else if (band.width > 0) {  // a band of width 0 (huge documents) has no Bloom rows
         format::ForEachPosition(t.hash, band.width, band.k, add_row);
       }
     }
-    bits.assign(band.words_per_row, 0);
-    uint64_t read =
-        AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
+    uint64_t read = 0;
+    if (rows.empty()) {  // every document of the band is a candidate
+      bits.assign(band.words_per_row, ~uint64_t{0});
+    } else {
+      bits.assign(band.words_per_row, 0);
+      read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
+    }
     stats->rows_read += rows.size();
     stats->bytes_read += read * 8;
     for (uint64_t w = 0; w < band.words_per_row; ++w) {

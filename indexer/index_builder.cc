@@ -152,7 +152,11 @@ struct LiveSegment {
 
 class IndexState {
  public:
-  IndexState(std::string dir, const BuildConfig& config, std::map<std::string, std::string> settings)
+  // `settings` are this run's; if they differ from the committed ones the index is rebuilt.
+  // With keep_root, the committed root and file size limit are kept (documents added by name
+  // to any index).
+  IndexState(std::string dir, const BuildConfig& config, std::map<std::string, std::string> settings,
+             bool keep_root = false)
       : dir_(std::move(dir)), config_(config) {
     PrepareDirectory(dir_);
     lock_ = std::make_unique<WriterLock>(dir_);
@@ -164,6 +168,11 @@ class IndexState {
       have = false;
     }
     RemoveUnlisted(dir_, manifest_);
+    if (keep_root && have) {  // documents by name: neither root nor the file size limit apply
+      for (const char* key : {"root", "max_file_size"}) {
+        if (manifest_.settings.count(key)) settings[key] = manifest_.settings[key];
+      }
+    }
     rebuilt_ = !have || config.rebuild || manifest_.settings != settings;
     if (rebuilt_) {
       manifest_.segments.clear();  // next_segment and generation carry on: names never reused
@@ -606,7 +615,7 @@ void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
     if (config.on_skip) config.on_skip(path, why, detail);
   };
   WithThreads(config, [&] {
-    IndexState state(index_dir, config, SettingsOf("", config));
+    IndexState state(index_dir, config, SettingsOf("", config), /*keep_root=*/true);
     report->rebuilt = state.rebuilt();
     std::set<std::string> upserted(names.begin(), names.end());
     std::vector<std::pair<size_t, uint32_t>> old;

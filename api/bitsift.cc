@@ -4,10 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstring>
-#include <algorithm>
 #include <new>
 
 #include "format/bloom.h"
@@ -129,13 +129,13 @@ Status BuildIndexFromDocuments(const std::vector<Document>& documents,
   });
 }
 
-Status UpdateDocuments(const std::vector<Document>& upserts, const std::vector<std::string>& deletes,
-                       const std::string& index_path, const IndexOptions& options,
-                       IndexSummary* summary) {
+Status UpdateDocuments(const std::vector<Document>& upserts,
+                       const std::vector<std::string>& deletes, const std::string& index_path,
+                       const IndexOptions& options, IndexSummary* summary) {
   return Guard([&] {
     indexer::BuildReport report;
-    indexer::UpdateIndexFromMemory(MemoryDocuments(upserts), deletes, index_path,
-                                   ConfigOf(options), &report);
+    indexer::UpdateIndexFromMemory(MemoryDocuments(upserts), deletes, index_path, ConfigOf(options),
+                                   &report);
     Summarize(report, summary);
   });
 }
@@ -257,9 +257,10 @@ Status Index::Check() const {
       }
       std::sort(live.begin(), live.end());
       for (size_t i = 1; i < live.size(); ++i) {
-        Ensure(live[i - 1] != live[i], ErrorKind::kCorrupt,
-               index.dir + ": '" + std::string(live[i]) +
-                   "' is live in two segments; rebuild the index with 'bitsift index --rebuild DIR'");
+        Ensure(
+            live[i - 1] != live[i], ErrorKind::kCorrupt,
+            index.dir + ": '" + std::string(live[i]) +
+                "' is live in two segments; rebuild the index with 'bitsift index --rebuild DIR'");
       }
     }
   });
@@ -301,12 +302,14 @@ IndexStats Index::Stats() const {
         for (uint64_t w = 0; w < band.words_per_row; ++w)
           set_bits += static_cast<uint64_t>(__builtin_popcountll(p[w]));
       }
-      bs.fill_ratio = band.doc_count && band.width ? static_cast<double>(set_bits) /
-                                           (static_cast<double>(band.width) * band.doc_count)
-                                     : 0;
+      bs.fill_ratio =
+          band.doc_count && band.width
+              ? static_cast<double>(set_bits) / (static_cast<double>(band.width) * band.doc_count)
+              : 0;
       // A band of width 0 (huge documents) has no signature: every one is a candidate.
       bs.expected_fp_rate =
-          band.width ? format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms) : 1.0;
+          band.width ? format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms)
+                     : 1.0;
       s.bands.push_back(bs);
     }
     rows += r.SectionBytes(SectionId::kRows);
@@ -317,8 +320,8 @@ IndexStats Index::Stats() const {
     doc_table += r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths);
     meta += r.SectionBytes(SectionId::kMeta);
   }
-  s.section_bytes = {{"signature rows", rows},     {"band columns", band_bytes},
-                     {"forward store", forward},   {"dictionary", dictionary},
+  s.section_bytes = {{"signature rows", rows},      {"band columns", band_bytes},
+                     {"forward store", forward},    {"dictionary", dictionary},
                      {"document table", doc_table}, {"meta", meta}};
   return s;
 }

@@ -108,14 +108,13 @@ std::string PrintedPath(const DocumentInfo& d, bool several) {
   return d.root == "/" ? "/" + d.path : d.root + "/" + d.path;
 }
 
-std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix,
-                         bool several) {
+std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix, bool several) {
   DocumentInfo d = index.document(id);
   std::ostringstream out;
   out << "{" << prefix << "\"path\":" << JsonString(PrintedPath(d, several));
   if (several) out << ",\"index\":" << d.index;
-  out << ",\"size\":" << d.size
-      << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms << "}";
+  out << ",\"size\":" << d.size << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms
+      << "}";
   return out.str();
 }
 
@@ -218,7 +217,8 @@ Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* 
 }
 
 std::vector<std::string> IndexFlags(const po::variables_map& vm) {
-  return vm.count("index") ? vm["index"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  return vm.count("index") ? vm["index"].as<std::vector<std::string>>()
+                           : std::vector<std::string>{};
 }
 
 // Parses a byte count with an optional unit: 300000000, 512K, 256M, 256MiB, 1G, 1GB (powers of
@@ -268,10 +268,9 @@ void PrintSummary(const IndexSummary& summary, const std::string& index_path) {
     std::printf("%s %s %" PRIu64, i ? "," : "", summary.skipped[i].first.c_str(),
                 summary.skipped[i].second);
   }
-  std::printf("\nsegments: %s written, %s, %s live\n",
-              std::to_string(summary.segments_written).c_str(),
-              Plural(summary.merges, "merge", "merges").c_str(),
-              std::to_string(summary.segments).c_str());
+  std::printf(
+      "\nsegments: %s written, %s, %s live\n", std::to_string(summary.segments_written).c_str(),
+      Plural(summary.merges, "merge", "merges").c_str(), std::to_string(summary.segments).c_str());
   std::printf("index %s: %s (%.1f bits per document)\n", index_path.c_str(),
               HumanBytes(summary.index_bytes).c_str(),
               summary.documents ? 8.0 * summary.index_bytes / summary.documents : 0.0);
@@ -284,8 +283,9 @@ int RunIndex(const std::vector<std::string>& args) {
       "usage: bitsift index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
       "[--threads N] [--max-file-size BYTES] [--verbose]";
   po::options_description visible("options");
-  visible.add_options()("help,h", "show this help")("index", po::value<std::string>(),
-                                                    "index directory to create or update (default DIR/.bitsift)")(
+  visible.add_options()("help,h", "show this help")(
+      "index", po::value<std::string>(),
+      "index directory to create or update (default DIR/.bitsift)")(
       "rebuild", "index every file again instead of updating the index")(
       "memory", po::value<std::string>()->default_value("256MiB"),
       "memory budget for building: a segment is written when this is reached (e.g. 512M, 1G)")(

@@ -31,8 +31,9 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs) {
           s.reader = std::make_unique<IndexReader>(path);
           Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
                  ErrorKind::kCorrupt,
-                 path + ": does not match the index manifest; rebuild the index with "
-                        "'bitsift index --rebuild DIR'");
+                 path +
+                     ": does not match the index manifest; rebuild the index with "
+                     "'bitsift index --rebuild DIR'");
           s.searcher = std::make_unique<Searcher>(*s.reader);
           s.index = i;
           s.number = e.number;
@@ -90,7 +91,8 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
     std::vector<QueryStats> st(n);
     auto search = [&](size_t i) {
       const Segment& s = segments_[index.segments[i]];
-      hits[i] = s.searcher->Search(terms, want, &st[i], s.deleted.empty() ? nullptr : s.deleted.data());
+      hits[i] =
+          s.searcher->Search(terms, want, &st[i], s.deleted.empty() ? nullptr : s.deleted.data());
     };
     if (n > 1) {
       tbb::parallel_for(size_t{0}, n, search);
@@ -163,7 +165,8 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
       Head h = heap.top();
       heap.pop();
       out.push_back(segments_[part_segment[h.part]].first_id + parts[h.part][h.pos]);
-      if (h.pos + 1 < parts[h.part].size()) heap.push({path_of(h.part, h.pos + 1), h.part, h.pos + 1});
+      if (h.pos + 1 < parts[h.part].size())
+        heap.push({path_of(h.part, h.pos + 1), h.part, h.pos + 1});
     }
   }
   stats->matches = out.size();

@@ -77,7 +77,7 @@ struct IndexOptions {
 struct IndexSummary {
   uint64_t documents = 0;  // live documents in the index afterwards (empty files included)
   std::vector<std::pair<std::string, uint64_t>> skipped;  // reason -> count, non-zero only
-  uint64_t added = 0;      // new documents indexed
+  uint64_t added = 0;                                     // new documents indexed
   uint64_t changed = 0;    // documents whose file (or text) changed, indexed again
   uint64_t removed = 0;    // documents gone from the tree or deleted by name
   uint64_t unchanged = 0;  // files kept without reading them
@@ -119,9 +119,9 @@ Status BuildIndexFromDocuments(const std::vector<Document>& documents,
 // Updates the index directory `index_path` (created if missing): adds each of `upserts`,
 // replacing a live document of the same name, and deletes the documents named in `deletes`
 // (names not in the index are ignored). Atomic as BuildIndex; kBusy if another writer holds it.
-Status UpdateDocuments(const std::vector<Document>& upserts, const std::vector<std::string>& deletes,
-                       const std::string& index_path, const IndexOptions& options,
-                       IndexSummary* summary = nullptr);
+Status UpdateDocuments(const std::vector<Document>& upserts,
+                       const std::vector<std::string>& deletes, const std::string& index_path,
+                       const IndexOptions& options, IndexSummary* summary = nullptr);
 
 // Merges all segments of `index_path` into one and drops deleted documents (atomic as
 // BuildIndex). Its memory is that of building one segment of every live document.
@@ -146,11 +146,11 @@ struct QueryOptions {
 };
 
 struct QueryStats {
-  uint64_t terms = 0;            // distinct query terms
-  uint64_t candidates = 0;       // documents whose signatures matched
-  uint64_t false_positives = 0;  // candidates that verification removed
-  uint64_t rows_read = 0;        // signature rows ANDed (over all bands)
-  uint64_t bytes_read = 0;       // row bytes read
+  uint64_t terms = 0;              // distinct query terms
+  uint64_t candidates = 0;         // documents whose signatures matched
+  uint64_t false_positives = 0;    // candidates that verification removed
+  uint64_t rows_read = 0;          // signature rows ANDed (over all bands)
+  uint64_t bytes_read = 0;         // row bytes read
   uint64_t segments_searched = 0;  // segments whose rows were read
   uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
@@ -172,7 +172,7 @@ struct BandStats {
 };
 
 struct SegmentStats {
-  std::string file;      // its file name in the index directory
+  std::string file;        // its file name in the index directory
   uint64_t documents = 0;  // documents in the file (deleted ones included)
   uint64_t deleted = 0;
   uint64_t terms = 0;
@@ -185,8 +185,8 @@ struct IndexStats {
   std::string icu_version;  // the ICU that tokenized it
   uint64_t documents = 0;
   uint64_t terms = 0;
-  uint64_t exact_terms = 0;  // frequent terms stored as exact rows instead of Bloom bits
-  double fp_rate = 0;        // the target it was built with
+  uint64_t exact_terms = 0;            // frequent terms stored as exact rows instead of Bloom bits
+  double fp_rate = 0;                  // the target it was built with
   uint64_t file_bytes = 0;             // all live segment files
   std::vector<SegmentStats> segments;  // of every opened index, in order
   std::vector<BandStats> bands;        // of every segment, in order

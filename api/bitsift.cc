@@ -243,27 +243,7 @@ DocumentInfo Index::document(uint32_t id) const {
 const std::string& Index::path() const { return rep_->first_path; }
 
 Status Index::Check() const {
-  return Guard([&] {
-    const query::IndexSet& set = rep_->set;
-    for (const query::IndexSet::Segment& s : set.segments()) query::CheckIndex(*s.reader);
-    // A path is live in at most one segment of an index.
-    for (const query::IndexSet::Index& index : set.indexes()) {
-      std::vector<std::string_view> live;
-      for (size_t si : index.segments) {
-        const query::IndexSet::Segment& s = set.segments()[si];
-        for (uint32_t d = 0; d < s.reader->doc_count(); ++d) {
-          if (!s.is_deleted(d)) live.push_back(s.reader->path(d));
-        }
-      }
-      std::sort(live.begin(), live.end());
-      for (size_t i = 1; i < live.size(); ++i) {
-        Ensure(
-            live[i - 1] != live[i], ErrorKind::kCorrupt,
-            index.dir + ": '" + std::string(live[i]) +
-                "' is live in two segments; rebuild the index with 'bitsift index --rebuild DIR'");
-      }
-    }
-  });
+  return Guard([&] { rep_->set.Check(); });
 }
 
 Status CheckIndex(const std::string& path) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "query/index_check.h"
 #include "util/error.h"
 
 namespace bitsift::query {
@@ -171,6 +172,25 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
   }
   stats->matches = out.size();
   return out;
+}
+
+void IndexSet::Check() const {
+  for (const Segment& s : segments_) CheckIndex(*s.reader);
+  for (const Index& index : indexes_) {
+    std::vector<std::string_view> live;
+    for (size_t si : index.segments) {
+      const Segment& s = segments_[si];
+      for (uint32_t d = 0; d < s.reader->doc_count(); ++d) {
+        if (!s.is_deleted(d)) live.push_back(s.reader->path(d));
+      }
+    }
+    std::sort(live.begin(), live.end());
+    for (size_t i = 1; i < live.size(); ++i) {
+      Ensure(live[i - 1] != live[i], ErrorKind::kCorrupt,
+             index.dir + ": '" + std::string(live[i]) +
+                 "' is live in two segments; rebuild the index with 'bitsift index --rebuild DIR'");
+    }
+  }
 }
 
 }  // namespace bitsift::query

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "format/bloom.h"
@@ -158,6 +159,9 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     query::QueryStats st;
     result->documents = rep_->searcher.Search(terms, options.limit, &st);
+    // Verify the records document() will read for these results (chunks are verified lazily):
+    // damage there is reported by this Query, never met by document().
+    for (uint32_t id : result->documents) (void)rep_->reader.path(id);
     result->stats = {st.terms,     st.candidates, st.false_positives,
                      st.rows_read, st.bytes_read, st.parse_us + tokenize_us,
                      st.and_us,    st.verify_us,  st.total_us + tokenize_us};
@@ -167,8 +171,13 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
 uint64_t Index::document_count() const { return rep_->reader.doc_count(); }
 
 DocumentInfo Index::document(uint32_t id) const {
-  const format::DocRecord& d = rep_->reader.doc(id);
-  return {std::string(rep_->reader.path(id)), d.size, d.mtime_ns, d.term_count};
+  try {
+    const format::DocRecord& d = rep_->reader.doc(id);
+    return {std::string(rep_->reader.path(id)), d.size, d.mtime_ns, d.term_count};
+  } catch (const Error&) {
+    // A damaged record (Query verified those of its results, so not one of them).
+    return {};
+  }
 }
 
 const std::string& Index::path() const { return rep_->reader.path(); }
@@ -202,14 +211,18 @@ IndexStats Index::Stats() const {
     bs.documents = band.doc_count;
     bs.max_terms = band.max_terms;
     uint64_t set = 0;
-    for (uint64_t row = 0; row < band.width; ++row) {
-      const uint64_t* p = r.Row(band, row);
-      for (uint64_t w = 0; w < band.words_per_row; ++w)
-        set += static_cast<uint64_t>(__builtin_popcountll(p[w]));
+    try {
+      for (uint64_t row = 0; row < band.width; ++row) {
+        const uint64_t* p = r.Row(band, row);
+        for (uint64_t w = 0; w < band.words_per_row; ++w)
+          set += static_cast<uint64_t>(__builtin_popcountll(p[w]));
+      }
+      bs.fill_ratio = band.doc_count ? static_cast<double>(set) /
+                                           (static_cast<double>(band.width) * band.doc_count)
+                                     : 0;
+    } catch (const Error&) {
+      bs.fill_ratio = std::numeric_limits<double>::quiet_NaN();  // a damaged chunk of its rows
     }
-    bs.fill_ratio = band.doc_count ? static_cast<double>(set) /
-                                         (static_cast<double>(band.width) * band.doc_count)
-                                   : 0;
     bs.expected_fp_rate = format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms);
     s.bands.push_back(bs);
   }

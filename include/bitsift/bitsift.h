@@ -132,7 +132,8 @@ struct BandStats {
   uint32_t k = 0;      // bits per term
   uint64_t documents = 0;
   uint64_t max_terms = 0;       // Bloom-hashed terms of its largest document
-  double fill_ratio = 0;        // fraction of the band's Bloom bits that are set
+  double fill_ratio = 0;        // fraction of the band's Bloom bits that are set (NaN if a
+                                // chunk of its rows is damaged: Check names it)
   double expected_fp_rate = 0;  // per-term false-positive rate of its largest document
 };
 
@@ -155,8 +156,10 @@ Status CheckIndex(const std::string& path);
 // An open, memory-mapped index. All const methods are safe to call from several threads.
 class Index {
  public:
-  // Opens `path`, verifying its checksums and structure. Returns kNotFound if it does not
-  // exist, kCorrupt (naming the problem) if it is damaged, truncated or of another version.
+  // Opens `path`, verifying its header, layout and small sections; the rest is verified chunk
+  // by chunk (64 KiB) as queries first read it, so a one-shot query reads only what it uses.
+  // Returns kNotFound if it does not exist, kCorrupt (naming the problem) if it is truncated,
+  // of another version or damaged in a part opening verifies.
   static Status Open(const std::string& path, std::unique_ptr<Index>* index);
 
   // Finds ".bitsift" in `start_dir` or the nearest of its parents, as git finds ".git".
@@ -169,17 +172,20 @@ class Index {
 
   // Answers the conjunction of the terms of all `arguments` (each tokenized under the
   // contract): exactly the documents containing every term. Returns ok with an empty result
-  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt if a
-  // damaged record is met.
+  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt (naming the
+  // path and the repair) if it reads a damaged chunk or record: never an answer from one.
   Status Query(const std::vector<std::string>& arguments, const QueryOptions& options,
                QueryResult* result) const;
 
   uint64_t document_count() const;
-  // Precondition: id < document_count().
+  // Precondition: id < document_count(). The records of documents a Query returned are
+  // verified by that Query; another id whose record lies in a damaged chunk gives an empty
+  // DocumentInfo (Check reports the damage).
   DocumentInfo document(uint32_t id) const;
   // Reads every row to compute fill ratios: O(index size).
   IndexStats Stats() const;
-  // Verifies everything Open does not: every forward record decodes completely with term ids
+  // Verifies everything Open does not: every checksum of every section and chunk, zero
+  // padding, the bounds of every record, every forward record decodes completely with term ids
   // below the term count, the dictionary finds every term by its own hash, document
   // frequencies agree with the records, the bands hold each non-empty document exactly once,
   // every signature bit of every term of every document is set, and no bit past a band's

@@ -198,9 +198,9 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   expect_damage(
       "a newer format version",
       [](std::string& b) {
-        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version), 2);
+        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version), 3);
       },
-      "format version 2");
+      "format version 3");
 }
 
 TEST_CASE("any byte changed behind valid checksums: no crash, and what check accepts is exact",

@@ -158,10 +158,11 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     double tokenize_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     query::QueryStats st;
-    result->documents = rep_->searcher.Search(terms, options.limit, &st);
+    std::vector<uint32_t> documents = rep_->searcher.Search(terms, options.limit, &st);
     // Verify the records document() will read for these results (chunks are verified lazily):
-    // damage there is reported by this Query, never met by document().
-    for (uint32_t id : result->documents) (void)rep_->reader.path(id);
+    // damage there fails this Query (with no documents), never meets document().
+    for (uint32_t id : documents) (void)rep_->reader.path(id);
+    result->documents = std::move(documents);
     result->stats = {st.terms,     st.candidates, st.false_positives,
                      st.rows_read, st.bytes_read, st.parse_us + tokenize_us,
                      st.and_us,    st.verify_us,  st.total_us + tokenize_us};

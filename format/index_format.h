@@ -194,6 +194,10 @@ class IndexFile {
   // Verifies the whole file: every section checksum, every chunk checksum, and that the padding
   // between sections is zero. Throws Error(kCorrupt) naming the path and the first problem.
   void VerifyAll() const;
+  // Whether chunk `chunk` (< ChunkCount(Section(id).size())) of section `id` has been verified.
+  bool ChunkVerified(SectionId id, uint64_t chunk) const {
+    return IsVerified(span(id).first_chunk + chunk);
+  }
   // The number of chunks of sections 1..12 verified so far (those verified at open included).
   uint64_t verified_chunks() const;
   // The number of chunks of sections 1..12 (CHUNK_SUMS holds one checksum for each).

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "format/bloom.h"
@@ -205,7 +206,14 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     double tokenize_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     query::SetQueryStats st;
-    result->documents = rep_->set.Search(terms, options.limit, &st);
+    std::vector<uint32_t> documents = rep_->set.Search(terms, options.limit, &st);
+    // Verify the records document() will read for these results (chunks are verified lazily):
+    // damage there fails this Query (with no documents), never meets document().
+    for (uint32_t id : documents) {
+      const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+      (void)s.reader->path(id - s.first_id);
+    }
+    result->documents = std::move(documents);
     QueryStats& out = result->stats;
     out.terms = st.terms;
     out.candidates = st.candidates;
@@ -226,17 +234,22 @@ uint64_t Index::document_count() const { return rep_->set.id_count(); }
 uint64_t Index::live_document_count() const { return rep_->set.live_documents(); }
 
 DocumentInfo Index::document(uint32_t id) const {
-  const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
-  const uint32_t local = id - s.first_id;
-  const format::DocRecord& d = s.reader->doc(local);
-  DocumentInfo info;
-  info.path = std::string(s.reader->path(local));
-  info.root = rep_->set.indexes()[s.index].root;
-  info.index = s.index;
-  info.size = d.size;
-  info.mtime_ns = d.mtime_ns;
-  info.terms = d.term_count;
-  return info;
+  try {
+    const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+    const uint32_t local = id - s.first_id;
+    const format::DocRecord& d = s.reader->doc(local);
+    DocumentInfo info;
+    info.path = std::string(s.reader->path(local));
+    info.root = rep_->set.indexes()[s.index].root;
+    info.index = s.index;
+    info.size = d.size;
+    info.mtime_ns = d.mtime_ns;
+    info.terms = d.term_count;
+    return info;
+  } catch (const Error&) {
+    // A damaged record (Query verified those of its results, so not one of them).
+    return {};
+  }
 }
 
 const std::string& Index::path() const { return rep_->first_path; }
@@ -276,15 +289,19 @@ IndexStats Index::Stats() const {
       bs.documents = band.doc_count;
       bs.max_terms = band.max_terms;
       uint64_t set_bits = 0;
-      for (uint64_t row = 0; row < band.width; ++row) {
-        const uint64_t* p = r.Row(band, row);
-        for (uint64_t w = 0; w < band.words_per_row; ++w)
-          set_bits += static_cast<uint64_t>(__builtin_popcountll(p[w]));
+      try {
+        for (uint64_t row = 0; row < band.width; ++row) {
+          const uint64_t* p = r.Row(band, row);
+          for (uint64_t w = 0; w < band.words_per_row; ++w)
+            set_bits += static_cast<uint64_t>(__builtin_popcountll(p[w]));
+        }
+        bs.fill_ratio =
+            band.doc_count && band.width
+                ? static_cast<double>(set_bits) / (static_cast<double>(band.width) * band.doc_count)
+                : 0;
+      } catch (const Error&) {
+        bs.fill_ratio = std::numeric_limits<double>::quiet_NaN();  // a damaged chunk of its rows
       }
-      bs.fill_ratio =
-          band.doc_count && band.width
-              ? static_cast<double>(set_bits) / (static_cast<double>(band.width) * band.doc_count)
-              : 0;
       // A band of width 0 (huge documents) has no signature: every one is a candidate.
       bs.expected_fp_rate =
           band.width ? format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms)

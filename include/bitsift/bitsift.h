@@ -167,7 +167,8 @@ struct BandStats {
   uint32_t k = 0;      // bits per term
   uint64_t documents = 0;
   uint64_t max_terms = 0;       // Bloom-hashed terms of its largest document
-  double fill_ratio = 0;        // fraction of the band's Bloom bits that are set
+  double fill_ratio = 0;        // fraction of the band's Bloom bits that are set (NaN if a
+                                // chunk of its rows is damaged: Check names it)
   double expected_fp_rate = 0;  // per-term false-positive rate of its largest document
 };
 
@@ -201,9 +202,11 @@ Status CheckIndex(const std::string& path);
 class Index {
  public:
   // Opens the index directory `path`: the state its manifest names now (a snapshot that later
-  // updates do not change). Headers and small sections are verified at once, the rest on first
-  // use. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the repair)
-  // if it is damaged, of another version, or a bitsift 0.1 index file.
+  // updates do not change). Headers, the layout and small sections are verified at once; the
+  // rest chunk by chunk (64 KiB) as queries first read it, so a one-shot query reads only what
+  // it uses. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the
+  // repair) if it is damaged in a part opening verifies, of another version, or a bitsift 0.1
+  // index file.
   static Status Open(const std::string& path, std::unique_ptr<Index>* index);
   // Opens several index directories answered as one (results index by index, in this order).
   static Status Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index);
@@ -219,8 +222,8 @@ class Index {
 
   // Answers the conjunction of the terms of all `arguments` (each tokenized under the
   // contract): exactly the documents containing every term. Returns ok with an empty result
-  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt if a
-  // damaged record is met.
+  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt (naming the
+  // path and the repair) if it reads a damaged chunk or record: never an answer from one.
   Status Query(const std::vector<std::string>& arguments, const QueryOptions& options,
                QueryResult* result) const;
 
@@ -228,11 +231,14 @@ class Index {
   uint64_t document_count() const;
   // Documents that queries can return.
   uint64_t live_document_count() const;
-  // Precondition: id < document_count().
+  // Precondition: id < document_count(). The records of documents a Query returned are
+  // verified by that Query; another id whose record lies in a damaged chunk gives an empty
+  // DocumentInfo (Check reports the damage).
   DocumentInfo document(uint32_t id) const;
   // Reads every row to compute fill ratios: O(index size).
   IndexStats Stats() const;
-  // Verifies everything Open does not: every forward record decodes completely with term ids
+  // Verifies everything Open does not: every checksum of every section and chunk, zero
+  // padding, the bounds of every record, every forward record decodes completely with term ids
   // below the term count, the dictionary finds every term by its own hash, document
   // frequencies agree with the records, the bands hold each non-empty document exactly once,
   // every signature bit of every term of every document is set, and no bit past a band's

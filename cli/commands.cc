@@ -318,7 +318,8 @@ Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* 
 }
 
 std::vector<std::string> IndexFlags(const po::variables_map& vm) {
-  return vm.count("index") ? vm["index"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  return vm.count("index") ? vm["index"].as<std::vector<std::string>>()
+                           : std::vector<std::string>{};
 }
 
 // Parses a byte count with an optional unit: 300000000, 512K, 256M, 256MiB, 1G, 1GB (powers of
@@ -458,10 +459,9 @@ void PrintSummary(const IndexSummary& summary, const std::string& index_path) {
     std::printf("%s %s %" PRIu64, i ? "," : "", summary.skipped[i].first.c_str(),
                 summary.skipped[i].second);
   }
-  std::printf("\nsegments: %s written, %s, %s live\n",
-              std::to_string(summary.segments_written).c_str(),
-              Plural(summary.merges, "merge", "merges").c_str(),
-              std::to_string(summary.segments).c_str());
+  std::printf(
+      "\nsegments: %s written, %s, %s live\n", std::to_string(summary.segments_written).c_str(),
+      Plural(summary.merges, "merge", "merges").c_str(), std::to_string(summary.segments).c_str());
   std::printf("index %s: %s (%.1f bits per document)\n", index_path.c_str(),
               HumanBytes(summary.index_bytes).c_str(),
               summary.documents ? 8.0 * summary.index_bytes / summary.documents : 0.0);

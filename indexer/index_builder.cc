@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <chrono>
-#include <cmath>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -58,7 +58,8 @@ class WriterLock {
   explicit WriterLock(const std::string& dir) {
     const std::string path = dir + "/" + format::kLockName;
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot open the index lock", errno));
+    if (fd_ < 0)
+      throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot open the index lock", errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;
       ::close(fd_);
@@ -109,7 +110,8 @@ void PrepareDirectory(const std::string& dir) {
 // temporaries. Only the lock holder calls this, so nothing else is writing them.
 void RemoveUnlisted(const std::string& dir, const format::Manifest& m) {
   std::set<std::string> live;
-  for (const format::ManifestSegment& s : m.segments) live.insert(format::SegmentFileName(s.number));
+  for (const format::ManifestSegment& s : m.segments)
+    live.insert(format::SegmentFileName(s.number));
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return;
   std::vector<std::string> doomed;
@@ -129,9 +131,9 @@ void RemoveUnlisted(const std::string& dir, const format::Manifest& m) {
 
 struct LiveSegment {
   format::ManifestSegment entry;
-  std::string path;                            // the segment file
+  std::string path;                                    // the segment file
   mutable std::shared_ptr<query::IndexReader> opened;  // mapped on first use
-  std::vector<uint64_t> deleted_bits;          // entry.deleted as a bitmap
+  std::vector<uint64_t> deleted_bits;                  // entry.deleted as a bitmap
 
   // The segment's reader, mapped on first use: a segment written by this run is not mapped
   // unless a merge reads it (mapped pages it touched would count in the build's memory).
@@ -169,7 +171,11 @@ struct LiveSegment {
 
 class IndexState {
  public:
-  IndexState(std::string dir, const BuildConfig& config, std::map<std::string, std::string> settings)
+  // `settings` are this run's; if they differ from the committed ones the index is rebuilt.
+  // With keep_root, the committed root and file size limit are kept (documents added by name
+  // to any index).
+  IndexState(std::string dir, const BuildConfig& config,
+             std::map<std::string, std::string> settings, bool keep_root = false)
       : dir_(std::move(dir)), config_(config) {
     PrepareDirectory(dir_);
     lock_ = std::make_unique<WriterLock>(dir_);
@@ -181,6 +187,11 @@ class IndexState {
       have = false;
     }
     RemoveUnlisted(dir_, manifest_);
+    if (keep_root && have) {  // documents by name: neither root nor the file size limit apply
+      for (const char* key : {"root", "max_file_size"}) {
+        if (manifest_.settings.count(key)) settings[key] = manifest_.settings[key];
+      }
+    }
     rebuilt_ = !have || config.rebuild || manifest_.settings != settings;
     if (rebuilt_) {
       manifest_.segments.clear();  // next_segment and generation carry on: names never reused
@@ -195,7 +206,8 @@ class IndexState {
   // to the next writer's RemoveUnlisted).
   ~IndexState() {
     if (committed_) return;
-    for (uint64_t number : written_) ::unlink((dir_ + "/" + format::SegmentFileName(number)).c_str());
+    for (uint64_t number : written_)
+      ::unlink((dir_ + "/" + format::SegmentFileName(number)).c_str());
   }
   IndexState(const IndexState&) = delete;
   IndexState& operator=(const IndexState&) = delete;
@@ -306,7 +318,8 @@ void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& bu
             std::string*) {
           const Ref& r = refs[start + i];
           const query::IndexReader& reader = inputs[r.input]->reader();
-          for (uint32_t id : reader.DocumentTerms(r.local)) sink.OnToken(reader.dictionary().Term(id));
+          for (uint32_t id : reader.DocumentTerms(r.local))
+            sink.OnToken(reader.dictionary().Term(id));
           const format::DocRecord& d = reader.doc(r.local);
           facts->size = d.size;
           facts->file_size = d.file_size;
@@ -341,7 +354,8 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
     std::map<int, std::vector<size_t>> tiers;
     for (size_t i = 0; i < segments_.size(); ++i) {
       double bytes = std::max(segments_[i].live_bytes(), kTierFloorBytes);
-      int tier = static_cast<int>(std::log(bytes / kTierFloorBytes) / std::log(double{kMergeFactor}));
+      int tier =
+          static_cast<int>(std::log(bytes / kTierFloorBytes) / std::log(double{kMergeFactor}));
       tiers[tier].push_back(i);
     }
     std::vector<size_t> pick;
@@ -362,7 +376,8 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
       for (size_t i = 0; i < segments_.size(); ++i) {
         const LiveSegment& s = segments_[i];
         if (s.entry.deleted.size() * 2 > s.entry.doc_count &&
-            s.live_bytes() * kMergeMemoryPerSegmentByte <= static_cast<double>(config_.memory_budget)) {
+            s.live_bytes() * kMergeMemoryPerSegmentByte <=
+                static_cast<double>(config_.memory_budget)) {
           pick = {i};
           break;
         }
@@ -384,7 +399,8 @@ class ProgressReporter {
     uint64_t files = ++files_;
     bytes_ += bytes;
     if (!config_.progress) return;
-    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
+    int64_t now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
     int64_t last = last_ms_.load();
     if ((now - last >= 200 || files == total_) && last_ms_.compare_exchange_strong(last, now)) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -415,7 +431,8 @@ std::map<std::string, std::string> SettingsOf(const std::string& root, const Bui
   std::ostringstream fp;
   fp.precision(17);
   fp << c.fp_rate;
-  return {{"root", root}, {"fp_rate", fp.str()}, {"max_file_size", std::to_string(c.max_file_size)}};
+  return {
+      {"root", root}, {"fp_rate", fp.str()}, {"max_file_size", std::to_string(c.max_file_size)}};
 }
 
 void Validate(const BuildConfig& config) {
@@ -454,7 +471,8 @@ class LiveCursor {
         if (!seg.deleted(i)) on_gone(s, i);
         ++i;
       }
-      if (i < seg.entry.doc_count && seg.reader().path(i) == name) found = {static_cast<int64_t>(s), i++};
+      if (i < seg.entry.doc_count && seg.reader().path(i) == name)
+        found = {static_cast<int64_t>(s), i++};
     }
     return found;
   }
@@ -682,7 +700,7 @@ void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
     if (config.on_skip) config.on_skip(path, why, detail);
   };
   WithThreads(config, [&] {
-    IndexState state(index_dir, config, SettingsOf("", config));
+    IndexState state(index_dir, config, SettingsOf("", config), /*keep_root=*/true);
     report->rebuilt = state.rebuilt();
     std::set<std::string> upserted(names.begin(), names.end());
     std::vector<std::pair<size_t, uint32_t>> old;

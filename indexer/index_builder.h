@@ -47,11 +47,11 @@ struct BuildConfig {
 struct BuildReport {
   uint64_t documents = 0;  // live documents after the update
   std::array<uint64_t, static_cast<size_t>(SkipReason::kCount)> skipped{};
-  uint64_t added = 0;      // new paths indexed
-  uint64_t changed = 0;    // paths whose file changed and was indexed again
-  uint64_t removed = 0;    // paths deleted (gone from the tree, or deleted by name)
-  uint64_t unchanged = 0;  // paths kept without reading them
-  bool rebuilt = false;    // everything was indexed again (asked, or the settings changed)
+  uint64_t added = 0;             // new paths indexed
+  uint64_t changed = 0;           // paths whose file changed and was indexed again
+  uint64_t removed = 0;           // paths deleted (gone from the tree, or deleted by name)
+  uint64_t unchanged = 0;         // paths kept without reading them
+  bool rebuilt = false;           // everything was indexed again (asked, or the settings changed)
   uint64_t segments_written = 0;  // by indexing (merges not counted)
   uint64_t merges = 0;            // merges run (each writes one segment)
   uint64_t segments = 0;          // live segments after the update

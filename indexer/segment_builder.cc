@@ -107,6 +107,8 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
     if (!ok[i]) continue;
     batch[i].name = names[i];
     postings_ += batch[i].ids.size();
+    max_doc_terms_ = std::max<uint64_t>(
+        max_doc_terms_, std::min<uint64_t>(batch[i].ids.size(), format::kMaxSignatureTerms));
     name_bytes_ += names[i].size();
     docs_.push_back(std::move(batch[i]));
   }
@@ -123,7 +125,10 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   const uint64_t terms = interner_->size();
   const uint64_t interner = interner_->MemoryBytes();
   const uint64_t held = interner + postings_ * 4 + docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
-  const uint64_t writing = terms * 52 + interner / 3 + postings_ * 31 / 10 + docs_.size() * 68;
+  // The band of the largest documents has at least 64 columns of ~9.6 bits per term of the
+  // largest one: 77 bytes per term.
+  const uint64_t writing =
+      terms * 52 + interner / 3 + postings_ * 31 / 10 + docs_.size() * 68 + max_doc_terms_ * 77;
   return held + writing;
 }
 
@@ -140,7 +145,8 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
     if (v.size() <= TermInterner::LocalOf(pid)) v.resize(TermInterner::LocalOf(pid) + 1, 0);
   });
   for (const auto& d : docs) {
-    for (uint32_t pid : d.ids) ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
+    for (uint32_t pid : d.ids)
+      ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
   }
   struct TermInfo {  // 16 bytes a term: part of the peak memory with millions of terms
     uint64_t hash;
@@ -150,7 +156,8 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   std::vector<TermInfo> terms;
   terms.reserve(interner->size());
   interner->ForEach([&](uint32_t pid, std::string_view, uint64_t hash) {
-    terms.push_back({hash, pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)]});
+    terms.push_back(
+        {hash, pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)]});
   });
   tbb::parallel_sort(terms.begin(), terms.end(), [&](const TermInfo& a, const TermInfo& b) {
     // Ordering ties by hash instead made linux-files' index 1.3% larger.
@@ -203,9 +210,16 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
   for (size_t d = 0; d < docs.size(); ++d) {
     const auto& doc = docs[d];
     const FileFacts& f = doc.facts;
-    t.records[d] = format::DocRecord{t.paths.size(), static_cast<uint32_t>(doc.name.size()),
-                                     static_cast<uint32_t>(doc.ids.size()), f.size, f.file_size,
-                                     f.mtime_ns, f.ctime_ns, f.inode, 0, 0};
+    t.records[d] = format::DocRecord{t.paths.size(),
+                                     static_cast<uint32_t>(doc.name.size()),
+                                     static_cast<uint32_t>(doc.ids.size()),
+                                     f.size,
+                                     f.file_size,
+                                     f.mtime_ns,
+                                     f.ctime_ns,
+                                     f.inode,
+                                     0,
+                                     0};
     t.paths += doc.name;
     t.postings += doc.ids.size();
     t.input_bytes += f.size;
@@ -219,7 +233,8 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
 // verification. Ids are by decreasing df, so the exact terms are the ids below the result.
 uint32_t CountExactTerms(const std::vector<uint32_t>& df, uint64_t nonempty_docs) {
   uint32_t exact = 0;
-  while (exact < df.size() && df[exact] >= 2 && uint64_t{df[exact]} * kExactRowDensity >= nonempty_docs)
+  while (exact < df.size() && df[exact] >= 2 &&
+         uint64_t{df[exact]} * kExactRowDensity >= nonempty_docs)
     ++exact;
   return exact;
 }
@@ -227,14 +242,16 @@ uint32_t CountExactTerms(const std::vector<uint32_t>& df, uint64_t nonempty_docs
 // Phase 4: bands over the non-empty documents sorted by their Bloom-hashed terms.
 template <typename Docs>
 RowPlan PlanRows(const Docs& docs, uint32_t exact_terms, double fp_rate) {
-  std::vector<uint32_t> by_size;
+  std::vector<uint32_t> by_size, huge;
   std::vector<uint64_t> bloom_count(docs.size(), 0);
   for (size_t d = 0; d < docs.size(); ++d) {
     const auto& ids = docs[d].ids;
     if (ids.empty()) continue;
-    by_size.push_back(static_cast<uint32_t>(d));
     // A document with only exact terms still needs a column (width is sized for at least 1).
-    bloom_count[d] = std::max<uint64_t>(1, ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms));
+    bloom_count[d] =
+        std::max<uint64_t>(1, ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms));
+    (bloom_count[d] > format::kMaxSignatureTerms ? huge : by_size)
+        .push_back(static_cast<uint32_t>(d));
   }
   std::stable_sort(by_size.begin(), by_size.end(),
                    [&](uint32_t a, uint32_t b) { return bloom_count[a] < bloom_count[b]; });
@@ -249,12 +266,25 @@ RowPlan PlanRows(const Docs& docs, uint32_t exact_terms, double fp_rate) {
     r.rows_offset = row_words * 8;
     r.width = plan[b].shape.width;
     r.k = plan[b].shape.k;
-    r.words_per_row =
-        (plan[b].count + format::kDocsPerBlock - 1) / format::kDocsPerBlock * (format::kDocsPerBlock / 64);
+    r.words_per_row = (plan[b].count + 63) / 64;
     r.first_column = plan[b].first;
     r.max_terms = plan[b].max_terms;
     r.doc_count = static_cast<uint32_t>(plan[b].count);
     row_words += (r.width + exact_terms) * r.words_per_row;
+    row_words = (row_words + 7) / 8 * 8;  // every band's rows start 64-byte aligned
+  }
+  // Documents too large for signatures: a last band without Bloom rows (exact rows only).
+  if (!huge.empty()) {
+    format::BandRecord r{};
+    r.rows_offset = row_words * 8;
+    r.width = 0;
+    r.k = 0;
+    r.words_per_row = (huge.size() + 63) / 64;
+    r.first_column = by_size.size();
+    for (uint32_t d : huge) r.max_terms = std::max(r.max_terms, bloom_count[d]);
+    r.doc_count = static_cast<uint32_t>(huge.size());
+    out.bands.push_back(r);
+    by_size.insert(by_size.end(), huge.begin(), huge.end());
   }
   out.band_docs = std::move(by_size);
   return out;
@@ -276,11 +306,11 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   for (const Doc& d : docs_) nonempty += !d.ids.empty();
   const uint32_t exact_terms = CountExactTerms(terms.df, nonempty);
   RowPlan plan = PlanRows(docs_, exact_terms, fp_rate_);
-  std::vector<uint64_t> rows = BuildSignatureRows(
-      plan.bands, exact_terms, terms.hashes,
-      [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {
-        return docs_[plan.band_docs[plan.bands[band].first_column + column]].ids;
-      });
+  std::vector<uint64_t> rows =
+      BuildSignatureRows(plan.bands, exact_terms, terms.hashes,
+                         [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {
+                           return docs_[plan.band_docs[plan.bands[band].first_column + column]].ids;
+                         });
 
   // Phase 6: the forward store (each document's ids are freed once encoded).
   std::vector<uint64_t> forward_offsets(docs_.size() + 1, 0);
@@ -334,7 +364,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   s.input_bytes = table.input_bytes;
   // Empty the builder for the next segment.
   std::vector<Doc>().swap(docs_);
-  postings_ = name_bytes_ = 0;
+  postings_ = name_bytes_ = max_doc_terms_ = 0;
   interner_ = std::make_unique<TermInterner>();
   malloc_trim(0);
   return s;

@@ -16,6 +16,7 @@ std::vector<uint64_t> BuildSignatureRows(const std::vector<format::BandRecord>& 
   for (const format::BandRecord& b : bands) {
     row_words = std::max(row_words, b.rows_offset / 8 + (b.width + exact_terms) * b.words_per_row);
   }
+  row_words = (row_words + 7) / 8 * 8;  // every band, and so the section, ends 64-byte aligned
   std::vector<uint64_t> rows(row_words, 0);
   // Each task owns whole 512-column blocks of one band.
   struct BlockTask {
@@ -24,7 +25,8 @@ std::vector<uint64_t> BuildSignatureRows(const std::vector<format::BandRecord>& 
   };
   std::vector<BlockTask> tasks;
   for (uint32_t b = 0; b < bands.size(); ++b) {
-    for (uint64_t c = 0; c < bands[b].doc_count; c += format::kDocsPerBlock) tasks.push_back({b, c});
+    for (uint64_t c = 0; c < bands[b].doc_count; c += format::kDocsPerBlock)
+      tasks.push_back({b, c});
   }
   tbb::parallel_for(size_t{0}, tasks.size(), [&](size_t t) {
     const format::BandRecord& band = bands[tasks[t].band];
@@ -35,9 +37,10 @@ std::vector<uint64_t> BuildSignatureRows(const std::vector<format::BandRecord>& 
       for (uint32_t id : column_terms(tasks[t].band, col)) {
         if (id < exact_terms) {
           base[(band.width + id) * band.words_per_row + word] |= bit;
-        } else {
-          format::ForEachPosition(term_hashes[id], band.width, band.k,
-                                  [&](uint64_t row) { base[row * band.words_per_row + word] |= bit; });
+        } else if (band.width > 0) {  // a band of width 0 has no Bloom rows
+          format::ForEachPosition(term_hashes[id], band.width, band.k, [&](uint64_t row) {
+            base[row * band.words_per_row + word] |= bit;
+          });
         }
       }
     }

@@ -72,6 +72,10 @@ class IndexSet {
                                SetQueryStats* stats,
                                const std::vector<IndexScope>* scope = nullptr) const;
 
+  // The full check (`bitsift check`): every segment (query/index_check.h), and no path live in
+  // two segments of one index. Throws Error(kCorrupt) naming the path and the first problem.
+  void Check() const;
+
  private:
   std::vector<Segment> segments_;
   std::vector<Index> indexes_;

@@ -47,7 +47,7 @@ std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& ar
 Searcher::RowTerm Searcher::Plan(const std::string& term) const {
   RowTerm t{format::HashTerm(term), -1, 0};
   if (std::optional<uint32_t> id = index_.dictionary().Find(term, t.hash)) {
-    t.df = index_.dictionary().df[*id];
+    t.df = index_.dictionary().Df(*id);
     if (*id < index_.exact_terms()) t.exact = *id;
   }
   return t;
@@ -83,13 +83,17 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
     for (const RowTerm& t : terms) {
       if (t.exact >= 0) {
         add_row(band.width + static_cast<uint64_t>(t.exact));
-      } else {
+      } else if (band.width > 0) {  // a band of width 0 (huge documents) has no Bloom rows
         format::ForEachPosition(t.hash, band.width, band.k, add_row);
       }
     }
-    bits.assign(band.words_per_row, 0);
-    uint64_t read =
-        AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
+    uint64_t read = 0;
+    if (rows.empty()) {  // every document of the band is a candidate
+      bits.assign(band.words_per_row, ~uint64_t{0});
+    } else {
+      bits.assign(band.words_per_row, 0);
+      read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
+    }
     stats->rows_read += rows.size();
     stats->bytes_read += read * 8;
     if (scope == nullptr) {

@@ -77,7 +77,7 @@ struct IndexOptions {
 struct IndexSummary {
   uint64_t documents = 0;  // live documents in the index afterwards (empty files included)
   std::vector<std::pair<std::string, uint64_t>> skipped;  // reason -> count, non-zero only
-  uint64_t added = 0;      // new documents indexed
+  uint64_t added = 0;                                     // new documents indexed
   uint64_t changed = 0;    // documents whose file (or text) changed, indexed again
   uint64_t removed = 0;    // documents gone from the tree or deleted by name
   uint64_t unchanged = 0;  // files kept without reading them
@@ -119,9 +119,9 @@ Status BuildIndexFromDocuments(const std::vector<Document>& documents,
 // Updates the index directory `index_path` (created if missing): adds each of `upserts`,
 // replacing a live document of the same name, and deletes the documents named in `deletes`
 // (names not in the index are ignored). Atomic as BuildIndex; kBusy if another writer holds it.
-Status UpdateDocuments(const std::vector<Document>& upserts, const std::vector<std::string>& deletes,
-                       const std::string& index_path, const IndexOptions& options,
-                       IndexSummary* summary = nullptr);
+Status UpdateDocuments(const std::vector<Document>& upserts,
+                       const std::vector<std::string>& deletes, const std::string& index_path,
+                       const IndexOptions& options, IndexSummary* summary = nullptr);
 
 // Merges all segments of `index_path` into one and drops deleted documents (atomic as
 // BuildIndex). Its memory is that of building one segment of every live document.
@@ -201,11 +201,11 @@ struct QueryOptions {
 };
 
 struct QueryStats {
-  uint64_t terms = 0;            // distinct query terms
-  uint64_t candidates = 0;       // documents whose signatures matched
-  uint64_t false_positives = 0;  // candidates that verification removed
-  uint64_t rows_read = 0;        // signature rows ANDed (over all bands)
-  uint64_t bytes_read = 0;       // row bytes read
+  uint64_t terms = 0;              // distinct query terms
+  uint64_t candidates = 0;         // documents whose signatures matched
+  uint64_t false_positives = 0;    // candidates that verification removed
+  uint64_t rows_read = 0;          // signature rows ANDed (over all bands)
+  uint64_t bytes_read = 0;         // row bytes read
   uint64_t segments_searched = 0;  // segments whose rows were read
   uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
   uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (not read)
@@ -229,12 +229,13 @@ struct BandStats {
   uint32_t k = 0;      // bits per term
   uint64_t documents = 0;
   uint64_t max_terms = 0;       // Bloom-hashed terms of its largest document
-  double fill_ratio = 0;        // fraction of the band's Bloom bits that are set
+  double fill_ratio = 0;        // fraction of the band's Bloom bits that are set (NaN if a
+                                // chunk of its rows is damaged: Check names it)
   double expected_fp_rate = 0;  // per-term false-positive rate of its largest document
 };
 
 struct SegmentStats {
-  std::string file;      // its file name in the index directory
+  std::string file;        // its file name in the index directory
   uint64_t documents = 0;  // documents in the file (deleted ones included)
   uint64_t deleted = 0;
   uint64_t terms = 0;
@@ -247,8 +248,8 @@ struct IndexStats {
   std::string icu_version;  // the ICU that tokenized it
   uint64_t documents = 0;
   uint64_t terms = 0;
-  uint64_t exact_terms = 0;  // frequent terms stored as exact rows instead of Bloom bits
-  double fp_rate = 0;        // the target it was built with
+  uint64_t exact_terms = 0;            // frequent terms stored as exact rows instead of Bloom bits
+  double fp_rate = 0;                  // the target it was built with
   uint64_t file_bytes = 0;             // all live segment files
   std::vector<SegmentStats> segments;  // of every opened index, in order
   std::vector<BandStats> bands;        // of every segment, in order
@@ -263,9 +264,11 @@ Status CheckIndex(const std::string& path);
 class Index {
  public:
   // Opens the index directory `path`: the state its manifest names now (a snapshot that later
-  // updates do not change). Headers and small sections are verified at once, the rest on first
-  // use. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the repair)
-  // if it is damaged, of another version, or a bitsift 0.1 index file.
+  // updates do not change). Headers, the layout and small sections are verified at once; the
+  // rest chunk by chunk (64 KiB) as queries first read it, so a one-shot query reads only what
+  // it uses. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the
+  // repair) if it is damaged in a part opening verifies, of another version, or a bitsift 0.1
+  // index file.
   static Status Open(const std::string& path, std::unique_ptr<Index>* index);
   // Opens several index directories answered as one (results index by index, in this order).
   static Status Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index);
@@ -281,8 +284,8 @@ class Index {
 
   // Answers the conjunction of the terms of all `arguments` (each tokenized under the
   // contract): exactly the documents containing every term. Returns ok with an empty result
-  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt if a
-  // damaged record is met.
+  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt (naming the
+  // path and the repair) if it reads a damaged chunk or record: never an answer from one.
   Status Query(const std::vector<std::string>& arguments, const QueryOptions& options,
                QueryResult* result) const;
 
@@ -290,7 +293,9 @@ class Index {
   uint64_t document_count() const;
   // Documents that queries can return.
   uint64_t live_document_count() const;
-  // Precondition: id < document_count().
+  // Precondition: id < document_count(). The records of documents a Query returned are
+  // verified by that Query; another id whose record lies in a damaged chunk gives an empty
+  // DocumentInfo (Check reports the damage).
   DocumentInfo document(uint32_t id) const;
   // Compares document `id`'s file (its root joined with its path; one lstat, symbolic links
   // not followed) with the facts recorded when it was indexed. Precondition: id <
@@ -298,7 +303,8 @@ class Index {
   FileState file_state(uint32_t id) const;
   // Reads every row to compute fill ratios: O(index size).
   IndexStats Stats() const;
-  // Verifies everything Open does not: every forward record decodes completely with term ids
+  // Verifies everything Open does not: every checksum of every section and chunk, zero
+  // padding, the bounds of every record, every forward record decodes completely with term ids
   // below the term count, the dictionary finds every term by its own hash, document
   // frequencies agree with the records, the bands hold each non-empty document exactly once,
   // every signature bit of every term of every document is set, and no bit past a band's

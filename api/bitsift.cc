@@ -53,6 +53,11 @@ indexer::BuildConfig ConfigOf(const IndexOptions& o) {
   c.fp_rate = o.fp_rate;
   c.threads = o.threads;
   c.max_file_size = o.max_file_size;
+  c.documents.encoding = o.encoding;
+  c.documents.hidden = o.hidden;
+  c.documents.no_ignore = o.no_ignore;
+  c.documents.globs = o.globs;
+  c.documents.max_decompressed_bytes = o.max_decompressed_bytes;
   if (o.progress) {
     c.progress = [f = o.progress](const indexer::BuildProgress& p) {
       f({p.files_done, p.files_total, p.bytes_done, p.seconds});

@@ -1,4 +1,4 @@
-#include "indexer/file_walker.h"
+#include "documents/file_walker.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -8,14 +8,20 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <optional>
 
+#include "documents/decode.h"
+#include "documents/decompress.h"
+#include "documents/html.h"
+#include "documents/ignore_rules.h"
 #include "util/error.h"
 
-namespace bitsift::indexer {
+namespace bitsift::documents {
 namespace {
 
-constexpr size_t kBinaryProbeBytes = 8 << 10;
 constexpr size_t kReadBytes = 1 << 20;
 
 std::string Join(const std::string& dir, const std::string& name) {
@@ -78,15 +84,22 @@ const char* SkipReasonName(SkipReason reason) {
       return "vanished";
     case SkipReason::kIndexFile:
       return "index-file";
+    case SkipReason::kIgnored:
+      return "ignored";
+    case SkipReason::kDecompressionLimit:
+      return "decompression-limit";
+    case SkipReason::kBadCompressed:
+      return "bad-compressed";
     case SkipReason::kCount:
       break;
   }
   return "unknown";
 }
 
-std::vector<std::string> WalkDirectory(const std::string& root,
+std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOptions& options,
                                        const std::function<bool(const std::string&)>& exclude,
                                        const SkipCallback& on_skip) {
+  options.Validate();
   struct stat st;
   if (::stat(root.c_str(), &st) != 0) {
     int err = errno;
@@ -94,11 +107,21 @@ std::vector<std::string> WalkDirectory(const std::string& root,
                 ErrnoMessage(root, "cannot index", err));
   }
   Ensure(S_ISDIR(st.st_mode), ErrorKind::kInvalidArgument, root + ": not a directory");
+  char* resolved = ::realpath(root.c_str(), nullptr);
+  const std::string root_abs = resolved != nullptr ? resolved : root;
+  std::free(resolved);
+  const GlobOverrides overrides(options.globs);
+  struct Pending {
+    std::string dir;                              // relative to root
+    std::shared_ptr<const DirectoryRules> rules;  // of its parent
+  };
   std::vector<std::string> files;
-  std::vector<std::string> pending = {""};  // relative directories still to list
+  std::vector<Pending> pending;  // directories still to list
+  pending.push_back({"", options.no_ignore ? nullptr : DirectoryRules::ForAncestors(root_abs)});
   while (!pending.empty()) {
-    std::string dir = std::move(pending.back());
+    Pending cur = std::move(pending.back());
     pending.pop_back();
+    const std::string& dir = cur.dir;
     int dfd = OpenUnder(root, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR* d = dfd >= 0 ? ::fdopendir(dfd) : nullptr;
     if (d == nullptr) {
@@ -108,19 +131,40 @@ std::vector<std::string> WalkDirectory(const std::string& root,
               std::strerror(err));
       continue;
     }
-    std::vector<std::string> subdirs;
+    // The whole listing first: this directory's rules files apply to its own entries.
+    struct Entry {
+      std::string name;
+      unsigned char type;
+    };
+    std::vector<Entry> entries;
+    bool has_git = false, has_ignore = false, has_gitignore = false;
     while (struct dirent* e = ::readdir(d)) {
       std::string name = e->d_name;
       if (name == "." || name == "..") continue;
-      std::string rel = Join(dir, name);
-      if (name[0] == '.') {
+      has_git |= name == ".git";
+      has_ignore |= name == ".ignore";
+      has_gitignore |= name == ".gitignore";
+      entries.push_back({std::move(name), e->d_type});
+    }
+    std::shared_ptr<const DirectoryRules> rules =
+        options.no_ignore ? nullptr
+                          : DirectoryRules::ForChild(cur.rules, root_abs, dir, ::dirfd(d), has_git,
+                                                     has_ignore, has_gitignore);
+    std::vector<std::string> subdirs;
+    for (Entry& e : entries) {
+      std::string rel = Join(dir, e.name);
+      if (e.name == ".bitsift") {
+        on_skip(rel, SkipReason::kIndexFile, "");
+        continue;
+      }
+      if (e.name == ".git") {
         on_skip(rel, SkipReason::kHidden, "");
         continue;
       }
-      unsigned char type = e->d_type;
+      unsigned char type = e.type;
       if (type == DT_UNKNOWN) {
         struct stat est;
-        if (::fstatat(::dirfd(d), e->d_name, &est, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (::fstatat(::dirfd(d), e.name.c_str(), &est, AT_SYMLINK_NOFOLLOW) != 0) {
           int err = errno;
           on_skip(rel, err == ENOENT ? SkipReason::kVanished : SkipReason::kUnreadable,
                   std::strerror(err));
@@ -131,14 +175,31 @@ std::vector<std::string> WalkDirectory(const std::string& root,
                : S_ISLNK(est.st_mode) ? DT_LNK
                                       : DT_FIFO;
       }
-      if (type == DT_DIR) {
+      const bool is_dir = type == DT_DIR;
+      if (exclude(rel)) {
+        on_skip(rel, SkipReason::kIndexFile, "");
+        continue;
+      }
+      IgnoreMatch glob = overrides.empty() ? IgnoreMatch::kNone : overrides.Match(rel, is_dir);
+      if (glob == IgnoreMatch::kIgnore) {
+        on_skip(rel, SkipReason::kIgnored, "--glob");
+        continue;
+      }
+      if (glob == IgnoreMatch::kNone) {  // a glob's choice overrides ignore files and --hidden
+        IgnoreMatch m = rules ? rules->Match(rel, is_dir) : IgnoreMatch::kNone;
+        if (m == IgnoreMatch::kIgnore) {
+          on_skip(rel, SkipReason::kIgnored, "");
+          continue;
+        }
+        if (e.name[0] == '.' && !options.hidden && m != IgnoreMatch::kWhitelist) {
+          on_skip(rel, SkipReason::kHidden, "");
+          continue;
+        }
+      }
+      if (is_dir) {
         subdirs.push_back(std::move(rel));
       } else if (type == DT_REG) {
-        if (exclude(rel)) {
-          on_skip(rel, SkipReason::kIndexFile, "");
-        } else {
-          files.push_back(std::move(rel));
-        }
+        files.push_back(std::move(rel));
       } else if (type == DT_LNK) {
         on_skip(rel, SkipReason::kSymlink, "");
       } else {
@@ -148,16 +209,36 @@ std::vector<std::string> WalkDirectory(const std::string& root,
     ::closedir(d);
     // Depth-first in name order keeps memory proportional to the tree's depth times fan-out.
     std::sort(subdirs.rbegin(), subdirs.rend());
-    for (auto& s : subdirs) pending.push_back(std::move(s));
+    for (auto& s : subdirs) pending.push_back({std::move(s), rules});
   }
   std::sort(files.begin(), files.end());
   return files;
 }
 
 namespace {
+
+// The last step of the stage: text into the tokenizer.
+class TokenizerStage : public ByteSink {
+ public:
+  TokenizerStage(tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink)
+      : tokenizer_(tokenizer), sink_(sink) {}
+  void Write(std::string_view text) override {
+    tokenizer_.Feed(text, sink_);
+    bytes_ += text.size();
+  }
+  void Close() override { tokenizer_.Finish(sink_); }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  tokenizer::Tokenizer& tokenizer_;
+  tokenizer::TokenSink& sink_;
+  uint64_t bytes_ = 0;
+};
+
 SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path,
-                       uint64_t max_file_size, tokenizer::Tokenizer& tokenizer,
-                       tokenizer::TokenSink& sink, FileFacts* facts, std::string* detail) {
+                       uint64_t max_file_size, const DocumentOptions& options,
+                       tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
+                       FileFacts* facts, std::string* detail) {
   // O_NONBLOCK: if the entry was replaced by a FIFO since listing, open must not wait.
   Fd fd(OpenUnder(root, relative_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
@@ -181,50 +262,65 @@ SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path
   facts->ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
   facts->inode = static_cast<uint64_t>(st.st_ino);
   facts->file_size = static_cast<uint64_t>(st.st_size);
+
+  // The stage, built back to front: [decompress] -> decode -> [HTML] -> tokenizer.
+  std::string_view inner;
+  const Compression compression = CompressionOfName(relative_path, &inner);
+  const bool html = IsHtmlName(inner);
+  facts->format = compression == Compression::kNone
+                      ? std::string()
+                      : std::string(CompressionName(compression)) + "+";
+  facts->format += html ? "html" : "text";
+  TokenizerStage tokens(tokenizer, sink);
+  std::optional<HtmlToText> html_stage;
+  ByteSink* text_out = &tokens;
+  if (html) text_out = &html_stage.emplace(tokens);
+  Decoder decoder(options.encoding, html, *text_out);
+  std::unique_ptr<Decompressor> decompressor;
+  ByteSink* head = &decoder;
+  if (compression != Compression::kNone) {
+    decompressor = Decompressor::Create(compression, options.max_decompressed_bytes, decoder);
+    head = decompressor.get();
+  }
+
   // One read buffer per thread: allocating (and zeroing) 1 MiB per small file was measurable.
   thread_local std::string buffer(kReadBytes, '\0');
   uint64_t total = 0;
-  bool probed = false;
-  size_t filled = 0;  // bytes in buffer not yet fed
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buffer.data() + filled, buffer.size() - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *detail = std::strerror(errno);
-      return SkipReason::kUnreadable;
-    }
-    filled += static_cast<size_t>(n);
-    bool eof = n == 0;
-    // The binary probe needs the first 8 KiB (or the whole file if shorter) before feeding.
-    if (!probed && (filled >= kBinaryProbeBytes || eof)) {
-      if (std::memchr(buffer.data(), '\0', std::min(filled, kBinaryProbeBytes)) != nullptr) {
-        return SkipReason::kBinary;
+  try {
+    for (;;) {
+      ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        *detail = std::strerror(errno);
+        return SkipReason::kUnreadable;
       }
-      probed = true;
-    }
-    if (probed && (filled == buffer.size() || eof) && filled > 0) {
-      if (total + filled > max_file_size) {
+      if (n == 0) break;
+      total += static_cast<uint64_t>(n);
+      if (total > max_file_size) {
         *detail = "grew past the size limit while being read";
         return SkipReason::kTooLarge;
       }
-      tokenizer.Feed(std::string_view(buffer.data(), filled), sink);
-      total += filled;
-      filled = 0;
+      head->Write(std::string_view(buffer.data(), static_cast<size_t>(n)));
     }
-    if (eof) break;
+    head->Close();
+  } catch (const SkipDocument& skip) {
+    *detail = skip.what();
+    return skip.reason();
   }
-  tokenizer.Finish(sink);
-  facts->size = total;
+  facts->encoding = decoder.encoding();
+  facts->size = tokens.bytes();
   return SkipReason::kCount;
 }
 }  // namespace
 
 SkipReason ReadDocumentFile(const std::string& root, const std::string& relative_path,
-                            uint64_t max_file_size, tokenizer::Tokenizer& tokenizer,
-                            tokenizer::TokenSink& sink, FileFacts* facts, std::string* detail) {
-  SkipReason r = ReadAndFeed(root, relative_path, max_file_size, tokenizer, sink, facts, detail);
+                            uint64_t max_file_size, const DocumentOptions& options,
+                            tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
+                            FileFacts* facts, std::string* detail) {
+  SkipReason r =
+      ReadAndFeed(root, relative_path, max_file_size, options, tokenizer, sink, facts, detail);
   if (r != SkipReason::kCount) tokenizer.Reset();
   return r;
 }
 
-}  // namespace bitsift::indexer
+}  // namespace bitsift::documents

@@ -387,14 +387,15 @@ void BuildIndexFromDirectory(const std::string& root, const std::string& index_p
     if (config.on_skip) config.on_skip(path, why, detail);
   };
   Corpus corpus;
-  corpus.names = WalkDirectory(root, IndexExcluder(root, index_path), on_skip);
+  corpus.names = WalkDirectory(root, config.documents, IndexExcluder(root, index_path), on_skip);
   char* abs = ::realpath(root.c_str(), nullptr);
   corpus.root = abs ? abs : root;
   std::free(abs);
   const uint64_t max_size = config.max_file_size;
   corpus.read = [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink,
                     FileFacts* facts, std::string* detail) {
-    return ReadDocumentFile(root, corpus.names[i], max_size, tok, sink, facts, detail);
+    return ReadDocumentFile(root, corpus.names[i], max_size, config.documents, tok, sink, facts,
+                            detail);
   };
   BuildWithThreads(corpus, index_path, config, report, start);
 }

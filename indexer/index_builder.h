@@ -9,9 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "indexer/file_walker.h"
+#include "documents/file_walker.h"
 
 namespace bitsift::indexer {
+
+using documents::FileFacts;
+using documents::SkipCallback;
+using documents::SkipReason;
+using documents::SkipReasonName;
 
 struct BuildProgress {
   uint64_t files_done = 0;
@@ -24,6 +29,7 @@ struct BuildConfig {
   double fp_rate = 0.01;                  // per-term false-positive target of each band
   unsigned threads = 0;                   // 0 = all cores
   uint64_t max_file_size = 256ULL << 20;  // larger files are skipped
+  documents::DocumentOptions documents;   // which files are documents and how they are read
   std::function<void(const BuildProgress&)> progress;  // called at most every 200 ms
   SkipCallback on_skip;                                // may be empty
 };

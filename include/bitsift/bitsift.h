@@ -58,11 +58,28 @@ struct IndexOptions {
   double fp_rate = 0.01;                  // per-term false-positive target of the signatures
   unsigned threads = 0;                   // worker threads; 0 = one per core
   uint64_t max_file_size = 256ULL << 20;  // files larger than this are skipped
+  // What is read as a document, and how (README "What is indexed"):
+  // The encoding of every file ("GB18030", "Shift_JIS", "UTF-16LE", ...: any name ICU knows);
+  // "" detects it per file (a byte-order mark, valid UTF-8, an HTML <meta charset>, ICU's
+  // charset detector, else windows-1252). An unknown name is kInvalidArgument.
+  std::string encoding;
+  // Include files and directories whose names start with "." (".git" and ".bitsift" never).
+  bool hidden = false;
+  // Do not apply .gitignore, .ignore and .git/info/exclude files.
+  bool no_ignore = false;
+  // Gitignore-style globs matched against paths relative to `dir`, in order, the last match
+  // winning: "GLOB" selects (when any is given, files matching none are skipped), "!GLOB"
+  // excludes. A glob's choice overrides ignore files and `hidden`.
+  std::vector<std::string> globs;
+  // A compressed file (.gz .xz .bz2 .zst) whose content is larger is skipped
+  // ("decompression-limit"): a decompression bomb costs this much work at most, never memory.
+  uint64_t max_decompressed_bytes = 256ULL << 20;
   // Called from worker threads (one at a time) with progress; may be empty.
   std::function<void(const IndexProgress&)> progress;
   // Called (one at a time) for every skipped entry: path relative to the root, reason
   // ("hidden", "symlink", "special", "binary", "too-large", "unreadable", "vanished",
-  // "index-file") and detail (e.g. the system's error text, possibly empty).
+  // "index-file", "ignored", "decompression-limit", "bad-compressed") and detail (e.g. the
+  // system's error text, possibly empty). An ignored or hidden directory is one entry.
   std::function<void(const std::string& path, const std::string& reason, const std::string& detail)>
       on_skip;
 };
@@ -78,8 +95,10 @@ struct IndexSummary {
   double seconds = 0;
 };
 
-// Indexes every regular file under `dir` (recursively; names starting with "." and symbolic
-// links are skipped, so are binary files and files over options.max_file_size) into the file
+// Indexes every regular file under `dir` (recursively; names starting with "." unless
+// options.hidden, files and directories that ignore files or options.globs exclude, and
+// symbolic links are skipped, so are binary files and files over options.max_file_size;
+// compressed files are indexed by their content, HTML by its text) into the file
 // `index_path`, which is replaced atomically: until this returns ok, a previous index at that
 // path stays complete and usable. Returns ok, kNotFound/kInvalidArgument for a bad `dir` or
 // options, kIoError if the index cannot be written (nothing is replaced then).

@@ -170,7 +170,7 @@ std::string CanonicalEncodingName(std::string_view label) {
   const char* icu = ucnv_getName(c, &err);
   std::string name = U_SUCCESS(err) && icu ? icu : l;
   ucnv_close(c);
-  for (const char* standard : {"IANA", "MIME", "WINDOWS"}) {
+  for (const char* standard : {"MIME", "IANA", "WINDOWS"}) {
     UErrorCode e = U_ZERO_ERROR;
     const char* s = ucnv_getStandardName(name.c_str(), standard, &e);
     // IANA's primary names for a few encodings are long descriptions; prefer short ones.
@@ -317,7 +317,8 @@ void Decoder::Emit(std::string_view bytes, bool flush) {
     return;
   }
   Converter& c = *converter_;
-  const char* s = bytes.data();
+  static const char kNothing = 0;  // ICU refuses a null source pointer, even for no bytes
+  const char* s = bytes.empty() ? &kNothing : bytes.data();
   const char* s_end = s + bytes.size();
   for (;;) {
     char* t = c.buffer.data();

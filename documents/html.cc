@@ -107,6 +107,7 @@ struct HtmlToText::Parser {
   int hidden = 0;       // depth inside elements no reader sees
   std::string pending;  // text not yet written to out
   char last = '\0';     // the last character of the text so far ('\0': none yet)
+  std::string held;     // input from an unclosed '<' at the end of the last write
 };
 
 HtmlToText::HtmlToText(ByteSink& out) : parser_(std::make_unique<Parser>(out)) {}
@@ -114,11 +115,33 @@ HtmlToText::HtmlToText(ByteSink& out) : parser_(std::make_unique<Parser>(out)) {
 HtmlToText::~HtmlToText() = default;
 
 void HtmlToText::Write(std::string_view utf8) {
-  parser_->Parse(utf8);
+  // libxml2 2.9's push parser loses the text after a </script> or </style> whose end tag was
+  // cut between two chunks (measured: "</scri" + "pt>..." dropped the next paragraph). So a
+  // chunk is never cut inside a tag: bytes from a last '<' with no '>' after it wait for the
+  // next write (at most kMaxHeld of them: a '<' in script code or text is not a tag).
+  constexpr size_t kMaxHeld = 64 << 10;
+  std::string& held = parser_->held;
+  std::string joined;
+  std::string_view data = utf8;
+  if (!held.empty()) {
+    joined = std::move(held);
+    joined.append(utf8);
+    data = joined;
+  }
+  size_t cut = data.size();
+  size_t lt = data.rfind('<');
+  if (lt != std::string_view::npos && data.find('>', lt) == std::string_view::npos &&
+      data.size() - lt <= kMaxHeld) {
+    cut = lt;
+  }
+  parser_->Parse(data.substr(0, cut));
+  held.assign(data.substr(cut));
   parser_->Flush();
 }
 
 void HtmlToText::Close() {
+  parser_->Parse(parser_->held);
+  parser_->held.clear();
   htmlParseChunk(parser_->ctxt, nullptr, 0, 1);
   parser_->Flush();
   parser_->out.Close();

@@ -2,8 +2,8 @@
 // the title and the body's text, entities decoded; nothing from tags, attributes, comments,
 // <script>, <style> or <template>. Every element that is not inline text markup (<a>, <b>,
 // <span>, ...) separates words, so "</p><p>" and "<br>" are word breaks but "<b>x</b>y" is
-// "xy". Streams: memory grows only with the longest run of text without a '<' and with the
-// nesting depth.
+// "xy". Streams: memory grows only with the longest run of text without a '<' (libxml2 waits
+// for the end of a text) and with the nesting depth.
 #ifndef BITSIFT_DOCUMENTS_HTML_H_
 #define BITSIFT_DOCUMENTS_HTML_H_
 

@@ -126,19 +126,40 @@ std::string MetaCharset(std::string_view probe) {
   return "";
 }
 
+// Whether the NUL bytes of `head` fall as in Latin text in UTF-16 (every other byte) or UTF-32
+// (three bytes of four): a cheap test before asking ICU, so a binary file costs no detection.
+bool NulsLikeUtf16Or32(std::string_view head) {
+  const size_t n = std::min<size_t>(head.size(), 1024) & ~size_t{3};
+  if (n < 16) return false;
+  size_t nul[4] = {0, 0, 0, 0};
+  for (size_t i = 0; i < n; ++i) nul[i % 4] += head[i] == '\0';
+  const size_t q = n / 4;  // bytes per residue class
+  const size_t even = nul[0] + nul[2], odd = nul[1] + nul[3];
+  if ((odd * 10 >= 2 * q * 3 && even * 20 <= 2 * q) ||
+      (even * 10 >= 2 * q * 3 && odd * 20 <= 2 * q)) {
+    return true;  // UTF-16: >= 30% NULs at one parity, <= 5% at the other
+  }
+  for (size_t r = 0; r < 4; ++r) {
+    bool others = true;
+    for (size_t k = 1; k < 4; ++k) others &= nul[(r + k) % 4] * 10 >= q * 6;
+    if (others && nul[r] * 20 <= q) return true;  // UTF-32
+  }
+  return false;
+}
+
 struct Match {
   std::string name;
   int confidence = 0;
 };
 
-// ucsdet's matches for the probe, best first.
+// ucsdet's matches for the first kDetectBytes of the probe, best first.
 std::vector<Match> DetectAll(std::string_view probe, bool html) {
+  probe = probe.substr(0, std::min(probe.size(), kDetectBytes));
   std::vector<Match> out;
   UErrorCode err = U_ZERO_ERROR;
   UCharsetDetector* csd = ucsdet_open(&err);
   if (U_FAILURE(err)) return out;
-  ucsdet_setText(csd, probe.data(), static_cast<int32_t>(std::min<size_t>(probe.size(), 1 << 30)),
-                 &err);
+  ucsdet_setText(csd, probe.data(), static_cast<int32_t>(probe.size()), &err);
   ucsdet_enableInputFilter(csd, html);
   int32_t n = 0;
   const UCharsetMatch** matches = ucsdet_detectAll(csd, &n, &err);
@@ -199,6 +220,7 @@ EncodingChoice ChooseEncoding(std::string_view probe, bool complete, bool html,
   std::string_view head = probe.substr(0, std::min(probe.size(), kBinaryProbeBytes));
   if (std::memchr(head.data(), '\0', head.size()) != nullptr) {
     // UTF-16/32 without a byte-order mark, or binary.
+    if (!NulsLikeUtf16Or32(head)) return c;  // binary
     for (const Match& m : DetectAll(probe, false)) {
       if (IsUnicodeFamily(m.name) && m.confidence >= kMinUnicodeConfidence) {
         c.encoding = m.name;

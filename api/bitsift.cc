@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "indexer/index_builder.h"
 #include "query/index_check.h"
 #include "query/index_reader.h"
+#include "query/index_set.h"
 #include "query/searcher.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -30,6 +32,8 @@ Status::Code CodeOf(ErrorKind kind) {
       return Status::Code::kCorrupt;
     case ErrorKind::kNotFound:
       return Status::Code::kNotFound;
+    case ErrorKind::kBusy:
+      return Status::Code::kBusy;
   }
   return Status::Code::kInternal;
 }
@@ -58,6 +62,9 @@ indexer::BuildConfig ConfigOf(const IndexOptions& o) {
   c.documents.no_ignore = o.no_ignore;
   c.documents.globs = o.globs;
   c.documents.max_decompressed_bytes = o.max_decompressed_bytes;
+  c.memory_budget = o.memory_budget;
+  c.rebuild = o.rebuild;
+  c.merge = o.merge;
   if (o.progress) {
     c.progress = [f = o.progress](const indexer::BuildProgress& p) {
       f({p.files_done, p.files_total, p.bytes_done, p.seconds});
@@ -82,12 +89,26 @@ void Summarize(const indexer::BuildReport& r, IndexSummary* s) {
                               r.skipped[i]);
     }
   }
+  s->added = r.added;
+  s->changed = r.changed;
+  s->removed = r.removed;
+  s->unchanged = r.unchanged;
+  s->rebuilt = r.rebuilt;
+  s->segments_written = r.segments_written;
+  s->merges = r.merges;
+  s->segments = r.segments;
   s->terms = r.terms;
   s->postings = r.postings;
-  s->bands = r.bands;
   s->input_bytes = r.input_bytes;
   s->index_bytes = r.index_bytes;
   s->seconds = r.seconds;
+}
+
+std::vector<indexer::MemoryDocument> MemoryDocuments(const std::vector<Document>& documents) {
+  std::vector<indexer::MemoryDocument> docs;
+  docs.reserve(documents.size());
+  for (const Document& d : documents) docs.push_back({d.name, d.text, d.mtime_ns});
+  return docs;
 }
 
 }  // namespace
@@ -96,7 +117,7 @@ Status BuildIndex(const std::string& dir, const std::string& index_path,
                   const IndexOptions& options, IndexSummary* summary) {
   return Guard([&] {
     indexer::BuildReport report;
-    indexer::BuildIndexFromDirectory(dir, index_path, ConfigOf(options), &report);
+    indexer::UpdateIndexFromDirectory(dir, index_path, ConfigOf(options), &report);
     Summarize(report, summary);
   });
 }
@@ -105,11 +126,30 @@ Status BuildIndexFromDocuments(const std::vector<Document>& documents,
                                const std::string& index_path, const IndexOptions& options,
                                IndexSummary* summary) {
   return Guard([&] {
-    std::vector<indexer::MemoryDocument> docs;
-    docs.reserve(documents.size());
-    for (const Document& d : documents) docs.push_back({d.name, d.text, d.mtime_ns});
+    indexer::BuildConfig config = ConfigOf(options);
+    config.rebuild = true;
     indexer::BuildReport report;
-    indexer::BuildIndexFromMemory(docs, index_path, ConfigOf(options), &report);
+    indexer::UpdateIndexFromMemory(MemoryDocuments(documents), {}, index_path, config, &report);
+    Summarize(report, summary);
+  });
+}
+
+Status UpdateDocuments(const std::vector<Document>& upserts,
+                       const std::vector<std::string>& deletes, const std::string& index_path,
+                       const IndexOptions& options, IndexSummary* summary) {
+  return Guard([&] {
+    indexer::BuildReport report;
+    indexer::UpdateIndexFromMemory(MemoryDocuments(upserts), deletes, index_path, ConfigOf(options),
+                                   &report);
+    Summarize(report, summary);
+  });
+}
+
+Status CompactIndex(const std::string& index_path, const IndexOptions& options,
+                    IndexSummary* summary) {
+  return Guard([&] {
+    indexer::BuildReport report;
+    indexer::CompactIndex(index_path, ConfigOf(options), &report);
     Summarize(report, summary);
   });
 }
@@ -119,16 +159,23 @@ Status Tokenize(std::string_view text, std::vector<std::string>* tokens) {
 }
 
 struct Index::Rep {
-  explicit Rep(const std::string& path) : reader(path), searcher(reader) {}
-  query::IndexReader reader;
-  query::Searcher searcher;
+  explicit Rep(const std::vector<std::string>& paths) : set(paths), first_path(paths.at(0)) {}
+  query::IndexSet set;
+  std::string first_path;
 };
 
 Index::Index(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
 Index::~Index() = default;
 
 Status Index::Open(const std::string& path, std::unique_ptr<Index>* index) {
-  return Guard([&] { index->reset(new Index(std::make_unique<Rep>(path))); });
+  return Open(std::vector<std::string>{path}, index);
+}
+
+Status Index::Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index) {
+  return Guard([&] {
+    Ensure(!paths.empty(), ErrorKind::kInvalidArgument, "no index to open");
+    index->reset(new Index(std::make_unique<Rep>(paths)));
+  });
 }
 
 Status Index::Find(const std::string& start_dir, std::string* index_path) {
@@ -137,10 +184,12 @@ Status Index::Find(const std::string& start_dir, std::string* index_path) {
     Ensure(abs != nullptr, ErrorKind::kNotFound, ErrnoMessage(start_dir, "cannot resolve", errno));
     std::string dir = abs;
     std::free(abs);
+    const std::string resolved = dir;
     for (;;) {
       std::string candidate = (dir == "/" ? "" : dir) + "/.bitsift";
       struct stat st;
-      if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      // A directory is an index; a file is a 0.1 index (Open then says to rebuild it).
+      if (::stat(candidate.c_str(), &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
         *index_path = candidate;
         return;
       }
@@ -148,8 +197,8 @@ Status Index::Find(const std::string& start_dir, std::string* index_path) {
       dir = DirectoryOf(dir);
     }
     throw Error(ErrorKind::kNotFound,
-                "no index: no .bitsift in " + start_dir +
-                    " or any parent (run 'bitsift index DIR' or pass --index PATH)");
+                "no index: no .bitsift in " + resolved +
+                    " or any of its parents (run 'bitsift index DIR' or pass --index PATH)");
   });
 }
 
@@ -161,25 +210,45 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     std::vector<std::string> terms = query::Searcher::ParseQuery(arguments);
     double tokenize_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-    query::QueryStats st;
-    result->documents = rep_->searcher.Search(terms, options.limit, &st);
-    result->stats = {st.terms,     st.candidates, st.false_positives,
-                     st.rows_read, st.bytes_read, st.parse_us + tokenize_us,
-                     st.and_us,    st.verify_us,  st.total_us + tokenize_us};
+    query::SetQueryStats st;
+    result->documents = rep_->set.Search(terms, options.limit, &st);
+    QueryStats& out = result->stats;
+    out.terms = st.terms;
+    out.candidates = st.candidates;
+    out.false_positives = st.false_positives;
+    out.rows_read = st.rows_read;
+    out.bytes_read = st.bytes_read;
+    out.segments_searched = st.segments_searched;
+    out.segments_skipped = st.segments_skipped;
+    out.parse_us = st.parse_us + tokenize_us;
+    out.and_us = st.and_us;
+    out.verify_us = st.verify_us;
+    out.total_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   });
 }
 
-uint64_t Index::document_count() const { return rep_->reader.doc_count(); }
+uint64_t Index::document_count() const { return rep_->set.id_count(); }
+uint64_t Index::live_document_count() const { return rep_->set.live_documents(); }
 
 DocumentInfo Index::document(uint32_t id) const {
-  const format::DocRecord& d = rep_->reader.doc(id);
-  return {std::string(rep_->reader.path(id)), d.size, d.mtime_ns, d.term_count};
+  const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+  const uint32_t local = id - s.first_id;
+  const format::DocRecord& d = s.reader->doc(local);
+  DocumentInfo info;
+  info.path = std::string(s.reader->path(local));
+  info.root = rep_->set.indexes()[s.index].root;
+  info.index = s.index;
+  info.size = d.size;
+  info.mtime_ns = d.mtime_ns;
+  info.terms = d.term_count;
+  return info;
 }
 
-const std::string& Index::path() const { return rep_->reader.path(); }
+const std::string& Index::path() const { return rep_->first_path; }
 
 Status Index::Check() const {
-  return Guard([&] { query::CheckIndex(rep_->reader); });
+  return Guard([&] { rep_->set.Check(); });
 }
 
 Status CheckIndex(const std::string& path) {
@@ -189,47 +258,56 @@ Status CheckIndex(const std::string& path) {
 }
 
 IndexStats Index::Stats() const {
-  const query::IndexReader& r = rep_->reader;
+  const query::IndexSet& set = rep_->set;
   IndexStats s;
-  s.root = std::string(r.root());
-  s.icu_version = std::string(r.meta().icu_version,
-                              strnlen(r.meta().icu_version, sizeof(r.meta().icu_version)));
-  s.documents = r.doc_count();
-  s.terms = r.meta().term_count;
-  s.exact_terms = r.exact_terms();
-  s.fp_rate = r.meta().fp_rate;
-  s.file_bytes = r.file_size();
-  for (uint64_t b = 0; b < r.band_count(); ++b) {
-    const format::BandRecord& band = r.band(b);
-    BandStats bs;
-    bs.width = band.width;
-    bs.k = band.k;
-    bs.documents = band.doc_count;
-    bs.max_terms = band.max_terms;
-    uint64_t set = 0;
-    for (uint64_t row = 0; row < band.width; ++row) {
-      const uint64_t* p = r.Row(band, row);
-      for (uint64_t w = 0; w < band.words_per_row; ++w)
-        set += static_cast<uint64_t>(__builtin_popcountll(p[w]));
-    }
-    bs.fill_ratio = band.doc_count ? static_cast<double>(set) /
-                                         (static_cast<double>(band.width) * band.doc_count)
-                                   : 0;
-    bs.expected_fp_rate = format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms);
-    s.bands.push_back(bs);
-  }
+  s.root = set.indexes().empty() ? "" : set.indexes()[0].root;
+  s.documents = set.live_documents();
+  uint64_t rows = 0, band_bytes = 0, forward = 0, dictionary = 0, doc_table = 0, meta = 0;
   using format::SectionId;
-  s.section_bytes = {
-      {"signature rows", r.SectionBytes(SectionId::kRows)},
-      {"band columns", r.SectionBytes(SectionId::kBandDocs) + r.SectionBytes(SectionId::kBands)},
-      {"forward store",
-       r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets)},
-      {"dictionary",
-       r.SectionBytes(SectionId::kTermBytes) + r.SectionBytes(SectionId::kTermOffsets) +
-           r.SectionBytes(SectionId::kTermDf) + r.SectionBytes(SectionId::kTermTable)},
-      {"document table", r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths)},
-      {"meta", r.SectionBytes(SectionId::kMeta)},
-  };
+  for (const query::IndexSet::Segment& seg : set.segments()) {
+    const query::IndexReader& r = *seg.reader;
+    s.icu_version = std::string(r.meta().icu_version,
+                                strnlen(r.meta().icu_version, sizeof(r.meta().icu_version)));
+    s.terms += r.meta().term_count;
+    s.exact_terms += r.exact_terms();
+    s.fp_rate = r.meta().fp_rate;
+    s.file_bytes += r.file_size();
+    s.segments.push_back({format::SegmentFileName(seg.number), r.doc_count(), seg.deleted_count,
+                          r.meta().term_count, r.band_count(), r.file_size()});
+    for (uint64_t b = 0; b < r.band_count(); ++b) {
+      const format::BandRecord& band = r.band(b);
+      BandStats bs;
+      bs.width = band.width;
+      bs.k = band.k;
+      bs.documents = band.doc_count;
+      bs.max_terms = band.max_terms;
+      uint64_t set_bits = 0;
+      for (uint64_t row = 0; row < band.width; ++row) {
+        const uint64_t* p = r.Row(band, row);
+        for (uint64_t w = 0; w < band.words_per_row; ++w)
+          set_bits += static_cast<uint64_t>(__builtin_popcountll(p[w]));
+      }
+      bs.fill_ratio =
+          band.doc_count && band.width
+              ? static_cast<double>(set_bits) / (static_cast<double>(band.width) * band.doc_count)
+              : 0;
+      // A band of width 0 (huge documents) has no signature: every one is a candidate.
+      bs.expected_fp_rate =
+          band.width ? format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms)
+                     : 1.0;
+      s.bands.push_back(bs);
+    }
+    rows += r.SectionBytes(SectionId::kRows);
+    band_bytes += r.SectionBytes(SectionId::kBandDocs) + r.SectionBytes(SectionId::kBands);
+    forward += r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets);
+    dictionary += r.SectionBytes(SectionId::kTermBytes) + r.SectionBytes(SectionId::kTermOffsets) +
+                  r.SectionBytes(SectionId::kTermDf) + r.SectionBytes(SectionId::kTermTable);
+    doc_table += r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths);
+    meta += r.SectionBytes(SectionId::kMeta);
+  }
+  s.section_bytes = {{"signature rows", rows},      {"band columns", band_bytes},
+                     {"forward store", forward},    {"dictionary", dictionary},
+                     {"document table", doc_table}, {"meta", meta}};
   return s;
 }
 

@@ -16,7 +16,9 @@
 
 #include "bitsift/bitsift.h"
 #include "format/bloom.h"
+#include "format/manifest.h"
 #include "query/index_reader.h"
+#include "format/manifest.h"
 #include "query/searcher.h"
 
 namespace {
@@ -123,7 +125,7 @@ int main(int argc, char** argv) {
   std::printf("| %llu | %llu | %llu | %llu | %llu | %.2f | %llu | %.1f | %.2f |\n\n",
               (unsigned long long)summary.documents, (unsigned long long)summary.input_bytes,
               (unsigned long long)summary.terms, (unsigned long long)summary.postings,
-              (unsigned long long)summary.bands, summary.seconds,
+              (unsigned long long)st.bands.size(), summary.seconds,
               (unsigned long long)summary.index_bytes, 8.0 * summary.index_bytes / docs,
               8.0 * summary.index_bytes / std::max<double>(1, summary.postings));
   std::printf("| part | bytes | share | bits/document |\n|---|---|---|---|\n");
@@ -133,7 +135,7 @@ int main(int argc, char** argv) {
   }
 
   // False-positive rate of the signatures alone: absent terms probed through the rows.
-  bitsift::query::IndexReader reader(tmp);
+  bitsift::query::IndexReader reader(tmp + "/" + bitsift::format::SegmentFileName(1));
   bitsift::query::Searcher searcher(reader);
   uint64_t fp = 0;
   const int probes = 300;
@@ -177,6 +179,6 @@ int main(int argc, char** argv) {
                 Median(times), Percentile(times, 0.95), matches / n, candidates / n,
                 fp_rate_sum / n, rows / n, bytes / n / 1024);
   }
-  std::filesystem::remove(tmp);
+  std::filesystem::remove_all(tmp);
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -100,22 +101,33 @@ std::string JsonString(std::string_view s) {
   return out + "\"";
 }
 
-std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix) {
+// The path printed for a document: relative to its index's root with one index open, joined
+// to the root with several (so lines stay unambiguous).
+std::string PrintedPath(const DocumentInfo& d, bool several) {
+  if (!several || d.root.empty()) return d.path;
+  return d.root == "/" ? "/" + d.path : d.root + "/" + d.path;
+}
+
+std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix, bool several) {
   DocumentInfo d = index.document(id);
   std::ostringstream out;
-  out << "{" << prefix << "\"path\":" << JsonString(d.path) << ",\"size\":" << d.size
-      << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms << "}";
+  out << "{" << prefix << "\"path\":" << JsonString(PrintedPath(d, several));
+  if (several) out << ",\"index\":" << d.index;
+  out << ",\"size\":" << d.size << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms
+      << "}";
   return out.str();
 }
 
 std::string StatsJson(const QueryStats& s, uint64_t matches, const std::string& prefix) {
-  char buf[512];
+  char buf[640];
   std::snprintf(buf, sizeof(buf),
                 "{%s\"terms\":%" PRIu64 ",\"matches\":%" PRIu64 ",\"candidates\":%" PRIu64
                 ",\"false_positives\":%" PRIu64 ",\"rows_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64
+                ",\"segments_searched\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
                 ",\"parse_us\":%.1f,\"and_us\":%.1f,\"verify_us\":%.1f,\"total_us\":%.1f}",
                 prefix.c_str(), s.terms, matches, s.candidates, s.false_positives, s.rows_read,
-                s.bytes_read, s.parse_us, s.and_us, s.verify_us, s.total_us);
+                s.bytes_read, s.segments_searched, s.segments_skipped, s.parse_us, s.and_us,
+                s.verify_us, s.total_us);
   return buf;
 }
 
@@ -124,15 +136,18 @@ void PrintStatsText(const QueryStats& s, uint64_t matches) {
                "terms %" PRIu64 ", matches %" PRIu64 ", candidates %" PRIu64
                ", false positives removed %" PRIu64
                "\n"
-               "rows read %" PRIu64 ", bytes read %" PRIu64
+               "rows read %" PRIu64 ", bytes read %" PRIu64 ", segments searched %" PRIu64
+               ", skipped %" PRIu64
                "\n"
                "time: parse %.1f us, and %.1f us, verify %.1f us, total %.1f us\n",
                s.terms, matches, s.candidates, s.false_positives, s.rows_read, s.bytes_read,
-               s.parse_us, s.and_us, s.verify_us, s.total_us);
+               s.segments_searched, s.segments_skipped, s.parse_us, s.and_us, s.verify_us,
+               s.total_us);
 }
 
 struct QueryFlags {
   bool count = false, json = false, stats = false;
+  bool several = false;  // more than one index open
   uint64_t limit = 0;
 };
 
@@ -163,9 +178,9 @@ std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::str
   } else {
     for (uint32_t id : result.documents) {
       if (f.json) {
-        std::printf("%s\n", DocumentJson(index, id, json_prefix).c_str());
+        std::printf("%s\n", DocumentJson(index, id, json_prefix, f.several).c_str());
       } else {
-        std::string path = index.document(id).path;
+        std::string path = PrintedPath(index.document(id), f.several);
         std::fwrite(text_prefix.data(), 1, text_prefix.size(), stdout);
         std::fwrite(path.data(), 1, path.size(), stdout);
         std::fputc('\n', stdout);
@@ -190,13 +205,75 @@ std::vector<std::string> SplitLine(const std::string& line) {
   return out;
 }
 
-Status OpenIndex(const std::string& flag, std::unique_ptr<Index>* index) {
-  std::string path = flag;
-  if (path.empty()) {
+Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* index) {
+  std::vector<std::string> paths = flags;
+  if (paths.empty()) {
+    std::string path;
     Status s = Index::Find(".", &path);
     if (!s.ok()) return s;
+    paths.push_back(path);
   }
-  return Index::Open(path, index);
+  return Index::Open(paths, index);
+}
+
+std::vector<std::string> IndexFlags(const po::variables_map& vm) {
+  return vm.count("index") ? vm["index"].as<std::vector<std::string>>()
+                           : std::vector<std::string>{};
+}
+
+// Parses a byte count with an optional unit: 300000000, 512K, 256M, 256MiB, 1G, 1GB (powers of
+// 1024). Returns nullopt if it is not one.
+std::optional<uint64_t> ParseBytes(const std::string& text) {
+  size_t end = 0;
+  uint64_t v = 0;
+  try {
+    if (text.empty() || text[0] == '-') return std::nullopt;
+    v = std::stoull(text, &end);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::string unit = text.substr(end);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  uint64_t mult = 1;
+  if (unit.empty() || unit == "B") {
+    mult = 1;
+  } else if (unit == "K" || unit == "KB" || unit == "KIB") {
+    mult = 1ULL << 10;
+  } else if (unit == "M" || unit == "MB" || unit == "MIB") {
+    mult = 1ULL << 20;
+  } else if (unit == "G" || unit == "GB" || unit == "GIB") {
+    mult = 1ULL << 30;
+  } else {
+    return std::nullopt;
+  }
+  if (v > UINT64_MAX / mult) return std::nullopt;
+  return v * mult;
+}
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+void PrintSummary(const IndexSummary& summary, const std::string& index_path) {
+  double secs = summary.seconds > 0 ? summary.seconds : 1e-9;
+  std::printf("%s %s in %.2f s: %" PRIu64 " added, %" PRIu64 " changed, %" PRIu64
+              " removed, %" PRIu64 " unchanged; read %s (%.1f MB/s)\n",
+              summary.rebuilt ? "indexed" : "updated",
+              Plural(summary.documents, "document", "documents").c_str(), summary.seconds,
+              summary.added, summary.changed, summary.removed, summary.unchanged,
+              HumanBytes(summary.input_bytes).c_str(), summary.input_bytes / secs / 1e6);
+  std::printf("skipped:");
+  if (summary.skipped.empty()) std::printf(" none");
+  for (size_t i = 0; i < summary.skipped.size(); ++i) {
+    std::printf("%s %s %" PRIu64, i ? "," : "", summary.skipped[i].first.c_str(),
+                summary.skipped[i].second);
+  }
+  std::printf(
+      "\nsegments: %s written, %s, %s live\n", std::to_string(summary.segments_written).c_str(),
+      Plural(summary.merges, "merge", "merges").c_str(), std::to_string(summary.segments).c_str());
+  std::printf("index %s: %s (%.1f bits per document)\n", index_path.c_str(),
+              HumanBytes(summary.index_bytes).c_str(),
+              summary.documents ? 8.0 * summary.index_bytes / summary.documents : 0.0);
 }
 
 // The `index` options that choose the documents and how they are read (README "What is
@@ -224,13 +301,17 @@ void ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
 
 int RunIndex(const std::vector<std::string>& args) {
   const char* usage =
-      "usage: bitsift index DIR [--index PATH] [--fp-rate P] [--threads N] "
-      "[--max-file-size BYTES] [--verbose]\n"
+      "usage: bitsift index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
+      "[--threads N] [--max-file-size BYTES] [--verbose]\n"
       "                         [--encoding NAME] [--hidden] [--no-ignore] [--glob GLOB]... "
       "[--max-decompressed-size BYTES]";
   po::options_description visible("options");
-  visible.add_options()("help,h", "show this help")("index", po::value<std::string>(),
-                                                    "index file to write (default DIR/.bitsift)")(
+  visible.add_options()("help,h", "show this help")(
+      "index", po::value<std::string>(),
+      "index directory to create or update (default DIR/.bitsift)")(
+      "rebuild", "index every file again instead of updating the index")(
+      "memory", po::value<std::string>()->default_value("256MiB"),
+      "memory budget for building: a segment is written when this is reached (e.g. 512M, 1G)")(
       "fp-rate", po::value<double>()->default_value(0.01),
       "per-term false-positive target of the signatures, in (0, 1)")(
       "threads", po::value<unsigned>()->default_value(0), "worker threads (0 = one per core)")(
@@ -255,8 +336,15 @@ int RunIndex(const std::vector<std::string>& args) {
   options.fp_rate = vm["fp-rate"].as<double>();
   options.threads = vm["threads"].as<unsigned>();
   options.max_file_size = vm["max-file-size"].as<uint64_t>();
+  options.rebuild = vm.count("rebuild") > 0;
   ReadDocumentOptions(vm, &options);
   if (!(options.fp_rate > 0 && options.fp_rate < 1)) return Fail("--fp-rate must be in (0, 1)");
+  std::optional<uint64_t> memory = ParseBytes(vm["memory"].as<std::string>());
+  if (!memory || *memory < (16ULL << 20)) {
+    return Fail("--memory must be a byte count of at least 16M (e.g. 256M, 1G), got '" +
+                vm["memory"].as<std::string>() + "'");
+  }
+  options.memory_budget = *memory;
   const bool tty = !quiet && ::isatty(STDERR_FILENO);
   if (tty) {
     options.progress = [](const IndexProgress& p) {
@@ -281,23 +369,7 @@ int RunIndex(const std::vector<std::string>& args) {
   Status s = BuildIndex(dir, index_path, options, &summary);
   if (tty) std::fputs("\r\033[K", stderr);
   if (!s.ok()) return Fail(s.message());
-  if (!quiet) {
-    double secs = summary.seconds > 0 ? summary.seconds : 1e-9;
-    std::printf("indexed %" PRIu64 " documents (%s) in %.2f s, %.1f MB/s\n", summary.documents,
-                HumanBytes(summary.input_bytes).c_str(), summary.seconds,
-                summary.input_bytes / secs / 1e6);
-    std::printf("skipped:");
-    if (summary.skipped.empty()) std::printf(" none");
-    for (size_t i = 0; i < summary.skipped.size(); ++i) {
-      std::printf("%s %s %" PRIu64, i ? "," : "", summary.skipped[i].first.c_str(),
-                  summary.skipped[i].second);
-    }
-    std::printf("\nterms %" PRIu64 ", postings %" PRIu64 ", bands %" PRIu64 "\n", summary.terms,
-                summary.postings, summary.bands);
-    std::printf("index %s: %s (%.1f bits per document)\n", index_path.c_str(),
-                HumanBytes(summary.index_bytes).c_str(),
-                summary.documents ? 8.0 * summary.index_bytes / summary.documents : 0.0);
-  }
+  if (!quiet) PrintSummary(summary, index_path);
   return kExitMatch;
 }
 
@@ -307,7 +379,8 @@ int RunQuery(const std::vector<std::string>& args) {
       "[--stats] (TERM... | --queries FILE)";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
-      "index", po::value<std::string>(), "index file (default: .bitsift here or in a parent)")(
+      "index", po::value<std::vector<std::string>>(),
+      "index directory (default: .bitsift here or in a parent); repeat to search several as one")(
       "count,c", "print the number of matches only")("json", "print one JSON object per match")(
       "limit", po::value<uint64_t>()->default_value(0), "print at most N matches (0 = all)")(
       "stats", "print candidates, false positives, rows and bytes read, and timings on stderr")(
@@ -333,8 +406,9 @@ int RunQuery(const std::vector<std::string>& args) {
         usage);
   }
   std::unique_ptr<Index> index;
-  Status s = OpenIndex(vm.count("index") ? vm["index"].as<std::string>() : "", &index);
+  Status s = OpenIndex(IndexFlags(vm), &index);
   if (!s.ok()) return Fail(s.message());
+  f.several = IndexFlags(vm).size() > 1;
   if (!batch) {
     std::optional<uint64_t> n = AnswerOne(*index, terms, f, 0);
     if (!n) return kExitError;
@@ -371,11 +445,12 @@ std::optional<int> ParseAndOpenIndex(const std::vector<std::string>& args, const
                                      std::unique_ptr<Index>* index) {
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
-      "index", po::value<std::string>(), "index file (default: .bitsift here or in a parent)");
+      "index", po::value<std::vector<std::string>>(),
+      "index directory (default: .bitsift here or in a parent); may be repeated");
   po::positional_options_description pos;
   po::variables_map vm;
   if (auto code = Parse(args, usage, visible, visible, pos, vm)) return code;
-  Status s = OpenIndex(vm.count("index") ? vm["index"].as<std::string>() : "", index);
+  Status s = OpenIndex(IndexFlags(vm), index);
   if (!s.ok()) return Fail(s.message());
   return std::nullopt;
 }
@@ -388,11 +463,17 @@ int RunStats(const std::vector<std::string>& args) {
   IndexStats st = index->Stats();
   std::printf("index      %s\nroot       %s\nicu        %s\ndocuments  %" PRIu64
               "\nterms      %" PRIu64 " (%" PRIu64
-              " with exact rows)\nfp target  %g\nfile       %" PRIu64
+              " with exact rows; summed over segments)\nfp target  %g\nfiles      %" PRIu64
               " bytes (%.1f bits per document)\n",
               index->path().c_str(), st.root.c_str(), st.icu_version.c_str(), st.documents,
               st.terms, st.exact_terms, st.fp_rate, st.file_bytes,
               st.documents ? 8.0 * st.file_bytes / st.documents : 0.0);
+  std::printf("\nsegments: %zu\n%16s %10s %10s %10s %6s %14s\n", st.segments.size(), "file",
+              "documents", "deleted", "terms", "bands", "bytes");
+  for (const SegmentStats& seg : st.segments) {
+    std::printf("%16s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %6" PRIu64 " %14" PRIu64 "\n",
+                seg.file.c_str(), seg.documents, seg.deleted, seg.terms, seg.bands, seg.file_bytes);
+  }
   std::printf("\nbands: %zu\n%6s %10s %3s %10s %10s %7s %12s\n", st.bands.size(), "band", "width",
               "k", "documents", "max terms", "fill", "expected fp");
   for (size_t b = 0; b < st.bands.size(); ++b) {
@@ -415,7 +496,38 @@ int RunCheck(const std::vector<std::string>& args) {
   }
   Status s = index->Check();
   if (!s.ok()) return Fail(s.message());
-  std::printf("%s: ok (%" PRIu64 " documents)\n", index->path().c_str(), index->document_count());
+  std::printf("%s: ok (%s)\n", index->path().c_str(),
+              Plural(index->live_document_count(), "document", "documents").c_str());
+  return kExitMatch;
+}
+
+int RunCompact(const std::vector<std::string>& args) {
+  const char* usage = "usage: bitsift compact [--index PATH] [--threads N] [--quiet]";
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "index", po::value<std::string>(), "index directory (default: .bitsift here or in a parent)")(
+      "threads", po::value<unsigned>()->default_value(0), "worker threads (0 = one per core)")(
+      "quiet,q", "no summary");
+  po::positional_options_description pos;
+  po::variables_map vm;
+  if (auto code = Parse(args, usage, visible, visible, pos, vm)) return *code;
+  std::string path;
+  if (vm.count("index")) {
+    path = vm["index"].as<std::string>();
+  } else if (Status s = Index::Find(".", &path); !s.ok()) {
+    return Fail(s.message());
+  }
+  IndexOptions options;
+  options.threads = vm["threads"].as<unsigned>();
+  IndexSummary summary;
+  Status s = CompactIndex(path, options, &summary);
+  if (!s.ok()) return Fail(s.message());
+  if (!vm.count("quiet")) {
+    std::printf("compacted %s in %.2f s: %s, %s, %s\n", path.c_str(), summary.seconds,
+                Plural(summary.documents, "document", "documents").c_str(),
+                Plural(summary.segments, "segment", "segments").c_str(),
+                HumanBytes(summary.index_bytes).c_str());
+  }
   return kExitMatch;
 }
 

@@ -12,6 +12,7 @@ int RunIndex(const std::vector<std::string>& args);
 int RunQuery(const std::vector<std::string>& args);
 int RunStats(const std::vector<std::string>& args);
 int RunCheck(const std::vector<std::string>& args);
+int RunCompact(const std::vector<std::string>& args);
 int RunTokenize(const std::vector<std::string>& args);
 
 }  // namespace bitsift::cli

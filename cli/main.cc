@@ -13,9 +13,10 @@ const char kUsage[] =
     "usage: bitsift <command> [options]\n"
     "\n"
     "commands:\n"
-    "  index DIR      index the documents under DIR (default index: DIR/.bitsift)\n"
+    "  index DIR      index or update the documents under DIR (default index: DIR/.bitsift)\n"
     "  query TERM...  print the documents that contain every term\n"
-    "  stats          describe an index: bands, widths, fill, sizes\n"
+    "  stats          describe an index: segments, bands, widths, fill, sizes\n"
+    "  compact        merge an index's segments into one, dropping deleted documents\n"
     "  check          verify an index completely (exit 0 = sound, 2 = damaged)\n"
     "  tokenize TEXT  print the terms of TEXT under the token contract\n"
     "\n"
@@ -38,13 +39,14 @@ int main(int argc, char** argv) {
   if (command == "query") return bitsift::cli::RunQuery(args);
   if (command == "stats") return bitsift::cli::RunStats(args);
   if (command == "check") return bitsift::cli::RunCheck(args);
+  if (command == "compact") return bitsift::cli::RunCompact(args);
   if (command == "tokenize") return bitsift::cli::RunTokenize(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::fputs(kUsage, stdout);
     return 0;
   }
   if (command == "--version") {
-    std::puts("bitsift 0.1.0");
+    std::puts("bitsift 0.2.0");
     return 0;
   }
   std::fprintf(stderr, "bitsift: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);

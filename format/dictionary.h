@@ -1,75 +1,19 @@
 // The term dictionary: exact term strings <-> dense term ids.
 //
-// Build side: TermInterner assigns provisional ids concurrently while documents are tokenized.
 // Final ids are given by decreasing document frequency (frequent terms get small ids, which
-// keeps forward-store gaps small). On disk the dictionary is three arrays by term id (offsets,
+// keeps forward-store gaps small; indexer/term_interner.h assigns provisional ids while
+// documents are tokenized). On disk the dictionary is three arrays by term id (offsets,
 // bytes, document frequency) plus an open-addressing table keyed by the term's 64-bit hash.
 #ifndef BITSIFT_FORMAT_DICTIONARY_H_
 #define BITSIFT_FORMAT_DICTIONARY_H_
 
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace bitsift::format {
-
-// Maps term strings to provisional ids. Intern is safe to call from several threads.
-class TermInterner {
- public:
-  static constexpr int kShardBits = 6;
-  static constexpr int kLocalBits = 32 - kShardBits;
-
-  TermInterner();
-
-  // Returns the provisional id of term (adding it if new). `hash` must be HashTerm(term).
-  uint32_t Intern(std::string_view term, uint64_t hash);
-
-  // Number of distinct terms interned so far.
-  uint64_t size() const;
-
-  // The shard and the shard-local index of a provisional id.
-  static uint32_t ShardOf(uint32_t pid) { return pid >> kLocalBits; }
-  static uint32_t LocalOf(uint32_t pid) { return pid & ((1u << kLocalBits) - 1); }
-
-  // Calls f(provisional_id, term, hash) for every term. Not concurrent with Intern.
-  template <typename F>
-  void ForEach(F&& f) const {
-    for (uint32_t s = 0; s < (1u << kShardBits); ++s) {
-      const Shard& shard = *shards_[s];
-      for (uint32_t i = 0; i < shard.hashes.size(); ++i)
-        f((s << kLocalBits) | i, shard.Term(i), shard.hashes[i]);
-    }
-  }
-
-  // The term with provisional id pid. Not concurrent with Intern.
-  std::string_view Term(uint32_t pid) const { return shards_[ShardOf(pid)]->Term(LocalOf(pid)); }
-
- private:
-  // Memory per term matters (linux-paras has 5.7M distinct terms): a term costs its bytes in
-  // one arena per shard, an 8-byte end offset, its 8-byte hash and 2 to 4 slots of 8 bytes.
-  // A slot holds the high half of the hash as a tag, so most probes settle without looking
-  // at the term's bytes.
-  struct Slot {
-    uint32_t tag = 0;
-    uint32_t local = kEmpty;
-  };
-  static constexpr uint32_t kEmpty = UINT32_MAX;
-  struct Shard {
-    std::mutex mu;
-    std::vector<Slot> table = std::vector<Slot>(1024);
-    std::string bytes;                 // the terms, concatenated by local id
-    std::vector<uint64_t> ends = {0};  // ends[i + 1] = end of term i in bytes
-    std::vector<uint64_t> hashes;      // by local id
-    std::string_view Term(uint32_t i) const {
-      return std::string_view(bytes.data() + ends[i], ends[i + 1] - ends[i]);
-    }
-  };
-  std::vector<std::unique_ptr<Shard>> shards_;
-};
 
 // Builds the on-disk hash table: `hashes[id]` is the hash of term id. Returns slots (a power of
 // two at least twice the term count); slot value 0 = empty, else id + 1.

@@ -25,9 +25,16 @@ inline constexpr uint32_t kFormatVersion = 2;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
 
-// Documents per 64-byte row block: rows are ANDed and skipped block by block, and every row's
-// length in words is a multiple of kDocsPerBlock / 64.
+// Documents per 64-byte row block: rows are ANDed and skipped block by block. A band's rows
+// are ceil(doc_count / 64) words long (a band of fewer than 512 documents, the largest ones,
+// ends in a partial block).
 inline constexpr uint64_t kDocsPerBlock = 512;
+
+// A document with more Bloom-hashed terms than this gets no Bloom bits: it is placed in the
+// segment's last band, of width 0 and k 0, whose documents are candidates for every Bloom term
+// and are decided by verification. Bit-slicing such a document would cost at least
+// 64 columns x ~9.6 bits x its terms (a 700k-term word list: 54 MB of rows).
+inline constexpr uint64_t kMaxSignatureTerms = 1 << 17;
 
 // Section ids: stored on disk, never renumber.
 enum class SectionId : uint32_t {
@@ -81,7 +88,10 @@ struct MetaRecord {
 };
 static_assert(sizeof(MetaRecord) == 80);
 
-// A band has `width` Bloom rows followed by MetaRecord::exact_terms exact rows.
+// A band has `width` Bloom rows followed by MetaRecord::exact_terms exact rows, each
+// words_per_row = ceil(doc_count / 64) words; the band's rows start 64-byte aligned (zero
+// words pad the previous band). A band of width 0 and k 0 holds documents with more than
+// kMaxSignatureTerms Bloom-hashed terms: only exact rows; verification decides the rest.
 struct BandRecord {
   uint64_t rows_offset;    // byte offset of row 0 within kRows (64-byte aligned)
   uint64_t width;          // m: Bloom rows in the band

@@ -10,9 +10,8 @@ constexpr double kBandPenaltyBits = 64.0 * 1024 * 8;
 // Upper bound on cut candidates, which keeps the quadratic search under ~10^7 steps.
 constexpr uint64_t kMaxCandidates = 3000;
 
-uint64_t RoundUpToBlock(uint64_t n) {
-  return (n + format::kDocsPerBlock - 1) / format::kDocsPerBlock * format::kDocsPerBlock;
-}
+// Columns a band of n documents occupies: rows are whole 64-bit words.
+uint64_t RoundUpToWord(uint64_t n) { return (n + 63) / 64 * 64; }
 
 }  // namespace
 
@@ -25,6 +24,11 @@ std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_r
   // Candidate cut points: 0, step, 2*step, ..., n.
   std::vector<uint64_t> cuts;
   for (uint64_t c = 0; c < n; c += step) cuts.push_back(c);
+  // The largest documents may form small bands of their own (a band of 64 columns sized for
+  // a huge document costs far less than 512): cut points n - 2^i below the top.
+  for (uint64_t d = step / 2; d >= 1; d /= 2) {
+    if (n > d && n - d > cuts.back()) cuts.push_back(n - d);
+  }
   cuts.push_back(n);
   const size_t c = cuts.size();
   std::vector<double> best(c, std::numeric_limits<double>::infinity());
@@ -34,7 +38,7 @@ std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_r
   best[0] = 0;
   for (size_t j = 1; j < c; ++j) {
     for (size_t i = 0; i < j; ++i) {
-      double cost = best[i] + width_at[j] * static_cast<double>(RoundUpToBlock(cuts[j] - cuts[i])) +
+      double cost = best[i] + width_at[j] * static_cast<double>(RoundUpToWord(cuts[j] - cuts[i])) +
                     kBandPenaltyBits;
       if (cost < best[j]) {
         best[j] = cost;

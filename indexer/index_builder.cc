@@ -1,66 +1,387 @@
 #include "indexer/index_builder.h"
 
-#include <malloc.h>
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <tbb/task_arena.h>
-#include <unicode/uversion.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
-#include <limits>
+#include <memory>
 #include <mutex>
 #include <numeric>
-#include <unordered_set>
+#include <set>
+#include <sstream>
 
-#include "indexer/bands.h"
-#include "format/bloom.h"
-#include "format/dictionary.h"
-#include "format/forward_store.h"
-#include "format/index_format.h"
+#include "format/manifest.h"
+#include "indexer/segment_builder.h"
+#include "query/index_reader.h"
 #include "util/error.h"
+#include "util/files.h"
 
 namespace bitsift::indexer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A term gets an exact row when it is in at least 1/kExactRowDensity of the documents.
-constexpr uint64_t kExactRowDensity = 10;
+// Documents tokenized between two checks of the memory estimate.
+constexpr size_t kBatchDocuments = 512;
+// Tiered merging: this many segments of one size tier are merged into one.
+constexpr size_t kMergeFactor = 8;
+// Segments below this size are all in the lowest tier.
+constexpr double kTierFloorBytes = 1 << 20;
+// A merge's memory, estimated from its sources' live segment bytes (measured: building a
+// segment peaks at about twice its file size; docs/living-index.md).
+constexpr double kMergeMemoryPerSegmentByte = 2.5;
 
 double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// Reads document i into the sink; returns kCount on success or why it was skipped.
-using DocumentReader = std::function<SkipReason(size_t i, tokenizer::Tokenizer&,
-                                                tokenizer::TokenSink&, FileFacts*, std::string*)>;
+// ---------------------------------------------------------------------------------------------
+// The directory and its writer lock.
 
-struct Corpus {
-  std::vector<std::string> names;  // sorted
-  DocumentReader read;
-  std::string root;  // stored in the index for `bitsift stats`
-};
-
-// Collects a document's distinct tokens.
-class DistinctTokens : public tokenizer::TokenSink {
+// Holds PATH/LOCK with flock(2) for the life of the object: one writer per index.
+class WriterLock {
  public:
-  void OnToken(std::string_view token) override { set_.emplace(token); }
-  const std::unordered_set<std::string>& set() const { return set_; }
-  void Clear() { set_.clear(); }
+  explicit WriterLock(const std::string& dir) {
+    const std::string path = dir + "/" + format::kLockName;
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot open the index lock", errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      ::close(fd_);
+      if (err == EWOULDBLOCK) {
+        throw Error(ErrorKind::kBusy, dir + ": another bitsift is writing this index (it holds " +
+                                          path + "); try again when it has finished");
+      }
+      throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot lock", err));
+    }
+  }
+  ~WriterLock() { ::close(fd_); }  // closing releases the lock
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
 
  private:
-  std::unordered_set<std::string> set_;
+  int fd_ = -1;
 };
 
-struct DocState {
-  std::vector<uint32_t> ids;  // provisional, then final term ids (sorted)
-  FileFacts facts;
-  bool indexed = false;
+// Makes `dir` an index directory if it is not one: creates it and its .gitignore. A 0.1 index
+// file at that path (unreadable by this version) is removed first.
+void PrepareDirectory(const std::string& dir) {
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    char magic[8] = {};
+    int fd = ::open(dir.c_str(), O_RDONLY | O_CLOEXEC);
+    bool old = fd >= 0 && ::read(fd, magic, sizeof(magic)) == sizeof(magic) &&
+               std::equal(magic, magic + 8, format::kMagic);
+    if (fd >= 0) ::close(fd);
+    Ensure(old, ErrorKind::kInvalidArgument,
+           dir + ": exists and is not a bitsift index; choose another --index path");
+    Ensure(::unlink(dir.c_str()) == 0, ErrorKind::kIo,
+           ErrnoMessage(dir, "cannot replace the bitsift 0.1 index file", errno));
+  }
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    throw Error(ErrorKind::kIo, ErrnoMessage(dir, "cannot create the index directory", errno));
+  }
+  Ensure(::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode), ErrorKind::kInvalidArgument,
+         dir + ": exists and is not a directory; choose another --index path");
+  const std::string ignore = dir + "/" + format::kGitignoreName;
+  if (::access(ignore.c_str(), F_OK) != 0) {
+    AtomicFileWriter w(ignore);
+    w.Append("*\n", 2);
+    w.Commit();
+  }
+}
+
+// Removes what no committed state names: segment files of a killed update or an old state, and
+// temporaries. Only the lock holder calls this, so nothing else is writing them.
+void RemoveUnlisted(const std::string& dir, const format::Manifest& m) {
+  std::set<std::string> live;
+  for (const format::ManifestSegment& s : m.segments)
+    live.insert(format::SegmentFileName(s.number));
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> doomed;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    bool ours = (name.rfind("seg-", 0) == 0 && name.find(".bsg") != std::string::npos) ||
+                name.rfind(std::string(format::kManifestName) + ".tmp.", 0) == 0 ||
+                name.rfind(std::string(format::kGitignoreName) + ".tmp.", 0) == 0;
+    if (ours && live.count(name) == 0) doomed.push_back(name);
+  }
+  ::closedir(d);
+  for (const std::string& name : doomed) ::unlink((dir + "/" + name).c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state being changed: the committed manifest, its segments opened, deletions to add.
+
+struct LiveSegment {
+  format::ManifestSegment entry;
+  std::string path;                                    // the segment file
+  mutable std::shared_ptr<query::IndexReader> opened;  // mapped on first use
+  std::vector<uint64_t> deleted_bits;                  // entry.deleted as a bitmap
+
+  // The segment's reader, mapped on first use: a segment written by this run is not mapped
+  // unless a merge reads it (mapped pages it touched would count in the build's memory).
+  const query::IndexReader& reader() const {
+    if (!opened) opened = std::make_shared<query::IndexReader>(path);
+    return *opened;
+  }
+
+  bool deleted(uint32_t id) const { return (deleted_bits[id / 64] >> (id % 64)) & 1; }
+  void Delete(uint32_t id) {
+    if (!deleted(id)) {
+      deleted_bits[id / 64] |= uint64_t{1} << (id % 64);
+      entry.deleted.push_back(id);  // sorted again before commit
+    }
+  }
+  uint64_t live() const { return entry.doc_count - entry.deleted.size(); }
+  double live_bytes() const {
+    return entry.doc_count ? static_cast<double>(entry.file_size) * live() / entry.doc_count : 0;
+  }
 };
+
+class IndexState {
+ public:
+  // `settings` are this run's; if they differ from the committed ones the index is rebuilt.
+  // With keep_root, the committed root and file size limit are kept (documents added by name
+  // to any index).
+  IndexState(std::string dir, const BuildConfig& config,
+             std::map<std::string, std::string> settings, bool keep_root = false)
+      : dir_(std::move(dir)), config_(config) {
+    PrepareDirectory(dir_);
+    lock_ = std::make_unique<WriterLock>(dir_);
+    bool have = true;
+    try {
+      manifest_ = format::ReadManifest(dir_);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kNotFound) throw;
+      have = false;
+    }
+    RemoveUnlisted(dir_, manifest_);
+    if (keep_root && have) {  // documents by name: neither root nor the file size limit apply
+      for (const char* key : {"root", "max_file_size"}) {
+        if (manifest_.settings.count(key)) settings[key] = manifest_.settings[key];
+      }
+    }
+    rebuilt_ = !have || config.rebuild || manifest_.settings != settings;
+    if (rebuilt_) {
+      manifest_.segments.clear();  // next_segment and generation carry on: names never reused
+    }
+    manifest_.settings = std::move(settings);
+    for (const format::ManifestSegment& e : manifest_.segments) {
+      LiveSegment s;
+      s.entry = e;
+      s.path = dir_ + "/" + format::SegmentFileName(e.number);
+      Ensure(
+          s.reader().doc_count() == e.doc_count, ErrorKind::kCorrupt,
+          dir_ + ": segment " + format::SegmentFileName(e.number) +
+              " does not match the manifest; rebuild the index with 'bitsift index --rebuild DIR'");
+      s.deleted_bits.assign((e.doc_count + 63) / 64, 0);
+      for (uint32_t id : e.deleted) s.deleted_bits[id / 64] |= uint64_t{1} << (id % 64);
+      segments_.push_back(std::move(s));
+    }
+  }
+
+  // A run that fails before committing removes the segments it wrote (a killed one leaves them
+  // to the next writer's RemoveUnlisted).
+  ~IndexState() {
+    if (committed_) return;
+    for (uint64_t number : written_)
+      ::unlink((dir_ + "/" + format::SegmentFileName(number)).c_str());
+  }
+  IndexState(const IndexState&) = delete;
+  IndexState& operator=(const IndexState&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  bool rebuilt() const { return rebuilt_; }
+  std::vector<LiveSegment>& segments() { return segments_; }
+
+  // Writes the builder's documents as a new segment (if it has any) and lists it.
+  void Flush(SegmentBuilder& builder, const std::string& root, BuildReport* report) {
+    if (builder.documents() == 0) return;
+    const uint64_t number = manifest_.next_segment++;
+    SegmentSummary s = builder.Write(dir_ + "/" + format::SegmentFileName(number), root);
+    report->terms += s.terms;
+    report->postings += s.postings;
+    report->input_bytes += s.input_bytes;
+    report->segments_written++;
+    AddSegment(number, s);
+    Phase("segment-written");
+  }
+
+  void AddSegment(uint64_t number, const SegmentSummary& s) {
+    written_.push_back(number);
+    LiveSegment seg;
+    seg.entry.number = number;
+    seg.entry.doc_count = s.documents;
+    seg.entry.file_size = s.file_bytes;
+    seg.deleted_bits.assign((s.documents + 63) / 64, 0);
+    seg.path = dir_ + "/" + format::SegmentFileName(number);
+    segments_.push_back(std::move(seg));
+  }
+
+  uint64_t NextSegmentNumber() { return manifest_.next_segment++; }
+
+  // Runs the tiered merge policy (see docs/living-index.md).
+  void MergeByPolicy(const std::string& root, BuildReport* report);
+  // Merges segments [indices] into one new segment that replaces them.
+  void Merge(std::vector<size_t> indices, const std::string& root, BuildReport* report);
+
+  // Commits the new state and removes the files of the old one.
+  void Commit(BuildReport* report) {
+    format::Manifest next = manifest_;
+    next.generation++;
+    next.segments.clear();
+    uint64_t bytes = 0, docs = 0;
+    for (LiveSegment& s : segments_) {
+      if (s.live() == 0) continue;  // every document deleted: the segment goes
+      std::sort(s.entry.deleted.begin(), s.entry.deleted.end());
+      next.segments.push_back(s.entry);
+      bytes += s.entry.file_size;
+      docs += s.live();
+    }
+    Phase("before-commit");
+    format::WriteManifest(dir_, next);
+    committed_ = true;
+    manifest_ = next;
+    Phase("committed");
+    RemoveUnlisted(dir_, manifest_);
+    report->segments = next.segments.size();
+    report->documents = docs;
+    report->index_bytes = bytes + format::EncodeManifest(next).size();
+  }
+
+  // A named point of the update: calls config.on_phase, and kills the process with SIGKILL if
+  // the environment variable BITSIFT_TEST_KILL_AT names the point (the crash tests run the
+  // program with it; nothing else sets it).
+  void Phase(const char* point) const {
+    if (config_.on_phase) config_.on_phase(point);
+    static const char* kill_at = std::getenv("BITSIFT_TEST_KILL_AT");
+    if (kill_at != nullptr && std::strcmp(kill_at, point) == 0) ::raise(SIGKILL);
+  }
+
+ private:
+  std::string dir_;
+  const BuildConfig& config_;
+  std::unique_ptr<WriterLock> lock_;
+  format::Manifest manifest_;
+  bool rebuilt_ = false;
+  bool committed_ = false;
+  std::vector<uint64_t> written_;  // segment files written by this run
+  std::vector<LiveSegment> segments_;
+};
+
+// Feeds the live documents of existing segments to a builder: their terms come from the
+// forward records and the dictionary, their facts from the document records.
+void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& builder) {
+  struct Ref {
+    std::string_view path;
+    uint32_t input;
+    uint32_t local;
+  };
+  std::vector<Ref> refs;
+  for (uint32_t i = 0; i < inputs.size(); ++i) {
+    const LiveSegment& s = *inputs[i];
+    for (uint32_t d = 0; d < s.entry.doc_count; ++d) {
+      if (!s.deleted(d)) refs.push_back({s.reader().path(d), i, d});
+    }
+  }
+  std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) { return a.path < b.path; });
+  constexpr size_t kMergeBatch = 4096;
+  for (size_t start = 0; start < refs.size(); start += kMergeBatch) {
+    const size_t end = std::min(refs.size(), start + kMergeBatch);
+    std::vector<std::string> names;
+    for (size_t i = start; i < end; ++i) names.emplace_back(refs[i].path);
+    builder.AddBatch(
+        names,
+        [&](size_t i, tokenizer::Tokenizer&, tokenizer::TokenSink& sink, FileFacts* facts,
+            std::string*) {
+          const Ref& r = refs[start + i];
+          const query::IndexReader& reader = inputs[r.input]->reader();
+          for (uint32_t id : reader.DocumentTerms(r.local))
+            sink.OnToken(reader.dictionary().Term(id));
+          const format::DocRecord& d = reader.doc(r.local);
+          facts->size = d.size;
+          facts->file_size = d.file_size;
+          facts->mtime_ns = d.mtime_ns;
+          facts->ctime_ns = d.ctime_ns;
+          facts->inode = d.inode;
+          return SkipReason::kCount;
+        },
+        nullptr, nullptr);
+  }
+}
+
+void IndexState::Merge(std::vector<size_t> indices, const std::string& root, BuildReport* report) {
+  std::sort(indices.begin(), indices.end());
+  std::vector<const LiveSegment*> inputs;
+  for (size_t i : indices) inputs.push_back(&segments_[i]);
+  SegmentBuilder builder(config_.fp_rate);
+  MergeInto(inputs, builder);
+  const uint64_t number = manifest_.next_segment++;
+  const bool empty = builder.documents() == 0;
+  SegmentSummary s;
+  if (!empty) s = builder.Write(dir_ + "/" + format::SegmentFileName(number), root);
+  for (size_t k = indices.size(); k-- > 0;) segments_.erase(segments_.begin() + indices[k]);
+  if (!empty) AddSegment(number, s);
+  report->merges++;
+  Phase("merged");
+}
+
+void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
+  for (;;) {
+    // Tier of a segment: log base kMergeFactor of its live bytes over the floor.
+    std::map<int, std::vector<size_t>> tiers;
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      double bytes = std::max(segments_[i].live_bytes(), kTierFloorBytes);
+      int tier =
+          static_cast<int>(std::log(bytes / kTierFloorBytes) / std::log(double{kMergeFactor}));
+      tiers[tier].push_back(i);
+    }
+    std::vector<size_t> pick;
+    for (auto& [tier, members] : tiers) {
+      if (members.size() < kMergeFactor) continue;
+      std::sort(members.begin(), members.end(), [&](size_t a, size_t b) {
+        return segments_[a].live_bytes() < segments_[b].live_bytes();
+      });
+      members.resize(kMergeFactor);
+      double bytes = 0;
+      for (size_t i : members) bytes += segments_[i].live_bytes();
+      if (bytes * kMergeMemoryPerSegmentByte > static_cast<double>(config_.memory_budget)) continue;
+      pick = members;
+      break;
+    }
+    // A segment that is mostly deleted documents is rewritten alone.
+    if (pick.empty()) {
+      for (size_t i = 0; i < segments_.size(); ++i) {
+        const LiveSegment& s = segments_[i];
+        if (s.entry.deleted.size() * 2 > s.entry.doc_count &&
+            s.live_bytes() * kMergeMemoryPerSegmentByte <=
+                static_cast<double>(config_.memory_budget)) {
+          pick = {i};
+          break;
+        }
+      }
+    }
+    if (pick.empty()) return;
+    Merge(pick, root, report);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress reporting from worker threads.
 
 class ProgressReporter {
  public:
@@ -88,337 +409,276 @@ class ProgressReporter {
   std::mutex mu_;
 };
 
-template <typename T>
-void AddSection(format::IndexFileWriter& w, format::SectionId id, const std::vector<T>& v) {
-  w.AddSection(id, v.data(), v.size() * sizeof(T));
+// ---------------------------------------------------------------------------------------------
+// The phases of an update.
+
+std::string AbsolutePath(const std::string& path) {
+  char* r = ::realpath(path.c_str(), nullptr);
+  std::string out = r ? r : path;
+  std::free(r);
+  return out;
 }
 
-void Build(const Corpus& corpus, const std::string& index_path, const BuildConfig& config,
-           BuildReport* report, Clock::time_point start) {
+std::map<std::string, std::string> SettingsOf(const std::string& root, const BuildConfig& c) {
+  std::ostringstream fp;
+  fp.precision(17);
+  fp << c.fp_rate;
+  return {
+      {"root", root}, {"fp_rate", fp.str()}, {"max_file_size", std::to_string(c.max_file_size)}};
+}
+
+void Validate(const BuildConfig& config) {
   Ensure(config.fp_rate > 0 && config.fp_rate < 1, ErrorKind::kInvalidArgument,
          "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(config.fp_rate));
-  AtomicFileWriter::RemoveStaleTemporaries(index_path);
-  const size_t n = corpus.names.size();
-  Ensure(n < std::numeric_limits<uint32_t>::max(), ErrorKind::kInvalidArgument,
-         "too many documents for one index");
-  std::vector<DocState> docs(n);
-  auto interner = std::make_unique<format::TermInterner>();  // freed once final ids are known
-  std::mutex skip_mu;
-  ProgressReporter progress(config, n, start);
-
-  // 1. Tokenize every document and intern its distinct terms.
-  tbb::enumerable_thread_specific<tokenizer::Tokenizer> tokenizers;
-  tbb::enumerable_thread_specific<DistinctTokens> collectors;
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
-    tokenizer::Tokenizer& tok = tokenizers.local();
-    DistinctTokens& tokens = collectors.local();
-    for (size_t i = r.begin(); i != r.end(); ++i) {
-      tokens.Clear();
-      std::string detail;
-      SkipReason why = corpus.read(i, tok, tokens, &docs[i].facts, &detail);
-      if (why != SkipReason::kCount) {
-        std::lock_guard<std::mutex> lock(skip_mu);
-        report->skipped[static_cast<size_t>(why)]++;
-        if (config.on_skip) config.on_skip(corpus.names[i], why, detail);
-        progress.Done(0);
-        continue;
-      }
-      docs[i].indexed = true;
-      docs[i].ids.reserve(tokens.set().size());
-      for (const std::string& t : tokens.set())
-        docs[i].ids.push_back(interner->Intern(t, format::HashTerm(t)));
-      progress.Done(docs[i].facts.size);
-    }
-  });
-
-  // 2. Final term ids by decreasing document frequency (ties by bytes, so builds are
-  //    reproducible).
-  std::vector<std::vector<uint32_t>> df_by_shard(1u << format::TermInterner::kShardBits);
-  interner->ForEach([&](uint32_t pid, std::string_view, uint64_t) {
-    auto& v = df_by_shard[format::TermInterner::ShardOf(pid)];
-    if (v.size() <= format::TermInterner::LocalOf(pid)) v.resize(format::TermInterner::LocalOf(pid) + 1, 0);
-  });
-  for (const DocState& d : docs) {
-    for (uint32_t pid : d.ids)
-      ++df_by_shard[format::TermInterner::ShardOf(pid)][format::TermInterner::LocalOf(pid)];
-  }
-  // 16 bytes a term (this array is part of the peak memory on corpora with millions of terms).
-  struct TermInfo {
-    uint64_t hash;
-    uint32_t pid;
-    uint32_t df;
-  };
-  std::vector<TermInfo> terms;
-  terms.reserve(interner->size());
-  interner->ForEach([&](uint32_t pid, std::string_view, uint64_t hash) {
-    terms.push_back(
-        {hash, pid, df_by_shard[format::TermInterner::ShardOf(pid)][format::TermInterner::LocalOf(pid)]});
-  });
-  tbb::parallel_sort(terms.begin(), terms.end(), [&](const TermInfo& a, const TermInfo& b) {
-    // Ties by bytes: terms of one document often share prefixes (identifiers of one source
-    // file), so byte order keeps their ids close and the forward store's gaps small. Ordering
-    // ties by hash instead made linux-files' index 1.3% larger.
-    return a.df != b.df ? a.df > b.df : interner->Term(a.pid) < interner->Term(b.pid);
-  });
-  std::vector<std::vector<uint32_t>> final_id(df_by_shard.size());
-  for (size_t s = 0; s < df_by_shard.size(); ++s) final_id[s].resize(df_by_shard[s].size());
-  for (uint32_t id = 0; id < terms.size(); ++id) {
-    uint32_t pid = terms[id].pid;
-    final_id[format::TermInterner::ShardOf(pid)][format::TermInterner::LocalOf(pid)] = id;
-  }
-  tbb::parallel_for(size_t{0}, n, [&](size_t i) {
-    for (uint32_t& id : docs[i].ids)
-      id = final_id[format::TermInterner::ShardOf(id)][format::TermInterner::LocalOf(id)];
-    std::sort(docs[i].ids.begin(), docs[i].ids.end());
-  });
-  final_id.clear();
-  df_by_shard.clear();
-
-  // The dictionary sections, by final id. Then the sort records and the interner go, before
-  // the rows are allocated: on linux-files (5.7M terms) they were 40% of the peak memory.
-  const uint64_t term_count = terms.size();
-  std::vector<uint32_t> term_df(term_count);
-  std::vector<uint64_t> term_hashes(term_count);
-  std::vector<uint32_t> pid_by_id(term_count);
-  for (size_t id = 0; id < term_count; ++id) {
-    term_df[id] = terms[id].df;
-    term_hashes[id] = terms[id].hash;
-    pid_by_id[id] = terms[id].pid;
-  }
-  std::vector<TermInfo>().swap(terms);
-  std::vector<uint64_t> term_offsets(term_count + 1, 0);
-  uint64_t term_bytes_total = 0;
-  for (uint32_t pid : pid_by_id) term_bytes_total += interner->Term(pid).size();
-  std::string term_bytes;
-  term_bytes.reserve(term_bytes_total);
-  for (size_t id = 0; id < term_count; ++id) {
-    term_offsets[id] = term_bytes.size();
-    term_bytes += interner->Term(pid_by_id[id]);
-  }
-  term_offsets[term_count] = term_bytes.size();
-  std::vector<uint32_t>().swap(pid_by_id);
-  interner.reset();
-  malloc_trim(0);  // give the freed interner back to the system (glibc keeps it otherwise)
-
-  // 3. Keep indexed documents; their order (by name) is the document id order.
-  std::vector<uint32_t> kept;
-  for (size_t i = 0; i < n; ++i) {
-    if (docs[i].indexed) kept.push_back(static_cast<uint32_t>(i));
-  }
-  const uint64_t doc_count = kept.size();
-  std::vector<format::DocRecord> doc_records(doc_count);
-  std::string paths;
-  uint64_t postings = 0, input_bytes = 0;
-  for (uint64_t d = 0; d < doc_count; ++d) {
-    const DocState& s = docs[kept[d]];
-    const std::string& name = corpus.names[kept[d]];
-    doc_records[d] = {paths.size(),      static_cast<uint32_t>(name.size()),
-                      static_cast<uint32_t>(s.ids.size()), s.facts.size,
-                      s.facts.file_size, s.facts.mtime_ns,
-                      s.facts.ctime_ns,  s.facts.inode,
-                      0,                 0};
-    paths += name;
-    postings += s.ids.size();
-    input_bytes += s.facts.size;
-  }
-
-  // 4. Exact rows for frequent terms (BitFunnel's "private rows"). A term in at least a tenth
-  //    of the documents costs about 9.6 * df Bloom bits but only one bit per document as an
-  //    exact row, so the exact row is smaller; it also keeps the Bloom rows sparse, reads one
-  //    row instead of k, and needs no verification. Ids are by decreasing df, so the exact terms
-  //    are the ids below exact_terms.
-  uint64_t nonempty = 0;
-  for (uint64_t d = 0; d < doc_count; ++d) nonempty += doc_records[d].term_count > 0;
-  uint32_t exact_terms = 0;
-  while (exact_terms < term_count && term_df[exact_terms] >= 2 &&
-         uint64_t{term_df[exact_terms]} * kExactRowDensity >= nonempty) {
-    ++exact_terms;
-  }
-  // Bloom-hashed terms of document d: its ids at or above exact_terms.
-  auto bloom_terms = [&](uint64_t d) -> uint64_t {
-    const auto& ids = docs[kept[d]].ids;
-    return ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms);
-  };
-
-  // 5. Bands: non-empty documents sorted by Bloom-hashed terms (then id).
-  std::vector<uint32_t> by_size;
-  std::vector<uint64_t> bloom_count(doc_count, 0);
-  for (uint64_t d = 0; d < doc_count; ++d) {
-    if (doc_records[d].term_count == 0) continue;
-    by_size.push_back(static_cast<uint32_t>(d));
-    // A document with only exact terms still needs a column (width is sized for at least 1).
-    bloom_count[d] = std::max<uint64_t>(1, bloom_terms(d));
-  }
-  std::stable_sort(by_size.begin(), by_size.end(),
-                   [&](uint32_t a, uint32_t b) { return bloom_count[a] < bloom_count[b]; });
-  std::vector<uint64_t> sorted_counts(by_size.size());
-  for (size_t i = 0; i < by_size.size(); ++i) sorted_counts[i] = bloom_count[by_size[i]];
-  std::vector<BandPlan> plan = PlanBands(sorted_counts, config.fp_rate);
-  std::vector<format::BandRecord> bands(plan.size());
-  uint64_t row_words = 0;
-  for (size_t b = 0; b < plan.size(); ++b) {
-    format::BandRecord& r = bands[b];
-    r.rows_offset = row_words * 8;
-    r.width = plan[b].shape.width;
-    r.k = plan[b].shape.k;
-    r.words_per_row = (plan[b].count + format::kDocsPerBlock - 1) / format::kDocsPerBlock * (format::kDocsPerBlock / 64);
-    r.first_column = plan[b].first;
-    r.max_terms = plan[b].max_terms;
-    r.doc_count = static_cast<uint32_t>(plan[b].count);
-    row_words += (r.width + exact_terms) * r.words_per_row;
-  }
-  std::vector<uint64_t> rows(row_words, 0);
-  // Each task owns whole 512-column blocks of one band, so no two tasks write the same word.
-  struct BlockTask {
-    uint32_t band;
-    uint64_t first_col;
-  };
-  std::vector<BlockTask> tasks;
-  for (uint32_t b = 0; b < bands.size(); ++b) {
-    for (uint64_t c = 0; c < bands[b].doc_count; c += format::kDocsPerBlock) tasks.push_back({b, c});
-  }
-  tbb::parallel_for(size_t{0}, tasks.size(), [&](size_t t) {
-    const format::BandRecord& band = bands[tasks[t].band];
-    uint64_t* base = rows.data() + band.rows_offset / 8;
-    uint64_t end = std::min<uint64_t>(tasks[t].first_col + format::kDocsPerBlock, band.doc_count);
-    for (uint64_t col = tasks[t].first_col; col < end; ++col) {
-      const DocState& d = docs[kept[by_size[band.first_column + col]]];
-      const uint64_t word = col / 64, bit = uint64_t{1} << (col % 64);
-      for (uint32_t id : d.ids) {
-        if (id < exact_terms) {
-          base[(band.width + id) * band.words_per_row + word] |= bit;
-        } else {
-          format::ForEachPosition(term_hashes[id], band.width, band.k,
-                          [&](uint64_t row) { base[row * band.words_per_row + word] |= bit; });
-        }
-      }
-    }
-  });
-  std::vector<uint32_t> band_docs(by_size.begin(), by_size.end());
-
-  // 6. Forward store.
-  std::vector<uint64_t> forward_offsets(doc_count + 1, 0);
-  std::string forward;
-  for (uint64_t d = 0; d < doc_count; ++d) {
-    forward_offsets[d] = forward.size();
-    format::EncodeForwardRecord(docs[kept[d]].ids, forward);
-    std::vector<uint32_t>().swap(docs[kept[d]].ids);
-  }
-  forward_offsets[doc_count] = forward.size();
-
-  // 7. Dictionary hash table (the arrays were made in step 2).
-  std::vector<uint32_t> table = format::BuildTermTable(term_hashes);
-
-  // 8. Meta and the file.
-  std::string meta(sizeof(format::MetaRecord), '\0');
-  format::MetaRecord m{};
-  m.doc_count = doc_count;
-  m.term_count = term_count;
-  m.band_count = bands.size();
-  m.term_table_slots = table.size();
-  m.fp_rate = config.fp_rate;
-  m.input_bytes = input_bytes;
-  m.build_time_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  m.contract_version = format::kContractVersion;
-  m.exact_terms = exact_terms;
-  std::strncpy(m.icu_version, U_ICU_VERSION, sizeof(m.icu_version) - 1);
-  std::memcpy(meta.data(), &m, sizeof(m));
-  meta += corpus.root;
-
-  format::IndexFileWriter w(index_path);
-  w.AddSection(format::SectionId::kMeta, meta.data(), meta.size());
-  AddSection(w, format::SectionId::kBands, bands);
-  AddSection(w, format::SectionId::kBandDocs, band_docs);
-  AddSection(w, format::SectionId::kRows, rows);
-  AddSection(w, format::SectionId::kDocs, doc_records);
-  w.AddSection(format::SectionId::kPaths, paths.data(), paths.size());
-  AddSection(w, format::SectionId::kTermOffsets, term_offsets);
-  w.AddSection(format::SectionId::kTermBytes, term_bytes.data(), term_bytes.size());
-  AddSection(w, format::SectionId::kTermDf, term_df);
-  AddSection(w, format::SectionId::kTermTable, table);
-  AddSection(w, format::SectionId::kForwardOffsets, forward_offsets);
-  w.AddSection(format::SectionId::kForwardData, forward.data(), forward.size());
-  report->index_bytes = w.Finish();
-
-  report->documents = doc_count;
-  report->terms = term_count;
-  report->postings = postings;
-  report->bands = bands.size();
-  report->input_bytes = input_bytes;
-  report->seconds = SecondsSince(start);
+  Ensure(config.memory_budget > 0, ErrorKind::kInvalidArgument, "the memory budget must be > 0");
 }
 
-void BuildWithThreads(const Corpus& corpus, const std::string& index_path,
-                      const BuildConfig& config, BuildReport* report, Clock::time_point start) {
+// Whether `rel` (relative to root) is inside the index directory.
+std::function<bool(const std::string&)> IndexExcluder(const std::string& root_abs,
+                                                      const std::string& index_dir) {
+  std::string index_abs = AbsolutePath(index_dir);
+  return [root_abs, index_abs](const std::string& rel) {
+    std::string abs = root_abs + "/" + rel;
+    return abs == index_abs || abs.compare(0, index_abs.size() + 1, index_abs + "/") == 0 ||
+           abs.compare(0, index_abs.size() + 5, index_abs + ".tmp.") == 0;
+  };
+}
+
+bool SameFacts(const format::DocRecord& d, const struct stat& st) {
+  return d.file_size == static_cast<uint64_t>(st.st_size) &&
+         d.mtime_ns == static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec &&
+         d.ctime_ns == static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec &&
+         d.inode == static_cast<uint64_t>(st.st_ino);
+}
+
+// Walks the live documents of every segment in path order beside a sorted list of names.
+// For each name, Find returns its live location (if any); documents passed over without being
+// found are reported to on_gone.
+class LiveCursor {
+ public:
+  explicit LiveCursor(std::vector<LiveSegment>& segments)
+      : segments_(segments), next_(segments.size(), 0) {}
+
+  // Returns {segment, local} of `name`, or {-1, 0}. Names must come in ascending order.
+  template <typename Gone>
+  std::pair<int64_t, uint32_t> Find(std::string_view name, Gone&& on_gone) {
+    std::pair<int64_t, uint32_t> found{-1, 0};
+    for (size_t s = 0; s < segments_.size(); ++s) {
+      LiveSegment& seg = segments_[s];
+      uint32_t& i = next_[s];
+      while (i < seg.entry.doc_count && (seg.deleted(i) || seg.reader().path(i) < name)) {
+        if (!seg.deleted(i)) on_gone(s, i);
+        ++i;
+      }
+      if (i < seg.entry.doc_count && seg.reader().path(i) == name)
+        found = {static_cast<int64_t>(s), i++};
+    }
+    return found;
+  }
+  template <typename Gone>
+  void Finish(Gone&& on_gone) {
+    for (size_t s = 0; s < segments_.size(); ++s) {
+      LiveSegment& seg = segments_[s];
+      for (uint32_t& i = next_[s]; i < seg.entry.doc_count; ++i) {
+        if (!seg.deleted(i)) on_gone(s, i);
+      }
+    }
+  }
+
+ private:
+  std::vector<LiveSegment>& segments_;
+  std::vector<uint32_t> next_;
+};
+
+// Tokenizes `names` with `read` into segments of at most the memory budget.
+void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
+                    const DocumentReader& read, const std::string& root, const BuildConfig& config,
+                    const SkipCallback& on_skip, Clock::time_point start, BuildReport* report,
+                    std::vector<uint8_t>* indexed) {
+  ProgressReporter progress(config, names.size(), start);
+  SegmentBuilder builder(config.fp_rate);
+  indexed->assign(names.size(), 1);
+  for (size_t first = 0; first < names.size(); first += kBatchDocuments) {
+    const size_t end = std::min(names.size(), first + kBatchDocuments);
+    std::vector<std::string> batch(names.begin() + first, names.begin() + end);
+    builder.AddBatch(
+        batch,
+        [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink, FileFacts* facts,
+            std::string* detail) { return read(first + i, tok, sink, facts, detail); },
+        [&](const std::string& path, SkipReason why, const std::string& detail) {
+          auto it = std::lower_bound(names.begin() + first, names.begin() + end, path);
+          (*indexed)[it - names.begin()] = 0;
+          on_skip(path, why, detail);
+        },
+        [&](uint64_t bytes) { progress.Done(bytes); });
+    if (builder.EstimatedBytes() >= config.memory_budget) state.Flush(builder, root, report);
+  }
+  state.Flush(builder, root, report);
+}
+
+template <typename F>
+void WithThreads(const BuildConfig& config, F&& f) {
   int threads = config.threads == 0 ? tbb::this_task_arena::max_concurrency()
                                     : static_cast<int>(config.threads);
   tbb::task_arena arena(threads);
-  arena.execute([&] { Build(corpus, index_path, config, report, start); });
-}
-
-// Whether `rel` (relative to root) names the index file or one of its temporaries.
-std::function<bool(const std::string&)> IndexExcluder(const std::string& root,
-                                                      const std::string& index_path) {
-  char* r = ::realpath(root.c_str(), nullptr);
-  char* d = ::realpath(DirectoryOf(index_path).c_str(), nullptr);
-  std::string root_abs = r ? r : root;
-  std::string index_abs = (d ? std::string(d) : DirectoryOf(index_path)) + "/" +
-                          index_path.substr(index_path.find_last_of('/') + 1);
-  std::free(r);
-  std::free(d);
-  return [root_abs, index_abs](const std::string& rel) {
-    std::string abs = root_abs + "/" + rel;
-    return abs == index_abs || abs.compare(0, index_abs.size() + 5, index_abs + ".tmp.") == 0;
-  };
+  arena.execute(f);
 }
 
 }  // namespace
 
-void BuildIndexFromDirectory(const std::string& root, const std::string& index_path,
-                             const BuildConfig& config, BuildReport* report) {
-  auto start = Clock::now();
+void UpdateIndexFromDirectory(const std::string& root, const std::string& index_dir,
+                              const BuildConfig& config, BuildReport* report) {
+  const auto start = Clock::now();
   *report = BuildReport{};
+  Validate(config);
   std::mutex mu;
   SkipCallback on_skip = [&](const std::string& path, SkipReason why, const std::string& detail) {
     std::lock_guard<std::mutex> lock(mu);
     report->skipped[static_cast<size_t>(why)]++;
     if (config.on_skip) config.on_skip(path, why, detail);
   };
-  Corpus corpus;
-  corpus.names = WalkDirectory(root, config.documents, IndexExcluder(root, index_path), on_skip);
-  char* abs = ::realpath(root.c_str(), nullptr);
-  corpus.root = abs ? abs : root;
-  std::free(abs);
-  const uint64_t max_size = config.max_file_size;
-  corpus.read = [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink,
-                    FileFacts* facts, std::string* detail) {
-    return ReadDocumentFile(root, corpus.names[i], max_size, config.documents, tok, sink, facts,
-                            detail);
-  };
-  BuildWithThreads(corpus, index_path, config, report, start);
+  // Phase 1: list the tree (fails early on a bad root, before the index is touched).
+  const std::string root_abs = AbsolutePath(root);
+  std::vector<std::string> names =
+      WalkDirectory(root, config.documents, IndexExcluder(root_abs, index_dir), on_skip);
+  WithThreads(config, [&] {
+    // Phase 2: the current state, under the writer lock.
+    IndexState state(index_dir, config, SettingsOf(root_abs, config));
+    report->rebuilt = state.rebuilt();
+    // Phase 3: classify every listed file against the live documents.
+    std::vector<std::string> to_read;
+    std::vector<std::pair<int64_t, uint32_t>> replaced;  // old location of to_read[i], if any
+    LiveCursor cursor(state.segments());
+    auto gone = [&](size_t s, uint32_t id) {
+      state.segments()[s].Delete(id);
+      report->removed++;
+    };
+    for (const std::string& name : names) {
+      auto [seg, id] = cursor.Find(name, gone);
+      if (seg >= 0) {
+        struct stat st;
+        const std::string full = root + "/" + name;
+        if (::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+            SameFacts(state.segments()[seg].reader().doc(id), st)) {
+          report->unchanged++;
+          continue;
+        }
+      }
+      to_read.push_back(name);
+      replaced.push_back({seg, id});
+    }
+    cursor.Finish(gone);
+    // Phase 4: index new and changed files into new segments.
+    std::vector<uint8_t> indexed;
+    const uint64_t max_size = config.max_file_size;
+    IndexDocuments(
+        state, to_read,
+        [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink, FileFacts* facts,
+            std::string* detail) {
+          return ReadDocumentFile(root, to_read[i], max_size, config.documents, tok, sink, facts,
+                                  detail);
+        },
+        root_abs, config, on_skip, start, report, &indexed);
+    // Phase 5: delete the old versions of changed files (after the new ones are written).
+    for (size_t i = 0; i < to_read.size(); ++i) {
+      if (replaced[i].first >= 0) {
+        state.segments()[replaced[i].first].Delete(replaced[i].second);
+        if (indexed[i]) {
+          report->changed++;
+        } else {
+          report->removed++;
+        }
+      } else if (indexed[i]) {
+        report->added++;
+      }
+    }
+    // Phase 6: merge by policy, commit.
+    if (config.merge) state.MergeByPolicy(root_abs, report);
+    state.Commit(report);
+  });
+  report->seconds = SecondsSince(start);
 }
 
-void BuildIndexFromMemory(const std::vector<MemoryDocument>& docs, const std::string& index_path,
-                          const BuildConfig& config, BuildReport* report) {
-  auto start = Clock::now();
+void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
+                           const std::vector<std::string>& deletes, const std::string& index_dir,
+                           const BuildConfig& config, BuildReport* report) {
+  const auto start = Clock::now();
   *report = BuildReport{};
-  std::vector<size_t> order(docs.size());
+  Validate(config);
+  std::vector<size_t> order(upserts.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return docs[a].name < docs[b].name; });
-  Corpus corpus;
-  for (size_t i : order) corpus.names.push_back(docs[i].name);
-  corpus.read = [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink,
-                    FileFacts* facts, std::string*) {
-    const MemoryDocument& d = docs[order[i]];
-    tok.Tokenize(d.text, sink);
-    facts->size = facts->file_size = d.text.size();
-    facts->mtime_ns = d.mtime_ns;
-    return SkipReason::kCount;
+                   [&](size_t a, size_t b) { return upserts[a].name < upserts[b].name; });
+  for (size_t i = 1; i < order.size(); ++i) {
+    Ensure(upserts[order[i - 1]].name != upserts[order[i]].name, ErrorKind::kInvalidArgument,
+           "two documents named '" + upserts[order[i]].name + "'");
+  }
+  std::vector<std::string> names;
+  for (size_t i : order) names.push_back(upserts[i].name);
+  // Deleted and replaced names, in order, to find their live locations.
+  std::vector<std::string> doomed = names;
+  doomed.insert(doomed.end(), deletes.begin(), deletes.end());
+  std::sort(doomed.begin(), doomed.end());
+  doomed.erase(std::unique(doomed.begin(), doomed.end()), doomed.end());
+  std::mutex mu;
+  SkipCallback on_skip = [&](const std::string& path, SkipReason why, const std::string& detail) {
+    std::lock_guard<std::mutex> lock(mu);
+    report->skipped[static_cast<size_t>(why)]++;
+    if (config.on_skip) config.on_skip(path, why, detail);
   };
-  BuildWithThreads(corpus, index_path, config, report, start);
+  WithThreads(config, [&] {
+    IndexState state(index_dir, config, SettingsOf("", config), /*keep_root=*/true);
+    report->rebuilt = state.rebuilt();
+    std::set<std::string> upserted(names.begin(), names.end());
+    std::vector<std::pair<size_t, uint32_t>> old;
+    LiveCursor cursor(state.segments());
+    for (const std::string& name : doomed) {
+      auto [seg, id] = cursor.Find(name, [](size_t, uint32_t) {});
+      if (seg >= 0) old.push_back({static_cast<size_t>(seg), id});
+      if (seg >= 0) (upserted.count(name) ? report->changed : report->removed)++;
+    }
+    std::vector<uint8_t> indexed;
+    IndexDocuments(
+        state, names,
+        [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink, FileFacts* facts,
+            std::string*) {
+          const MemoryDocument& d = upserts[order[i]];
+          tok.Tokenize(d.text, sink);
+          facts->size = facts->file_size = d.text.size();
+          facts->mtime_ns = d.mtime_ns;
+          return SkipReason::kCount;
+        },
+        "", config, on_skip, start, report, &indexed);
+    for (auto [seg, id] : old) state.segments()[seg].Delete(id);
+    report->added = names.size() - report->changed;
+    if (config.merge) state.MergeByPolicy("", report);
+    state.Commit(report);
+  });
+  report->seconds = SecondsSince(start);
+}
+
+void CompactIndex(const std::string& index_dir, const BuildConfig& config, BuildReport* report) {
+  const auto start = Clock::now();
+  *report = BuildReport{};
+  WithThreads(config, [&] {
+    format::Manifest current = format::ReadManifest(index_dir);  // kNotFound for no index
+    BuildConfig c = config;
+    c.rebuild = false;
+    // Keep the index's own settings (so the state is not treated as a rebuild).
+    if (auto it = current.settings.find("fp_rate"); it != current.settings.end())
+      c.fp_rate = std::stod(it->second);
+    IndexState state(index_dir, c, current.settings);
+    const std::string root = current.settings.count("root") ? current.settings.at("root") : "";
+    const size_t n = state.segments().size();
+    bool needed = n > 1 || (n == 1 && !state.segments()[0].entry.deleted.empty());
+    if (needed) {
+      std::vector<size_t> all(n);
+      std::iota(all.begin(), all.end(), 0);
+      state.Merge(all, root, report);
+    }
+    state.Commit(report);
+  });
+  report->seconds = SecondsSince(start);
 }
 
 }  // namespace bitsift::indexer

@@ -1,5 +1,8 @@
-// Building an index: tokenize every document (in parallel), assign term ids, plan bands, set
-// the bits of the bit-sliced rows, encode the forward store, and write the file atomically.
+// Writing an index directory (docs/living-index.md): create it, update it from a directory
+// tree or from documents in memory, merge its segments, compact it. Every call takes the
+// index's writer lock (a second writer fails fast with Error(kBusy)), writes new segment files,
+// and commits one new MANIFEST atomically at the end: a failure or a kill at any point leaves
+// the previous state complete and usable.
 #ifndef BITSIFT_INDEXER_INDEX_BUILDER_H_
 #define BITSIFT_INDEXER_INDEX_BUILDER_H_
 
@@ -20,28 +23,45 @@ using documents::SkipReasonName;
 
 struct BuildProgress {
   uint64_t files_done = 0;
-  uint64_t files_total = 0;
+  uint64_t files_total = 0;  // files to read (unchanged files are not counted)
   uint64_t bytes_done = 0;
   double seconds = 0;
 };
+
+inline constexpr uint64_t kDefaultMemoryBudget = 256ULL << 20;
 
 struct BuildConfig {
   double fp_rate = 0.01;                  // per-term false-positive target of each band
   unsigned threads = 0;                   // 0 = all cores
   uint64_t max_file_size = 256ULL << 20;  // larger files are skipped
   documents::DocumentOptions documents;   // which files are documents and how they are read
+  // Memory for the in-memory segment: a segment is flushed when its estimate reaches this,
+  // and a merge runs only if its estimate fits (compaction excepted).
+  uint64_t memory_budget = kDefaultMemoryBudget;
+  bool rebuild = false;  // ignore the existing state: index everything again
+  bool merge = true;     // run the merge policy after an update
   std::function<void(const BuildProgress&)> progress;  // called at most every 200 ms
   SkipCallback on_skip;                                // may be empty
+  // Called with test hooks' names at the points where a crash test may kill the process
+  // ("segment-written", "before-commit", "merged", "committed"). May be empty.
+  std::function<void(const char* point)> on_phase;
 };
 
 struct BuildReport {
-  uint64_t documents = 0;  // indexed (including empty ones)
+  uint64_t documents = 0;  // live documents after the update
   std::array<uint64_t, static_cast<size_t>(SkipReason::kCount)> skipped{};
-  uint64_t terms = 0;
-  uint64_t postings = 0;  // sum over documents of distinct terms
-  uint64_t bands = 0;
-  uint64_t input_bytes = 0;
-  uint64_t index_bytes = 0;
+  uint64_t added = 0;             // new paths indexed
+  uint64_t changed = 0;           // paths whose file changed and was indexed again
+  uint64_t removed = 0;           // paths deleted (gone from the tree, or deleted by name)
+  uint64_t unchanged = 0;         // paths kept without reading them
+  bool rebuilt = false;           // everything was indexed again (asked, or the settings changed)
+  uint64_t segments_written = 0;  // by indexing (merges not counted)
+  uint64_t merges = 0;            // merges run (each writes one segment)
+  uint64_t segments = 0;          // live segments after the update
+  uint64_t terms = 0;             // distinct terms of the segments written (summed)
+  uint64_t postings = 0;          // postings of the segments written
+  uint64_t input_bytes = 0;       // text bytes read and indexed in this run
+  uint64_t index_bytes = 0;       // bytes of the live segment files and the manifest
   double seconds = 0;
 };
 
@@ -52,13 +72,24 @@ struct MemoryDocument {
   int64_t mtime_ns = 0;
 };
 
-// Indexes the regular files under root into index_path (atomically replaced). Throws Error.
-void BuildIndexFromDirectory(const std::string& root, const std::string& index_path,
-                             const BuildConfig& config, BuildReport* report);
+// Brings the index directory `index_dir` up to date with the regular files under root:
+// unchanged files (same size, mtime, ctime and inode) are kept without reading them, new and
+// changed files are indexed into new segments, removed and changed ones are deleted. A missing
+// index, config.rebuild, a 0.1 index file or different settings (root, fp_rate,
+// max_file_size) index everything. Throws Error.
+void UpdateIndexFromDirectory(const std::string& root, const std::string& index_dir,
+                              const BuildConfig& config, BuildReport* report);
 
-// Indexes in-memory documents (sorted by name in the index). Throws Error.
-void BuildIndexFromMemory(const std::vector<MemoryDocument>& docs, const std::string& index_path,
-                          const BuildConfig& config, BuildReport* report);
+// Adds or replaces (by name) `upserts` and deletes the documents named in `deletes` (unknown
+// names are ignored). With config.rebuild, the index holds exactly `upserts` afterwards.
+// Throws Error.
+void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
+                           const std::vector<std::string>& deletes, const std::string& index_dir,
+                           const BuildConfig& config, BuildReport* report);
+
+// Merges every segment into one and drops deleted documents. Its memory is that of building one
+// segment of all live documents (the budget does not apply). Throws Error.
+void CompactIndex(const std::string& index_dir, const BuildConfig& config, BuildReport* report);
 
 }  // namespace bitsift::indexer
 

@@ -51,8 +51,8 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   for (uint64_t b = 0; b < meta_.band_count; ++b) {
     const format::BandRecord& band = bands_[b];
     const uint64_t rows = band.width + meta_.exact_terms;  // no overflow: both checked small
-    Check(band.width < (1ULL << 40) && band.rows_offset % 64 == 0 && band.words_per_row % 8 == 0 &&
-              band.width > 0 && band.k > 0 && band.k <= 64 &&
+    Check(band.width < (1ULL << 40) && band.rows_offset % 64 == 0 &&
+              (band.width > 0) == (band.k > 0) && band.k <= 64 &&
               band.words_per_row * 64 >= band.doc_count && rows <= row_words &&
               band.words_per_row <= row_words / rows &&
               band.rows_offset / 8 <= row_words - rows * band.words_per_row &&

@@ -81,13 +81,17 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
     for (const RowTerm& t : terms) {
       if (t.exact >= 0) {
         add_row(band.width + static_cast<uint64_t>(t.exact));
-      } else {
+      } else if (band.width > 0) {  // a band of width 0 (huge documents) has no Bloom rows
         format::ForEachPosition(t.hash, band.width, band.k, add_row);
       }
     }
-    bits.assign(band.words_per_row, 0);
-    uint64_t read =
-        AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
+    uint64_t read = 0;
+    if (rows.empty()) {  // every document of the band is a candidate
+      bits.assign(band.words_per_row, ~uint64_t{0});
+    } else {
+      bits.assign(band.words_per_row, 0);
+      read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
+    }
     stats->rows_read += rows.size();
     stats->bytes_read += read * 8;
     for (uint64_t w = 0; w < band.words_per_row; ++w) {
@@ -118,7 +122,7 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
 }
 
 std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, uint64_t limit,
-                                       QueryStats* stats) const {
+                                       QueryStats* stats, const uint64_t* deleted) const {
   const auto start = Clock::now();
   *stats = QueryStats{};
   stats->terms = terms.size();
@@ -128,6 +132,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   for (const std::string& t : terms) {
     RowTerm rt = Plan(t);
     if (rt.df == 0) {
+      stats->absent_term = true;
       stats->parse_us = stats->total_us = MicrosSince(start);
       return {};
     }
@@ -152,6 +157,12 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   // are the answer.
   const bool exact =
       verify_ids.empty() || (planned.size() == 1 && candidates.size() == planned[0].df);
+  // Deleted documents go after that test (it counts every document holding the term).
+  if (deleted != nullptr) {
+    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                    [&](uint32_t d) { return (deleted[d / 64] >> (d % 64)) & 1; }),
+                     candidates.end());
+  }
   if (exact) {
     if (limit != 0 && candidates.size() > limit) candidates.resize(limit);
     matches.swap(candidates);

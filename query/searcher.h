@@ -18,6 +18,7 @@ struct QueryStats {
   uint64_t matches = 0;          // documents returned
   uint64_t rows_read = 0;        // rows ANDed, summed over bands
   uint64_t bytes_read = 0;       // row bytes actually read (zero blocks skip the rest)
+  bool absent_term = false;      // a term is in no document: answered without reading a row
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
 };
 
@@ -33,8 +34,10 @@ class Searcher {
   // Returns the ids (ascending, i.e. in path order) of the documents containing every term,
   // at most `limit` of them (0 = no limit). Terms absent from the dictionary give an empty
   // result at once. Throws Error(kCorrupt) if a damaged record is met.
+  // `deleted`, if not null, is a bitmap over document ids: those documents are never returned
+  // (nor counted against the limit).
   std::vector<uint32_t> Search(const std::vector<std::string>& terms, uint64_t limit,
-                               QueryStats* stats) const;
+                               QueryStats* stats, const uint64_t* deleted = nullptr) const;
 
   // Returns the documents whose signature rows contain every term (ascending): a superset of
   // the exact answer, before verification and without the dictionary's absent-term shortcut.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,19 @@ inline std::string Utf8(uint32_t cp) {
 inline void WriteFile(const std::string& path, const std::string& bytes) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// The one segment file of a freshly built index directory (fails the test if there is not
+// exactly one).
+inline std::string OnlySegment(const std::filesystem::path& index_dir) {
+  std::vector<std::string> found;
+  for (const auto& e : std::filesystem::directory_iterator(index_dir)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("seg-", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".bsg")
+      found.push_back(e.path().string());
+  }
+  if (found.size() != 1) throw std::runtime_error("expected one segment in " + index_dir.string());
+  return found[0];
 }
 
 inline std::string ReadFile(const std::string& path) {

@@ -9,7 +9,7 @@
 namespace bitsift {
 
 // Kinds mirror bitsift::Status::Code in the public header.
-enum class ErrorKind { kInvalidArgument, kIo, kCorrupt, kNotFound };
+enum class ErrorKind { kInvalidArgument, kIo, kCorrupt, kNotFound, kBusy };
 
 class Error : public std::runtime_error {
  public:

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -72,8 +73,16 @@ std::string DirectoryOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
+namespace {
+// Temporary names are unique per writer, not per process: two writers of one process (a merge
+// beside a flush, two threads of an embedding program) never share a temporary file.
+std::atomic<uint64_t> writer_sequence{0};
+}  // namespace
+
 AtomicFileWriter::AtomicFileWriter(const std::string& path)
-    : path_(path), tmp_path_(path + ".tmp." + std::to_string(::getpid())) {
+    : path_(path),
+      tmp_path_(path + ".tmp." + std::to_string(::getpid()) + "." +
+                std::to_string(writer_sequence.fetch_add(1))) {
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot create", errno));
   buffer_.reserve(1 << 20);
@@ -164,6 +173,7 @@ void AtomicFileWriter::RemoveStaleTemporaries(const std::string& path) {
     std::string name = e->d_name;
     if (name.compare(0, prefix.size(), prefix) != 0) continue;
     std::string pid_text = name.substr(prefix.size());
+    pid_text = pid_text.substr(0, pid_text.find('.'));
     if (pid_text.empty() || pid_text.size() > 9 ||
         pid_text.find_first_not_of("0123456789") != std::string::npos) {
       continue;

@@ -30,7 +30,7 @@ class MappedFile {
 };
 
 // Writes a new version of `path` so that readers see either the old file or the complete new
-// one: the bytes go to "<path>.tmp.<pid>" in the same directory, are fsync'ed, then renamed
+// one: the bytes go to "<path>.tmp.<pid>.<writer>" in the same directory, are fsync'ed, then renamed
 // over `path`, and the directory is fsync'ed. Usage: (Append)* Commit; destroying an
 // uncommitted writer removes the temporary file. Not thread-safe.
 class AtomicFileWriter {

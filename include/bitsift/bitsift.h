@@ -5,7 +5,8 @@
 // Status. Typical use:
 //
 //   bitsift::IndexSummary summary;
-//   bitsift::Status s = bitsift::BuildIndex("docs", "docs/.bitsift", {}, &summary);
+//   bitsift::Status s = bitsift::BuildIndex("docs", "docs/.bitsift", {}, &summary);  // or update
+
 //   std::unique_ptr<bitsift::Index> index;
 //   if (s.ok()) s = bitsift::Index::Open("docs/.bitsift", &index);
 //   bitsift::QueryResult result;
@@ -34,6 +35,7 @@ class Status {
     kCorrupt,          // an index that is damaged, truncated, or of another format/version
     kIoError,          // the operating system refused (permissions, full disk, ...)
     kInternal,         // out of memory or a bug
+    kBusy,             // another writer holds the index (try again later)
   };
   Status() = default;
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -58,6 +60,11 @@ struct IndexOptions {
   double fp_rate = 0.01;                  // per-term false-positive target of the signatures
   unsigned threads = 0;                   // worker threads; 0 = one per core
   uint64_t max_file_size = 256ULL << 20;  // files larger than this are skipped
+  // Memory for building: a segment is written whenever the in-memory one reaches this, and
+  // merges run only within it (CompactIndex excepted). Above 0 (the CLI asks 16 MiB).
+  uint64_t memory_budget = 256ULL << 20;
+  bool rebuild = false;  // index everything again instead of updating
+  bool merge = true;     // merge segments by the tiered policy after an update
   // What is read as a document, and how (README "What is indexed"):
   // The encoding of every file ("GB18030", "Shift_JIS", "UTF-16LE", ...: any name ICU knows);
   // "" detects it per file (a byte-order mark, valid UTF-8, an HTML <meta charset>, ICU's
@@ -85,23 +92,33 @@ struct IndexOptions {
 };
 
 struct IndexSummary {
-  uint64_t documents = 0;  // documents indexed (empty files included)
+  uint64_t documents = 0;  // live documents in the index afterwards (empty files included)
   std::vector<std::pair<std::string, uint64_t>> skipped;  // reason -> count, non-zero only
-  uint64_t terms = 0;                                     // distinct terms
-  uint64_t postings = 0;     // sum over documents of their distinct terms
-  uint64_t bands = 0;        // signature bands
-  uint64_t input_bytes = 0;  // bytes of the indexed documents
-  uint64_t index_bytes = 0;  // size of the index file
+  uint64_t added = 0;                                     // new documents indexed
+  uint64_t changed = 0;    // documents whose file (or text) changed, indexed again
+  uint64_t removed = 0;    // documents gone from the tree or deleted by name
+  uint64_t unchanged = 0;  // files kept without reading them
+  bool rebuilt = false;    // everything was indexed again (asked for, new, or settings changed)
+  uint64_t segments_written = 0;  // new segments from indexing
+  uint64_t merges = 0;            // merges run
+  uint64_t segments = 0;          // live segments afterwards
+  uint64_t terms = 0;             // distinct terms of the segments written (summed over them)
+  uint64_t postings = 0;          // their documents' distinct terms, summed
+  uint64_t input_bytes = 0;       // bytes of text read in this run
+  uint64_t index_bytes = 0;       // bytes of the index (live segments and manifest)
   double seconds = 0;
 };
 
 // Indexes every regular file under `dir` (recursively; names starting with "." unless
 // options.hidden, files and directories that ignore files or options.globs exclude, and
 // symbolic links are skipped, so are binary files and files over options.max_file_size;
-// compressed files are indexed by their content, HTML by its text) into the file
-// `index_path`, which is replaced atomically: until this returns ok, a previous index at that
-// path stays complete and usable. Returns ok, kNotFound/kInvalidArgument for a bad `dir` or
-// options, kIoError if the index cannot be written (nothing is replaced then).
+// compressed files are indexed by their content, HTML by its text) into the index
+// directory `index_path`. If it already holds an index of `dir`, it is updated: files whose
+// size, mtime, ctime and inode are unchanged are not read again, new and changed files are
+// indexed, removed ones deleted. The new state is committed atomically: until this returns ok
+// the previous state stays complete and usable, and readers keep the state they opened.
+// Returns ok, kNotFound/kInvalidArgument for a bad `dir` or options, kBusy if another writer
+// holds the index, kIoError if the index cannot be written (nothing changes then).
 Status BuildIndex(const std::string& dir, const std::string& index_path,
                   const IndexOptions& options, IndexSummary* summary = nullptr);
 
@@ -112,10 +129,23 @@ struct Document {
   int64_t mtime_ns = 0;
 };
 
-// As BuildIndex, from documents in memory (stored in name order).
+// Builds the index directory `index_path` anew from documents in memory (names must be
+// distinct): afterwards it holds exactly these documents. Atomic as BuildIndex.
 Status BuildIndexFromDocuments(const std::vector<Document>& documents,
                                const std::string& index_path, const IndexOptions& options,
                                IndexSummary* summary = nullptr);
+
+// Updates the index directory `index_path` (created if missing): adds each of `upserts`,
+// replacing a live document of the same name, and deletes the documents named in `deletes`
+// (names not in the index are ignored). Atomic as BuildIndex; kBusy if another writer holds it.
+Status UpdateDocuments(const std::vector<Document>& upserts,
+                       const std::vector<std::string>& deletes, const std::string& index_path,
+                       const IndexOptions& options, IndexSummary* summary = nullptr);
+
+// Merges all segments of `index_path` into one and drops deleted documents (atomic as
+// BuildIndex). Its memory is that of building one segment of every live document.
+Status CompactIndex(const std::string& index_path, const IndexOptions& options,
+                    IndexSummary* summary = nullptr);
 
 // Returns in *tokens the sorted distinct terms of `text` under the token contract (README).
 // Returns kInternal only if ICU's data cannot be loaded.
@@ -123,6 +153,8 @@ Status Tokenize(std::string_view text, std::vector<std::string>* tokens);
 
 struct DocumentInfo {
   std::string path;      // relative to the indexed directory (or the Document name)
+  std::string root;      // the indexed directory of its index (empty for in-memory documents)
+  uint32_t index = 0;    // which of the opened indexes holds it (0 for a single index)
   uint64_t size = 0;     // bytes indexed
   int64_t mtime_ns = 0;  // modification time when indexed
   uint32_t terms = 0;    // distinct terms
@@ -133,16 +165,19 @@ struct QueryOptions {
 };
 
 struct QueryStats {
-  uint64_t terms = 0;            // distinct query terms
-  uint64_t candidates = 0;       // documents whose signatures matched
-  uint64_t false_positives = 0;  // candidates that verification removed
-  uint64_t rows_read = 0;        // signature rows ANDed (over all bands)
-  uint64_t bytes_read = 0;       // row bytes read
+  uint64_t terms = 0;              // distinct query terms
+  uint64_t candidates = 0;         // documents whose signatures matched
+  uint64_t false_positives = 0;    // candidates that verification removed
+  uint64_t rows_read = 0;          // signature rows ANDed (over all bands)
+  uint64_t bytes_read = 0;         // row bytes read
+  uint64_t segments_searched = 0;  // segments whose rows were read
+  uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
 };
 
 struct QueryResult {
-  std::vector<uint32_t> documents;  // matching document ids, ascending = sorted by path
+  // Matching document ids: index by index in the order opened, by path within an index.
+  std::vector<uint32_t> documents;
   QueryStats stats;
 };
 
@@ -155,30 +190,45 @@ struct BandStats {
   double expected_fp_rate = 0;  // per-term false-positive rate of its largest document
 };
 
+struct SegmentStats {
+  std::string file;        // its file name in the index directory
+  uint64_t documents = 0;  // documents in the file (deleted ones included)
+  uint64_t deleted = 0;
+  uint64_t terms = 0;
+  uint64_t bands = 0;
+  uint64_t file_bytes = 0;
+};
+
 struct IndexStats {
   std::string root;         // the directory that was indexed
   std::string icu_version;  // the ICU that tokenized it
   uint64_t documents = 0;
   uint64_t terms = 0;
-  uint64_t exact_terms = 0;  // frequent terms stored as exact rows instead of Bloom bits
-  double fp_rate = 0;        // the target it was built with
-  uint64_t file_bytes = 0;
-  std::vector<BandStats> bands;
+  uint64_t exact_terms = 0;            // frequent terms stored as exact rows instead of Bloom bits
+  double fp_rate = 0;                  // the target it was built with
+  uint64_t file_bytes = 0;             // all live segment files
+  std::vector<SegmentStats> segments;  // of every opened index, in order
+  std::vector<BandStats> bands;        // of every segment, in order
   std::vector<std::pair<std::string, uint64_t>> section_bytes;  // part of the file -> bytes
 };
 
-// Opens `path` (verifying checksums and structure) and runs Index::Check on it: ok, or
-// kNotFound / kCorrupt / kIoError with a message naming the path and the problem.
+// Opens `path` and runs Index::Check on it: ok, or kNotFound / kCorrupt / kIoError with a
+// message naming the path and the problem.
 Status CheckIndex(const std::string& path);
 
 // An open, memory-mapped index. All const methods are safe to call from several threads.
 class Index {
  public:
-  // Opens `path`, verifying its checksums and structure. Returns kNotFound if it does not
-  // exist, kCorrupt (naming the problem) if it is damaged, truncated or of another version.
+  // Opens the index directory `path`: the state its manifest names now (a snapshot that later
+  // updates do not change). Headers and small sections are verified at once, the rest on first
+  // use. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the repair)
+  // if it is damaged, of another version, or a bitsift 0.1 index file.
   static Status Open(const std::string& path, std::unique_ptr<Index>* index);
+  // Opens several index directories answered as one (results index by index, in this order).
+  static Status Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index);
 
-  // Finds ".bitsift" in `start_dir` or the nearest of its parents, as git finds ".git".
+  // Finds the index ".bitsift" in `start_dir` or the nearest of its parents, as git finds
+  // ".git".
   // Returns kNotFound if there is none.
   static Status Find(const std::string& start_dir, std::string* index_path);
 
@@ -193,7 +243,10 @@ class Index {
   Status Query(const std::vector<std::string>& arguments, const QueryOptions& options,
                QueryResult* result) const;
 
+  // The number of document ids (deleted documents keep theirs until compaction).
   uint64_t document_count() const;
+  // Documents that queries can return.
+  uint64_t live_document_count() const;
   // Precondition: id < document_count().
   DocumentInfo document(uint32_t id) const;
   // Reads every row to compute fill ratios: O(index size).
@@ -205,6 +258,7 @@ class Index {
   // documents is set. Returns ok or kCorrupt naming the path and the first problem.
   // O(index size + postings x k).
   Status Check() const;
+  // The path of the first index opened.
   const std::string& path() const;
 
  private:

@@ -156,15 +156,22 @@ TEST_CASE("re-indexing replaces the index atomically while it is in use", "[api]
   REQUIRE(Index::Open(dir / "index", &new_index).ok());
   CHECK(Query(*new_index, {"second"}) == std::vector<std::string>{"one.txt", "two.txt"});
   CHECK(Query(*new_index, {"first"}).empty());
-  // No temporary file is left beside it.
-  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+  // No temporary file is left in it.
+  for (const auto& e : std::filesystem::directory_iterator(dir / "index")) {
     CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
   }
-  // A stale temporary of a dead process is removed by the next build.
-  WriteFile(dir / "index.tmp.999999999", "junk");
-  WriteFile(dir / "index.tmp.1999999", "junk");
+  // What a killed writer leaves (a manifest or segment being written, a segment never
+  // committed) is removed by the next writer; the user's own files are not touched.
+  WriteFile(dir / "index/MANIFEST.tmp.1999999.0", "junk");
+  WriteFile(dir / "index/seg-000099.bsg.tmp.1999999.3", "junk");
+  WriteFile(dir / "index/seg-000098.bsg", "junk");
+  WriteFile(dir / "index/notes.txt", "mine");
   REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", {}).ok());
-  CHECK_FALSE(std::filesystem::exists(dir / "index.tmp.1999999"));
+  CHECK_FALSE(std::filesystem::exists(dir / "index/MANIFEST.tmp.1999999.0"));
+  CHECK_FALSE(std::filesystem::exists(dir / "index/seg-000099.bsg.tmp.1999999.3"));
+  CHECK_FALSE(std::filesystem::exists(dir / "index/seg-000098.bsg"));
+  CHECK(std::filesystem::exists(dir / "index/notes.txt"));
+  CHECK(Query(*new_index, {"second"}) == std::vector<std::string>{"one.txt", "two.txt"});
 }
 
 TEST_CASE("unreadable files are skipped with a reason, the rest is indexed", "[api]") {

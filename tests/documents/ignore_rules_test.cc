@@ -121,7 +121,7 @@ TEST_CASE("gitignore: negation and the last match wins", "[documents][ignore]") 
   CHECK(M(only_foo_bar, "foo/bar/deep.txt") == IgnoreMatch::kNone);
 }
 
-TEST_CASE("--glob overrides: includes, excludes, the last one wins", "[documents][ignore]") {
+TEST_CASE("glob overrides (--glob): includes, excludes, the last one wins", "[documents][ignore]") {
   GlobOverrides none({});
   CHECK(none.empty());
   GlobOverrides md({"*.md"});

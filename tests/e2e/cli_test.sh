@@ -20,7 +20,7 @@ cd "$WORK/sample" || exit 2
 # Indexing: default location, summary, skips.
 out=$("$BITSIFT" index . 2>&1); code=$?
 check "index exit" 0 "$code"
-check "index file exists" yes "$([ -f .bitsift ] && echo yes)"
+check "index directory exists" yes "$([ -d .bitsift ] && [ -f .bitsift/MANIFEST ] && echo yes)"
 check "summary counts binary skip" 1 "$(grep -c 'binary 1' <<<"$out")"
 check "summary counts hidden skip" 1 "$(grep -c 'hidden [0-9]' <<<"$out")"
 
@@ -59,20 +59,24 @@ check "missing index" 2 "$(cd "$WORK" && status "$BITSIFT" query bloom)"
 err=$(cd "$WORK" && "$BITSIFT" query --index "$WORK/none.idx" bloom 2>&1)
 check "missing index names path" 1 "$(grep -c "$WORK/none.idx" <<<"$err")"
 
-# Damaged indexes: truncated, one flipped byte, another format. Exit 2, no crash.
-size=$(stat -c %s .bitsift)
-head -c $((size / 2)) .bitsift > "$WORK/truncated.idx"
+# Damaged indexes: a truncated or flipped segment file, another format. Exit 2, no crash.
+seg=$(ls .bitsift/seg-*.bsg | head -1)
+size=$(stat -c %s "$seg")
+cp -r .bitsift "$WORK/truncated.idx"
+head -c $((size / 2)) "$seg" > "$WORK/truncated.idx/$(basename "$seg")"
 check "truncated index" 2 "$(status "$BITSIFT" query --index "$WORK/truncated.idx" bloom)"
 err=$("$BITSIFT" query --index "$WORK/truncated.idx" bloom 2>&1)
-check "truncated message" 1 "$(grep -c 'truncated' <<<"$err")"
+check "truncated message" 1 "$(grep -c 'truncated\|does not match the index manifest' <<<"$err")"
 for pos in 10 100 $((size / 3)) $((size / 2)) $((size - 10)); do
-  cp .bitsift "$WORK/flipped.idx"
-  byte=$(od -An -tu1 -j "$pos" -N1 .bitsift | tr -d ' ')
-  printf "$(printf '\\%03o' $(((byte + 1) % 256)))" | dd of="$WORK/flipped.idx" bs=1 seek="$pos" conv=notrunc 2>/dev/null
+  rm -rf "$WORK/flipped.idx" && cp -r .bitsift "$WORK/flipped.idx"
+  byte=$(od -An -tu1 -j "$pos" -N1 "$seg" | tr -d ' ')
+  printf "$(printf '\\%03o' $(((byte + 1) % 256)))" | dd of="$WORK/flipped.idx/$(basename "$seg")" bs=1 seek="$pos" conv=notrunc 2>/dev/null
   check "flipped byte at $pos" 2 "$(status "$BITSIFT" query --index "$WORK/flipped.idx" bloom)"
 done
 echo "not an index" > "$WORK/other.idx"
 check "other format" 2 "$(status "$BITSIFT" query --index "$WORK/other.idx" bloom)"
+mkdir -p "$WORK/otherdir.idx" && echo "not a manifest" > "$WORK/otherdir.idx/MANIFEST"
+check "damaged manifest" 2 "$(status "$BITSIFT" query --index "$WORK/otherdir.idx" bloom)"
 check "stats on a good index" 0 "$(status "$BITSIFT" stats)"
 
 # Re-indexing while the old index is in use: a batch reader keeps its answers.

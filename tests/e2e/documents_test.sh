@@ -90,7 +90,7 @@ check "bomb not indexed" 1 "$(status "$BITSIFT" query aaaaaaaa)"
 "$BITSIFT" index enc --quiet --encoding KOI8-R
 check "--encoding KOI8-R" "ru-koi8r.txt" "$(cd enc && q Москва)"
 check "--encoding unknown" 2 "$(status "$BITSIFT" index enc --encoding no-such-thing)"
-rm -f enc/.bitsift
+rm -rf enc/.bitsift
 
 # Ignore rules in a git work tree.
 R=$WORK/repo

@@ -9,7 +9,7 @@ using namespace bitsift::indexer;
 namespace {
 uint64_t MatrixBits(const std::vector<BandPlan>& bands) {
   uint64_t bits = 0;
-  for (const auto& b : bands) bits += b.shape.width * ((b.count + 511) / 512 * 512);
+  for (const auto& b : bands) bits += b.shape.width * ((b.count + 63) / 64 * 64);  // whole words
   return bits;
 }
 }  // namespace

@@ -122,8 +122,9 @@ TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]
     indexer::BuildConfig config;
     config.fp_rate = seed == 1 ? 0.01 : 0.2;  // a loose target makes many false positives
     indexer::BuildReport report;
-    indexer::BuildIndexFromMemory(docs, dir / "index", config, &report);
-    query::IndexReader reader(dir / "index");
+    config.rebuild = true;
+    indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+    query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
     REQUIRE(reader.doc_count() == corpus.size());
     std::vector<size_t> oracle_doc_of(reader.doc_count());
     for (uint32_t id = 0; id < reader.doc_count(); ++id) {
@@ -142,8 +143,8 @@ TEST_CASE("engine equals the brute-force oracle on corpora/sample", "[oracle]") 
   TempDir dir;
   indexer::BuildConfig config;
   indexer::BuildReport report;
-  indexer::BuildIndexFromDirectory(BITSIFT_SAMPLE_DIR, dir / "index", config, &report);
-  query::IndexReader reader(dir / "index");
+  indexer::UpdateIndexFromDirectory(BITSIFT_SAMPLE_DIR, dir / "index", config, &report);
+  query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
   REQUIRE(reader.doc_count() >= 20);
   Oracle oracle;
   std::vector<size_t> oracle_doc_of;
@@ -175,8 +176,9 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
     indexer::BuildConfig config;
     config.fp_rate = target;
     indexer::BuildReport report;
-    indexer::BuildIndexFromMemory(docs, dir / "index", config, &report);
-    query::IndexReader reader(dir / "index");
+    config.rebuild = true;
+    indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+    query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
     query::Searcher searcher(reader);
     // Probe with 500 single terms that no document contains.
     uint64_t candidates = 0, probes = 500;

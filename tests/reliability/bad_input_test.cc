@@ -90,6 +90,7 @@ TEST_CASE("invalid UTF-8 is indexed as U+FFFD and its words stay searchable", "[
   // for a legacy encoding (tests/documents/decode_test.cc), where its ASCII words are the same.
   bitsift::IndexOptions utf8;
   utf8.encoding = "UTF-8";
+  utf8.rebuild = true;  // the manifest does not record the encoding yet: unchanged files stay
   auto detected = BuildAndOpen(dir.path());
   for (const char* w : {"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}) {
     CHECK(!Find(*detected->index, {w}).empty());
@@ -393,7 +394,7 @@ TEST_CASE("a huge file without a newline is read with bounded memory", "[badinpu
                                 "--max-file-size", std::to_string(size), "--threads", "2"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("indexed 1 documents") != std::string::npos);
+  CHECK(r.out.find("indexed 1 document ") != std::string::npos);
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   const long limit_kb = 1024 * 1024;  // sanitizer shadow memory and quarantine
 #else

@@ -46,32 +46,36 @@ answers() {  # the answers of a few queries against index $1
   done
 }
 
-# --- kill -9 at many moments of a rebuild over an existing index ---------------------------
+# --- kill -9 at many moments of an update and of a rebuild over an existing index -------------
+# The index is a directory; its state is its MANIFEST: after any kill it must be the old state
+# (answers as before) or the new one (complete), never a mix.
 make_corpus "$WORK/c" 4000 1
 "$BITSIFT" index "$WORK/c" -q || { echo "FAIL initial index"; exit 1; }
 old_answers=$(answers "$WORK/c/.bitsift")
-old_sum=$(cksum < "$WORK/c/.bitsift")
-cp "$WORK/c/.bitsift" "$WORK/old.bitsift"
-make_corpus "$WORK/c/more" 1500 2   # the rebuild would add these
+old_sum=$(cksum < "$WORK/c/.bitsift/MANIFEST")
+cp -a "$WORK/c/.bitsift" "$WORK/old.bitsift"
+make_corpus "$WORK/c/more" 1500 2   # the update adds these
 # Kill points spread over the first 3/4 of the time a full rebuild takes here (a loaded machine
-# may build faster later than when timed), plus three at the moment the new
-# file is being written.
+# may build faster later than when timed), plus three while a file is being written.
 t0=$(date +%s%N)
 "$BITSIFT" index "$WORK/c" -q --threads 2 --index "$WORK/timing.idx" >/dev/null 2>&1
 build_ns=$(($(date +%s%N) - t0))
-rm -f "$WORK/timing.idx"
+rm -rf "$WORK/timing.idx"
 delays=$(awk -v ns="$build_ns" 'BEGIN { for (i = 0; i < 12; i++) printf "%.3f ", ns * i / 16 / 1e9 }')
 echo "a full rebuild takes $((build_ns / 1000000)) ms; kill points (s): $delays tmp tmp tmp"
-kills=0 left_temporaries=0
+kills=0 left_temporaries=0 round=0
 for delay in $delays tmp tmp tmp; do
-  "$BITSIFT" index "$WORK/c" -q --threads 2 >/dev/null 2>&1 &
+  round=$((round + 1))
+  mode=""
+  [ $((round % 2)) -eq 0 ] && mode="--rebuild"   # alternate updates and rebuilds
+  "$BITSIFT" index "$WORK/c" -q --threads 2 $mode >/dev/null 2>&1 &
   pid=$!
   if [ "$delay" == tmp ]; then
-    # The moment the new index file is being written: poll until it appears or the build
+    # The moment a file of the new state is being written: poll until one appears or the run
     # ends (bounded by time, not by a count of polls, which a loaded machine could outlast).
     deadline=$((SECONDS + 120))
     while [ $SECONDS -lt $deadline ]; do
-      compgen -G "$WORK/c/.bitsift.tmp.*" >/dev/null && break
+      compgen -G "$WORK/c/.bitsift/*.tmp.*" >/dev/null && break
       kill -0 "$pid" 2>/dev/null || break
     done
   else
@@ -79,48 +83,52 @@ for delay in $delays tmp tmp tmp; do
   fi
   kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
   wait "$pid" 2>/dev/null
-  compgen -G "$WORK/c/.bitsift.tmp.*" >/dev/null && left_temporaries=$((left_temporaries + 1))
+  compgen -G "$WORK/c/.bitsift/*.tmp.*" >/dev/null && left_temporaries=$((left_temporaries + 1))
   check "index opens and checks after kill at $delay" 0 "$(status "$BITSIFT" check --index "$WORK/c/.bitsift")"
-  if [ "$(cksum < "$WORK/c/.bitsift")" == "$old_sum" ]; then
+  if [ "$(cksum < "$WORK/c/.bitsift/MANIFEST")" == "$old_sum" ]; then
     check "old index answers as before after kill at $delay" "$old_answers" "$(answers "$WORK/c/.bitsift")"
   else
-    # The build finished before the kill: the new index, complete. Put the old one back.
-    check "new index complete after kill at $delay" 1 "$(grep -c 'seed2=[1-9]' <<<"$(answers "$WORK/c/.bitsift")")"
-    cp "$WORK/old.bitsift" "$WORK/c/.bitsift"
+    # The run finished before the kill: the new state, complete. Put the old one back.
+    check "new index complete after kill at $delay" 1 "$(grep -c 'seed2=1500' <<<"$(answers "$WORK/c/.bitsift")")"
+    rm -rf "$WORK/c/.bitsift" && cp -a "$WORK/old.bitsift" "$WORK/c/.bitsift"
   fi
 done
-echo "kill -9: $kills builds killed, $left_temporaries left a temporary file"
-check "most builds were killed mid-way" 1 "$([ "$kills" -ge 10 ] && echo 1)"
+echo "kill -9: $kills runs killed, $left_temporaries left a temporary file"
+check "most runs were killed mid-way" 1 "$([ "$kills" -ge 10 ] && echo 1)"
 check "some kills left a temporary to clean" 1 "$([ "$left_temporaries" -ge 1 ] && echo 1)"
-check "next build succeeds" 0 "$(status "$BITSIFT" index "$WORK/c" -q)"
-check "no temporary left after the next build" 0 "$(ls -a "$WORK/c" | grep -c '\.tmp\.')"
-check "rebuilt index is sound" 0 "$(status "$BITSIFT" check --index "$WORK/c/.bitsift")"
+check "next update succeeds" 0 "$(status "$BITSIFT" index "$WORK/c" -q)"
+check "no temporary left after the next update" 0 "$(ls -a "$WORK/c/.bitsift" | grep -c '\.tmp\.')"
+check "only the segments the manifest names are left" \
+  "$("$BITSIFT" stats --index "$WORK/c/.bitsift" | grep -c '^ *seg-[0-9]*\.bsg ')" \
+  "$(ls "$WORK/c/.bitsift" | grep -c '^seg-.*\.bsg$')"
+check "updated index is sound" 0 "$(status "$BITSIFT" check --index "$WORK/c/.bitsift")"
+check "updated index answers the new tree" 1 "$(grep -c 'seed2=1500' <<<"$(answers "$WORK/c/.bitsift")")"
 
 # --- a full disk / a file-size limit while writing the index --------------------------------
 mkdir -p "$WORK/small"
 make_corpus "$WORK/tiny" 30 3
 "$BITSIFT" index "$WORK/tiny" -q --index "$WORK/fsize.idx"
 tiny_answers=$(answers "$WORK/fsize.idx")
-tiny_sum=$(cksum < "$WORK/fsize.idx")
+tiny_sum=$(cat "$WORK"/fsize.idx/* | cksum)
 # RLIMIT_FSIZE: the write fails with EFBIG (SIGXFSZ is ignored by bitsift).
 err=$( (ulimit -f 64; "$BITSIFT" index "$WORK/c" -q --index "$WORK/fsize.idx") 2>&1 >/dev/null); code=$?
 check "file-size limit: exit 2" 2 "$code"
 check "file-size limit: one clear line" 1 "$(grep -c 'bitsift: error: .*fsize.idx.*File too large' <<<"$err")"
-check "file-size limit: old index untouched" "$tiny_sum" "$(cksum < "$WORK/fsize.idx")"
+check "file-size limit: old index untouched" "$tiny_sum" "$(cat "$WORK"/fsize.idx/* | cksum)"
 check "file-size limit: old index answers" "$tiny_answers" "$(answers "$WORK/fsize.idx")"
-check "file-size limit: no temporary left" 0 "$(ls "$WORK" | grep -c 'fsize.idx.tmp')"
+check "file-size limit: no temporary left" 0 "$(ls -a "$WORK/fsize.idx" | grep -c 'tmp')"
 # A really full file system, when this sandbox may mount a small tmpfs.
 if mount -t tmpfs -o size=1m tmpfs "$WORK/small" 2>/dev/null; then
   MOUNTED="$WORK/small"
   "$BITSIFT" index "$WORK/tiny" -q --index "$WORK/small/idx"
-  small_sum=$(cksum < "$WORK/small/idx")
+  small_sum=$(cat "$WORK"/small/idx/* | cksum)
   dd if=/dev/zero of="$WORK/small/filler" bs=4k 2>/dev/null  # fill the rest
   err=$("$BITSIFT" index "$WORK/c" -q --index "$WORK/small/idx" 2>&1 >/dev/null); code=$?
   check "full disk: exit 2" 2 "$code"
   check "full disk: one clear line" 1 "$(grep -c 'bitsift: error: .*No space left on device' <<<"$err")"
-  check "full disk: old index untouched" "$small_sum" "$(cksum < "$WORK/small/idx")"
+  check "full disk: old index untouched" "$small_sum" "$(cat "$WORK"/small/idx/* | cksum)"
   check "full disk: old index sound" 0 "$(status "$BITSIFT" check --index "$WORK/small/idx")"
-  check "full disk: no temporary left" 0 "$(ls "$WORK/small" | grep -c 'tmp')"
+  check "full disk: no temporary left" 0 "$(ls -a "$WORK/small/idx" | grep -c 'tmp')"
 else
   note "cannot mount a tmpfs here: the full-disk case is covered by the file-size limit only"
 fi

@@ -1,0 +1,373 @@
+#include "indexer/segment_builder.h"
+
+#include <malloc.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+#include <unicode/uversion.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <unordered_set>
+
+#include "format/bloom.h"
+#include "format/dictionary.h"
+#include "format/forward_store.h"
+#include "format/index_format.h"
+#include "indexer/bands.h"
+#include "indexer/signature_rows.h"
+#include "util/error.h"
+
+namespace bitsift::indexer {
+namespace {
+
+// A term gets an exact row when it is in at least 1/kExactRowDensity of the documents.
+constexpr uint64_t kExactRowDensity = 10;
+
+// Collects a document's distinct tokens.
+class DistinctTokens : public tokenizer::TokenSink {
+ public:
+  void OnToken(std::string_view token) override { set_.emplace(token); }
+  const std::unordered_set<std::string>& set() const { return set_; }
+  void Clear() { set_.clear(); }
+
+ private:
+  std::unordered_set<std::string> set_;
+};
+
+// The dictionary of a segment by final term id.
+struct TermArrays {
+  std::vector<uint32_t> df;
+  std::vector<uint64_t> hashes;
+  std::vector<uint64_t> offsets;
+  std::string bytes;
+};
+
+// The documents' part of the file.
+struct DocumentTable {
+  std::vector<format::DocRecord> records;
+  std::string paths;
+  uint64_t postings = 0;
+  uint64_t input_bytes = 0;
+};
+
+// Bands and the column order of the non-empty documents.
+struct RowPlan {
+  std::vector<format::BandRecord> bands;
+  std::vector<uint32_t> band_docs;
+};
+
+template <typename T>
+void AddSection(format::IndexFileWriter& w, format::SectionId id, const std::vector<T>& v) {
+  w.AddSection(id, v.data(), v.size() * sizeof(T));
+}
+
+}  // namespace
+
+SegmentBuilder::SegmentBuilder(double fp_rate)
+    : fp_rate_(fp_rate), interner_(std::make_unique<TermInterner>()) {}
+
+SegmentBuilder::~SegmentBuilder() = default;
+
+void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const DocumentReader& read,
+                              const SkipCallback& on_skip,
+                              const std::function<void(uint64_t)>& done) {
+  const size_t n = names.size();
+  std::vector<Doc> batch(n);
+  std::vector<uint8_t> ok(n, 0);
+  std::mutex skip_mu;
+  tbb::enumerable_thread_specific<tokenizer::Tokenizer> tokenizers;
+  tbb::enumerable_thread_specific<DistinctTokens> collectors;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
+    tokenizer::Tokenizer& tok = tokenizers.local();
+    DistinctTokens& tokens = collectors.local();
+    for (size_t i = r.begin(); i != r.end(); ++i) {
+      tokens.Clear();
+      std::string detail;
+      SkipReason why = read(i, tok, tokens, &batch[i].facts, &detail);
+      if (why != SkipReason::kCount) {
+        {
+          std::lock_guard<std::mutex> lock(skip_mu);
+          if (on_skip) on_skip(names[i], why, detail);
+        }
+        if (done) done(0);
+        continue;
+      }
+      ok[i] = 1;
+      batch[i].ids.reserve(tokens.set().size());
+      for (const std::string& t : tokens.set())
+        batch[i].ids.push_back(interner_->Intern(t, format::HashTerm(t)));
+      if (done) done(batch[i].facts.size);
+    }
+  });
+  for (size_t i = 0; i < n; ++i) {
+    if (!ok[i]) continue;
+    batch[i].name = names[i];
+    postings_ += batch[i].ids.size();
+    max_doc_terms_ = std::max<uint64_t>(
+        max_doc_terms_, std::min<uint64_t>(batch[i].ids.size(), format::kMaxSignatureTerms));
+    name_bytes_ += names[i].size();
+    docs_.push_back(std::move(batch[i]));
+  }
+  Ensure(docs_.size() < std::numeric_limits<uint32_t>::max(), ErrorKind::kInvalidArgument,
+         "too many documents for one segment");
+}
+
+uint64_t SegmentBuilder::EstimatedBytes() const {
+  // Held now: the interner, 4 bytes per posting, a Doc and its name per document.
+  // Write adds, at its peak: per term 16 (sort record) + 8 (final id maps) + 4 (df) + 8 (hash)
+  // + 8 (offset) + 8 (table) bytes and the term bytes again; per posting about 1.6 bytes of
+  // rows (k / ln 2 bits at the target rate, plus band rounding) and 1.5 of forward store;
+  // per document 64 bytes of DocRecord and 4 of band column.
+  const uint64_t terms = interner_->size();
+  const uint64_t interner = interner_->MemoryBytes();
+  const uint64_t held = interner + postings_ * 4 + docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
+  // The band of the largest documents has at least 64 columns of ~9.6 bits per term of the
+  // largest one: 77 bytes per term.
+  const uint64_t writing =
+      terms * 52 + interner / 3 + postings_ * 31 / 10 + docs_.size() * 68 + max_doc_terms_ * 77;
+  return held + writing;
+}
+
+namespace {
+
+// Phase 1: final term ids by decreasing document frequency (ties by bytes, so builds are
+// reproducible and the terms of one document, which often share prefixes, get close ids).
+// Rewrites every document's ids to final ids, sorted; frees the interner.
+template <typename Docs>
+TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
+  std::vector<std::vector<uint32_t>> df_by_shard(1u << TermInterner::kShardBits);
+  interner->ForEach([&](uint32_t pid, std::string_view, uint64_t) {
+    auto& v = df_by_shard[TermInterner::ShardOf(pid)];
+    if (v.size() <= TermInterner::LocalOf(pid)) v.resize(TermInterner::LocalOf(pid) + 1, 0);
+  });
+  for (const auto& d : docs) {
+    for (uint32_t pid : d.ids)
+      ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
+  }
+  struct TermInfo {  // 16 bytes a term: part of the peak memory with millions of terms
+    uint64_t hash;
+    uint32_t pid;
+    uint32_t df;
+  };
+  std::vector<TermInfo> terms;
+  terms.reserve(interner->size());
+  interner->ForEach([&](uint32_t pid, std::string_view, uint64_t hash) {
+    terms.push_back(
+        {hash, pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)]});
+  });
+  tbb::parallel_sort(terms.begin(), terms.end(), [&](const TermInfo& a, const TermInfo& b) {
+    // Ordering ties by hash instead made linux-files' index 1.3% larger.
+    return a.df != b.df ? a.df > b.df : interner->Term(a.pid) < interner->Term(b.pid);
+  });
+  {
+    std::vector<std::vector<uint32_t>> final_id(df_by_shard.size());
+    for (size_t s = 0; s < df_by_shard.size(); ++s) final_id[s].resize(df_by_shard[s].size());
+    std::vector<std::vector<uint32_t>>().swap(df_by_shard);
+    for (uint32_t id = 0; id < terms.size(); ++id) {
+      uint32_t pid = terms[id].pid;
+      final_id[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)] = id;
+    }
+    tbb::parallel_for(size_t{0}, docs.size(), [&](size_t i) {
+      for (uint32_t& id : docs[i].ids)
+        id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
+      std::sort(docs[i].ids.begin(), docs[i].ids.end());
+    });
+  }
+  TermArrays out;
+  const uint64_t term_count = terms.size();
+  out.df.resize(term_count);
+  out.hashes.resize(term_count);
+  std::vector<uint32_t> pid_by_id(term_count);
+  uint64_t bytes_total = 0;
+  for (size_t id = 0; id < term_count; ++id) {
+    out.df[id] = terms[id].df;
+    out.hashes[id] = terms[id].hash;
+    pid_by_id[id] = terms[id].pid;
+    bytes_total += interner->Term(terms[id].pid).size();
+  }
+  std::vector<TermInfo>().swap(terms);
+  out.offsets.resize(term_count + 1);
+  out.bytes.reserve(bytes_total);
+  for (size_t id = 0; id < term_count; ++id) {
+    out.offsets[id] = out.bytes.size();
+    out.bytes += interner->Term(pid_by_id[id]);
+  }
+  out.offsets[term_count] = out.bytes.size();
+  interner.reset();
+  malloc_trim(0);  // give the interner back to the system (glibc keeps it otherwise)
+  return out;
+}
+
+// Phase 2: the document records, in the (sorted) order of docs.
+template <typename Docs>
+DocumentTable BuildDocumentTable(const Docs& docs) {
+  DocumentTable t;
+  t.records.resize(docs.size());
+  for (size_t d = 0; d < docs.size(); ++d) {
+    const auto& doc = docs[d];
+    const FileFacts& f = doc.facts;
+    t.records[d] = format::DocRecord{t.paths.size(),
+                                     static_cast<uint32_t>(doc.name.size()),
+                                     static_cast<uint32_t>(doc.ids.size()),
+                                     f.size,
+                                     f.file_size,
+                                     f.mtime_ns,
+                                     f.ctime_ns,
+                                     f.inode,
+                                     0,
+                                     0};
+    t.paths += doc.name;
+    t.postings += doc.ids.size();
+    t.input_bytes += f.size;
+  }
+  return t;
+}
+
+// Phase 3: exact rows for frequent terms (BitFunnel's "private rows"). A term in at least a
+// tenth of the documents costs about 9.6 * df Bloom bits but one bit per document as an exact
+// row; it also keeps the Bloom rows sparse, reads one row instead of k, and needs no
+// verification. Ids are by decreasing df, so the exact terms are the ids below the result.
+uint32_t CountExactTerms(const std::vector<uint32_t>& df, uint64_t nonempty_docs) {
+  uint32_t exact = 0;
+  while (exact < df.size() && df[exact] >= 2 &&
+         uint64_t{df[exact]} * kExactRowDensity >= nonempty_docs)
+    ++exact;
+  return exact;
+}
+
+// Phase 4: bands over the non-empty documents sorted by their Bloom-hashed terms.
+template <typename Docs>
+RowPlan PlanRows(const Docs& docs, uint32_t exact_terms, double fp_rate) {
+  std::vector<uint32_t> by_size, huge;
+  std::vector<uint64_t> bloom_count(docs.size(), 0);
+  for (size_t d = 0; d < docs.size(); ++d) {
+    const auto& ids = docs[d].ids;
+    if (ids.empty()) continue;
+    // A document with only exact terms still needs a column (width is sized for at least 1).
+    bloom_count[d] =
+        std::max<uint64_t>(1, ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms));
+    (bloom_count[d] > format::kMaxSignatureTerms ? huge : by_size)
+        .push_back(static_cast<uint32_t>(d));
+  }
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](uint32_t a, uint32_t b) { return bloom_count[a] < bloom_count[b]; });
+  std::vector<uint64_t> sorted_counts(by_size.size());
+  for (size_t i = 0; i < by_size.size(); ++i) sorted_counts[i] = bloom_count[by_size[i]];
+  std::vector<BandPlan> plan = PlanBands(sorted_counts, fp_rate);
+  RowPlan out;
+  out.bands.resize(plan.size());
+  uint64_t row_words = 0;
+  for (size_t b = 0; b < plan.size(); ++b) {
+    format::BandRecord& r = out.bands[b];
+    r.rows_offset = row_words * 8;
+    r.width = plan[b].shape.width;
+    r.k = plan[b].shape.k;
+    r.words_per_row = (plan[b].count + 63) / 64;
+    r.first_column = plan[b].first;
+    r.max_terms = plan[b].max_terms;
+    r.doc_count = static_cast<uint32_t>(plan[b].count);
+    row_words += (r.width + exact_terms) * r.words_per_row;
+    row_words = (row_words + 7) / 8 * 8;  // every band's rows start 64-byte aligned
+  }
+  // Documents too large for signatures: a last band without Bloom rows (exact rows only).
+  if (!huge.empty()) {
+    format::BandRecord r{};
+    r.rows_offset = row_words * 8;
+    r.width = 0;
+    r.k = 0;
+    r.words_per_row = (huge.size() + 63) / 64;
+    r.first_column = by_size.size();
+    for (uint32_t d : huge) r.max_terms = std::max(r.max_terms, bloom_count[d]);
+    r.doc_count = static_cast<uint32_t>(huge.size());
+    out.bands.push_back(r);
+    by_size.insert(by_size.end(), huge.begin(), huge.end());
+  }
+  out.band_docs = std::move(by_size);
+  return out;
+}
+
+}  // namespace
+
+SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string& root) {
+  Ensure(fp_rate_ > 0 && fp_rate_ < 1, ErrorKind::kInvalidArgument,
+         "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(fp_rate_));
+  std::sort(docs_.begin(), docs_.end(), [](const Doc& a, const Doc& b) { return a.name < b.name; });
+  for (size_t i = 1; i < docs_.size(); ++i) {
+    Ensure(docs_[i - 1].name != docs_[i].name, ErrorKind::kInvalidArgument,
+           "two documents named '" + docs_[i].name + "'");
+  }
+  TermArrays terms = AssignTermIds(docs_, interner_);
+  DocumentTable table = BuildDocumentTable(docs_);
+  uint64_t nonempty = 0;
+  for (const Doc& d : docs_) nonempty += !d.ids.empty();
+  const uint32_t exact_terms = CountExactTerms(terms.df, nonempty);
+  RowPlan plan = PlanRows(docs_, exact_terms, fp_rate_);
+  std::vector<uint64_t> rows =
+      BuildSignatureRows(plan.bands, exact_terms, terms.hashes,
+                         [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {
+                           return docs_[plan.band_docs[plan.bands[band].first_column + column]].ids;
+                         });
+
+  // Phase 6: the forward store (each document's ids are freed once encoded).
+  std::vector<uint64_t> forward_offsets(docs_.size() + 1, 0);
+  std::string forward;
+  for (size_t d = 0; d < docs_.size(); ++d) {
+    forward_offsets[d] = forward.size();
+    format::EncodeForwardRecord(docs_[d].ids, forward);
+    std::vector<uint32_t>().swap(docs_[d].ids);
+  }
+  forward_offsets[docs_.size()] = forward.size();
+
+  // Phase 7: the dictionary's hash table; phase 8: META and the file.
+  std::vector<uint32_t> term_table = format::BuildTermTable(terms.hashes);
+  format::MetaRecord m{};
+  m.doc_count = docs_.size();
+  m.term_count = terms.df.size();
+  m.band_count = plan.bands.size();
+  m.term_table_slots = term_table.size();
+  m.fp_rate = fp_rate_;
+  m.input_bytes = table.input_bytes;
+  m.build_time_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  m.contract_version = format::kContractVersion;
+  m.exact_terms = exact_terms;
+  std::strncpy(m.icu_version, U_ICU_VERSION, sizeof(m.icu_version) - 1);
+  std::string meta(reinterpret_cast<const char*>(&m), sizeof(m));
+  meta += root;
+
+  using format::SectionId;
+  format::IndexFileWriter w(path);
+  w.AddSection(SectionId::kMeta, meta.data(), meta.size());
+  AddSection(w, SectionId::kBands, plan.bands);
+  AddSection(w, SectionId::kBandDocs, plan.band_docs);
+  AddSection(w, SectionId::kRows, rows);
+  AddSection(w, SectionId::kDocs, table.records);
+  w.AddSection(SectionId::kPaths, table.paths.data(), table.paths.size());
+  AddSection(w, SectionId::kTermOffsets, terms.offsets);
+  w.AddSection(SectionId::kTermBytes, terms.bytes.data(), terms.bytes.size());
+  AddSection(w, SectionId::kTermDf, terms.df);
+  AddSection(w, SectionId::kTermTable, term_table);
+  AddSection(w, SectionId::kForwardOffsets, forward_offsets);
+  w.AddSection(SectionId::kForwardData, forward.data(), forward.size());
+
+  SegmentSummary s;
+  s.file_bytes = w.Finish();
+  s.documents = docs_.size();
+  s.terms = terms.df.size();
+  s.postings = table.postings;
+  s.bands = plan.bands.size();
+  s.input_bytes = table.input_bytes;
+  // Empty the builder for the next segment.
+  std::vector<Doc>().swap(docs_);
+  postings_ = name_bytes_ = max_doc_terms_ = 0;
+  interner_ = std::make_unique<TermInterner>();
+  malloc_trim(0);
+  return s;
+}
+
+}  // namespace bitsift::indexer

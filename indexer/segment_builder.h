@@ -1,0 +1,82 @@
+// Building one segment: documents are tokenized (in parallel, batch by batch) into an
+// in-memory segment whose size is tracked, then written as one immutable segment file.
+//
+// Write runs as named phases: AssignTermIds -> DocumentTable -> CountExactTerms -> PlanRows
+// -> BuildSignatureRows (indexer/signature_rows.h) -> EncodeForwardStore -> the dictionary
+// table -> WriteSegmentFile.
+#ifndef BITSIFT_INDEXER_SEGMENT_BUILDER_H_
+#define BITSIFT_INDEXER_SEGMENT_BUILDER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "documents/file_walker.h"
+#include "indexer/term_interner.h"
+#include "tokenizer/tokenizer.h"
+
+namespace bitsift::indexer {
+
+using documents::FileFacts;
+using documents::SkipCallback;
+using documents::SkipReason;
+
+// Reads document i of a batch into the sink: returns kCount on success, otherwise why it was
+// skipped (with *detail). Called from several threads at once with distinct i.
+using DocumentReader = std::function<SkipReason(size_t i, tokenizer::Tokenizer&,
+                                                tokenizer::TokenSink&, FileFacts*, std::string*)>;
+
+// What a written segment holds.
+struct SegmentSummary {
+  uint64_t documents = 0;
+  uint64_t terms = 0;
+  uint64_t postings = 0;
+  uint64_t bands = 0;
+  uint64_t input_bytes = 0;
+  uint64_t file_bytes = 0;
+};
+
+class SegmentBuilder {
+ public:
+  // fp_rate: the per-term false-positive target of every band (0 < fp_rate < 1).
+  explicit SegmentBuilder(double fp_rate);
+  ~SegmentBuilder();
+
+  // Reads documents 0..names.size()-1 with `read`, in parallel in the calling task arena, and
+  // adds those read successfully under their names. A skipped document is reported to on_skip
+  // and not added. `done(bytes)` is called once per document (progress). Names must be
+  // distinct across everything added to one segment.
+  void AddBatch(const std::vector<std::string>& names, const DocumentReader& read,
+                const SkipCallback& on_skip, const std::function<void(uint64_t)>& done);
+
+  uint64_t documents() const { return docs_.size(); }
+
+  // The memory the builder holds now plus what Write will allocate, in bytes (an estimate
+  // within a few percent on real corpora; docs/living-index.md).
+  uint64_t EstimatedBytes() const;
+
+  // Writes all added documents (sorted by name) as a segment file at `path` (atomically:
+  // nothing at `path` until complete and synced), then empties the builder. `root` is recorded
+  // in the segment's META. Throws Error(kIo).
+  SegmentSummary Write(const std::string& path, const std::string& root);
+
+ private:
+  struct Doc {
+    std::string name;
+    std::vector<uint32_t> ids;  // provisional, then final term ids (sorted)
+    FileFacts facts;
+  };
+  double fp_rate_;
+  std::unique_ptr<TermInterner> interner_;
+  std::vector<Doc> docs_;
+  uint64_t postings_ = 0;
+  uint64_t name_bytes_ = 0;
+  uint64_t max_doc_terms_ =
+      0;  // distinct terms of the largest document, at most kMaxSignatureTerms
+};
+
+}  // namespace bitsift::indexer
+
+#endif  // BITSIFT_INDEXER_SEGMENT_BUILDER_H_

@@ -1,0 +1,196 @@
+#include "query/index_set.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <queue>
+
+#include "query/index_check.h"
+#include "util/error.h"
+
+namespace bitsift::query {
+namespace {
+
+// A writer may remove a segment between our reading MANIFEST and opening the segment (it
+// committed a newer state); then the newer MANIFEST is read. Bounded: each retry needs a commit.
+constexpr int kOpenAttempts = 8;
+
+}  // namespace
+
+IndexSet::IndexSet(const std::vector<std::string>& index_dirs) {
+  for (uint32_t i = 0; i < index_dirs.size(); ++i) {
+    const std::string& dir = index_dirs[i];
+    std::vector<Segment> opened;
+    format::Manifest manifest;
+    for (int attempt = 1;; ++attempt) {
+      manifest = format::ReadManifest(dir);
+      opened.clear();
+      try {
+        for (const format::ManifestSegment& e : manifest.segments) {
+          Segment s;
+          const std::string path = dir + "/" + format::SegmentFileName(e.number);
+          s.reader = std::make_unique<IndexReader>(path);
+          Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
+                 ErrorKind::kCorrupt,
+                 path +
+                     ": does not match the index manifest; rebuild the index with "
+                     "'bitsift index --rebuild DIR'");
+          s.searcher = std::make_unique<Searcher>(*s.reader);
+          s.index = i;
+          s.number = e.number;
+          s.deleted_count = e.deleted.size();
+          if (!e.deleted.empty()) {
+            s.deleted.assign((e.doc_count + 63) / 64, 0);
+            for (uint32_t d : e.deleted) s.deleted[d / 64] |= uint64_t{1} << (d % 64);
+          }
+          opened.push_back(std::move(s));
+        }
+        break;
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kNotFound || attempt == kOpenAttempts) throw;
+      }
+    }
+    Index index;
+    index.dir = dir;
+    auto root = manifest.settings.find("root");
+    index.root = root == manifest.settings.end() ? "" : root->second;
+    index.manifest = std::move(manifest);
+    for (Segment& s : opened) {
+      Ensure(id_count_ + s.reader->doc_count() < UINT32_MAX, ErrorKind::kInvalidArgument,
+             "too many documents in the indexes opened together");
+      s.first_id = static_cast<uint32_t>(id_count_);
+      id_count_ += s.reader->doc_count();
+      live_ += s.reader->doc_count() - s.deleted_count;
+      index.segments.push_back(segments_.size());
+      segments_.push_back(std::move(s));
+    }
+    indexes_.push_back(std::move(index));
+  }
+}
+
+IndexSet::~IndexSet() = default;
+
+const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), id,
+                             [](uint32_t v, const Segment& s) { return v < s.first_id; });
+  return *(it - 1);
+}
+
+std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, uint64_t limit,
+                                       SetQueryStats* stats) const {
+  *stats = SetQueryStats{};
+  stats->terms = terms.size();
+  std::vector<uint32_t> out;
+  for (const Index& index : indexes_) {
+    if (limit != 0 && out.size() >= limit) break;
+    const uint64_t want = limit == 0 ? 0 : limit - out.size();
+    // Each segment answers in its own path order; a k-way merge by path gives the index's.
+    // Segments are searched in parallel (each search may itself run in parallel); a segment
+    // whose dictionary lacks a term returns at once.
+    const size_t n = index.segments.size();
+    std::vector<std::vector<uint32_t>> hits(n);
+    std::vector<QueryStats> st(n);
+    auto search = [&](size_t i) {
+      const Segment& s = segments_[index.segments[i]];
+      hits[i] =
+          s.searcher->Search(terms, want, &st[i], s.deleted.empty() ? nullptr : s.deleted.data());
+    };
+    if (n > 1) {
+      tbb::parallel_for(size_t{0}, n, search);
+    } else if (n == 1) {
+      search(0);
+    }
+    std::vector<std::vector<uint32_t>> parts;
+    std::vector<size_t> part_segment;
+    for (size_t i = 0; i < n; ++i) {
+      (st[i].absent_term ? stats->segments_skipped : stats->segments_searched)++;
+      stats->candidates += st[i].candidates;
+      stats->false_positives += st[i].false_positives;
+      stats->rows_read += st[i].rows_read;
+      stats->bytes_read += st[i].bytes_read;
+      stats->parse_us += st[i].parse_us;
+      stats->and_us += st[i].and_us;
+      stats->verify_us += st[i].verify_us;
+      stats->total_us += st[i].total_us;
+      if (!hits[i].empty()) {
+        parts.push_back(std::move(hits[i]));
+        part_segment.push_back(index.segments[i]);
+      }
+    }
+    if (parts.size() == 1) {
+      const Segment& s = segments_[part_segment[0]];
+      for (uint32_t local : parts[0]) {
+        if (want != 0 && out.size() >= limit) break;
+        out.push_back(s.first_id + local);
+      }
+      continue;
+    }
+    // Segments written by one run cover consecutive path ranges (files are indexed in path
+    // order): when the parts do not overlap, ordering them by first path is the whole merge,
+    // and no other document's path is read (each read can be a cache miss).
+    std::vector<size_t> by_first(parts.size());
+    for (size_t p = 0; p < parts.size(); ++p) by_first[p] = p;
+    auto first_path = [&](size_t p) {
+      return segments_[part_segment[p]].reader->path(parts[p].front());
+    };
+    auto last_path = [&](size_t p) {
+      return segments_[part_segment[p]].reader->path(parts[p].back());
+    };
+    std::sort(by_first.begin(), by_first.end(),
+              [&](size_t a, size_t b) { return first_path(a) < first_path(b); });
+    bool disjoint = true;
+    for (size_t i = 1; i < by_first.size() && disjoint; ++i)
+      disjoint = last_path(by_first[i - 1]) < first_path(by_first[i]);
+    if (disjoint) {
+      for (size_t p : by_first) {
+        const Segment& s = segments_[part_segment[p]];
+        for (uint32_t local : parts[p]) {
+          if (limit != 0 && out.size() >= limit) break;
+          out.push_back(s.first_id + local);
+        }
+      }
+      continue;
+    }
+    struct Head {
+      std::string_view path;
+      size_t part;
+      size_t pos;
+    };
+    auto later = [](const Head& a, const Head& b) { return a.path > b.path; };
+    std::priority_queue<Head, std::vector<Head>, decltype(later)> heap(later);
+    auto path_of = [&](size_t part, size_t pos) {
+      return segments_[part_segment[part]].reader->path(parts[part][pos]);
+    };
+    for (size_t p = 0; p < parts.size(); ++p) heap.push({path_of(p, 0), p, 0});
+    while (!heap.empty() && (limit == 0 || out.size() < limit)) {
+      Head h = heap.top();
+      heap.pop();
+      out.push_back(segments_[part_segment[h.part]].first_id + parts[h.part][h.pos]);
+      if (h.pos + 1 < parts[h.part].size())
+        heap.push({path_of(h.part, h.pos + 1), h.part, h.pos + 1});
+    }
+  }
+  stats->matches = out.size();
+  return out;
+}
+
+void IndexSet::Check() const {
+  for (const Segment& s : segments_) CheckIndex(*s.reader);
+  for (const Index& index : indexes_) {
+    std::vector<std::string_view> live;
+    for (size_t si : index.segments) {
+      const Segment& s = segments_[si];
+      for (uint32_t d = 0; d < s.reader->doc_count(); ++d) {
+        if (!s.is_deleted(d)) live.push_back(s.reader->path(d));
+      }
+    }
+    std::sort(live.begin(), live.end());
+    for (size_t i = 1; i < live.size(); ++i) {
+      Ensure(live[i - 1] != live[i], ErrorKind::kCorrupt,
+             index.dir + ": '" + std::string(live[i]) +
+                 "' is live in two segments; rebuild the index with 'bitsift index --rebuild DIR'");
+    }
+  }
+}
+
+}  // namespace bitsift::query

@@ -1,0 +1,429 @@
+// The living index: randomized sequences of changes to a tree of files (and to in-memory
+// documents), each followed by an update, must answer exactly as a brute-force oracle over the
+// current texts and as a fresh full build. Also: the writer lock, readers during updates and
+// compactions, and kill -9 at every named point of an update, flush and merge.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "bitsift/bitsift.h"
+#include "reliability/reliability_util.h"
+#include "test_util.h"
+#include "tokenizer/tokenizer.h"
+
+using bitsift::Index;
+using bitsift::IndexOptions;
+using bitsift::IndexSummary;
+using bitsift::Status;
+using bitsift::testing::Cat;
+using bitsift::testing::MixedVocabulary;
+using bitsift::testing::TempDir;
+using bitsift::testing::WriteFile;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Paths = std::vector<std::string>;
+
+// The brute-force answer: names whose token set holds every query term, sorted.
+Paths OracleAnswer(const std::map<std::string, std::string>& texts,
+                   const std::vector<std::string>& query) {
+  std::vector<std::string> terms = bitsift::tokenizer::TokenSet([&] {
+    std::string q;
+    for (const auto& w : query) q += w + " ";
+    return q;
+  }());
+  Paths out;
+  for (const auto& [name, text] : texts) {
+    std::vector<std::string> have = bitsift::tokenizer::TokenSet(text);
+    bool all = true;
+    for (const auto& t : terms) all = all && std::binary_search(have.begin(), have.end(), t);
+    if (all) out.push_back(name);
+  }
+  return out;
+}
+
+Paths Answer(const Index& index, const std::vector<std::string>& query) {
+  bitsift::QueryResult r;
+  Status s = index.Query(query, {}, &r);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  Paths out;
+  for (uint32_t id : r.documents) out.push_back(index.document(id).path);
+  return out;
+}
+
+std::string RandomText(std::mt19937_64& rng, const std::vector<std::string>& vocab) {
+  std::string text;
+  size_t words = 1 + rng() % 60;
+  for (size_t i = 0; i < words; ++i) {
+    text += vocab[std::min<size_t>(vocab.size() - 1, (rng() % vocab.size()) * (rng() % 3 + 1) / 3)];
+    text += rng() % 9 == 0 ? "\n" : " ";
+  }
+  return text;
+}
+
+std::vector<std::vector<std::string>> SampleQueries(const std::map<std::string, std::string>& texts,
+                                                    std::mt19937_64& rng, size_t n) {
+  std::vector<std::vector<std::string>> queries;
+  std::vector<std::string> names;
+  for (const auto& [name, text] : texts) names.push_back(name);
+  for (size_t q = 0; q < n; ++q) {
+    if (names.empty() || q % 10 == 0) {
+      queries.push_back({Cat("absentterm", q)});
+      continue;
+    }
+    std::vector<std::string> tokens =
+        bitsift::tokenizer::TokenSet(texts.at(names[rng() % names.size()]));
+    if (tokens.empty()) continue;
+    std::vector<std::string> query;
+    size_t k = 1 + rng() % 3;
+    for (size_t i = 0; i < k; ++i) query.push_back(tokens[rng() % tokens.size()]);
+    queries.push_back(query);
+  }
+  return queries;
+}
+
+// Applies one random change to the tree and to `texts` (the truth).
+void RandomChange(const TempDir& dir, std::map<std::string, std::string>& texts,
+                  std::mt19937_64& rng, const std::vector<std::string>& vocab, int& next_id) {
+  auto pick = [&]() {
+    auto it = texts.begin();
+    std::advance(it, rng() % texts.size());
+    return it->first;
+  };
+  int op = texts.empty() ? 0 : static_cast<int>(rng() % 6);
+  switch (op) {
+    case 0: {  // add
+      std::string name =
+          (rng() % 2 ? Cat("d", rng() % 4) + "/" : "") + "f" + std::to_string(next_id++) + ".txt";
+      texts[name] = RandomText(rng, vocab);
+      WriteFile(dir / ("tree/" + name), texts[name]);
+      break;
+    }
+    case 1: {  // rewrite in place
+      std::string name = pick();
+      texts[name] = RandomText(rng, vocab);
+      WriteFile(dir / ("tree/" + name), texts[name]);
+      break;
+    }
+    case 2: {  // delete
+      std::string name = pick();
+      fs::remove(dir / ("tree/" + name));
+      texts.erase(name);
+      break;
+    }
+    case 3: {  // rename
+      std::string name = pick();
+      std::string to = Cat("r", next_id++) + ".txt";
+      fs::rename(dir / ("tree/" + name), dir / ("tree/" + to));
+      texts[to] = texts[name];
+      texts.erase(name);
+      break;
+    }
+    case 4: {  // append
+      std::string name = pick();
+      std::string more = RandomText(rng, vocab);
+      texts[name] += "\n" + more;
+      WriteFile(dir / ("tree/" + name), texts[name]);
+      break;
+    }
+    default: {  // same size, new content, mtime set back (ctime still changes)
+      std::string name = pick();
+      std::string path = dir / ("tree/" + name);
+      struct stat st;
+      REQUIRE(::stat(path.c_str(), &st) == 0);
+      std::string text = texts[name];
+      for (char& c : text) {
+        if (c >= 'a' && c < 'z' && rng() % 4 == 0) c = static_cast<char>(c + 1);
+      }
+      texts[name] = text;
+      WriteFile(path, text);
+      struct timespec times[2] = {st.st_atim, st.st_mtim};
+      REQUIRE(::utimensat(AT_FDCWD, path.c_str(), times, 0) == 0);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("updates after random changes answer as the oracle and as a fresh build",
+          "[update][oracle]") {
+  for (uint64_t budget : {uint64_t{64} << 10, uint64_t{256} << 20}) {
+    DYNAMIC_SECTION("memory budget " << budget) {
+      std::mt19937_64 rng(budget);
+      std::vector<std::string> vocab = MixedVocabulary(300, rng);
+      TempDir dir;
+      std::map<std::string, std::string> texts;
+      int next_id = 0;
+      for (int i = 0; i < 40; ++i) RandomChange(dir, texts, rng, vocab, next_id);
+      fs::create_directories(dir / "tree");
+      IndexOptions options;
+      options.memory_budget = budget;
+      uint64_t max_segments = 0, merges = 0;
+      for (int round = 0; round < 14; ++round) {
+        IndexSummary summary;
+        Status s = bitsift::BuildIndex(dir / "tree", dir / "index", options, &summary);
+        INFO(s.message());
+        REQUIRE(s.ok());
+        CHECK(summary.documents == texts.size());
+        max_segments = std::max(max_segments, summary.segments);
+        merges += summary.merges;
+        IndexOptions fresh_options;
+        fresh_options.rebuild = true;
+        REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "fresh", fresh_options).ok());
+        std::unique_ptr<Index> updated, fresh;
+        REQUIRE(Index::Open(dir / "index", &updated).ok());
+        REQUIRE(Index::Open(dir / "fresh", &fresh).ok());
+        REQUIRE(updated->Check().ok());
+        for (const auto& q : SampleQueries(texts, rng, 60)) {
+          Paths expected = OracleAnswer(texts, q);
+          CHECK(Answer(*updated, q) == expected);
+          CHECK(Answer(*fresh, q) == expected);
+        }
+        // 1 to 12 changes before the next update.
+        for (int c = 1 + static_cast<int>(rng() % 12); c > 0; --c)
+          RandomChange(dir, texts, rng, vocab, next_id);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // distinct mtimes
+      }
+      if (budget < (1 << 20)) CHECK(max_segments > 3);  // small budget: many segments
+      if (budget >= (1 << 20)) CHECK(merges > 0);       // tiers filled and merged
+      // Compaction (after bringing the index up to date) leaves one segment and the answers.
+      IndexSummary summary;
+      REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options).ok());
+      REQUIRE(bitsift::CompactIndex(dir / "index", options, &summary).ok());
+      CHECK(summary.segments == 1);
+      std::unique_ptr<Index> compacted;
+      REQUIRE(Index::Open(dir / "index", &compacted).ok());
+      REQUIRE(compacted->Check().ok());
+      CHECK(compacted->document_count() == texts.size());
+      for (const auto& q : SampleQueries(texts, rng, 80))
+        CHECK(Answer(*compacted, q) == OracleAnswer(texts, q));
+    }
+  }
+}
+
+TEST_CASE("an update reads only new and changed files", "[update]") {
+  TempDir dir;
+  for (int i = 0; i < 50; ++i) WriteFile(dir / (Cat("tree/f", i)), Cat("word", i));
+  IndexSummary s;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", {}, &s).ok());
+  CHECK(s.added == 50);
+  CHECK(s.rebuilt);
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", {}, &s).ok());
+  CHECK((s.added == 0 && s.changed == 0 && s.removed == 0 && s.unchanged == 50));
+  CHECK(s.segments_written == 0);
+  CHECK(s.input_bytes == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  WriteFile(dir / "tree/f3", "changed words");
+  fs::remove(dir / "tree/f4");
+  WriteFile(dir / "tree/new", "brand new");
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", {}, &s).ok());
+  CHECK(s.added == 1);
+  CHECK(s.changed == 1);
+  CHECK(s.removed == 1);
+  CHECK(s.unchanged == 48);
+  CHECK(s.input_bytes == std::string("changed words").size() + std::string("brand new").size());
+  CHECK_FALSE(s.rebuilt);
+  // Other settings rebuild.
+  IndexOptions other;
+  other.fp_rate = 0.05;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", other, &s).ok());
+  CHECK(s.rebuilt);
+  CHECK(s.added == 50);
+}
+
+TEST_CASE("in-memory documents: upserts and deletes by name equal the oracle", "[update][oracle]") {
+  std::mt19937_64 rng(99);
+  std::vector<std::string> vocab = MixedVocabulary(200, rng);
+  TempDir dir;
+  std::map<std::string, std::string> texts;
+  IndexOptions options;
+  options.memory_budget = 32 << 10;
+  for (int round = 0; round < 12; ++round) {
+    std::vector<bitsift::Document> upserts;
+    std::vector<std::string> deletes;
+    std::set<std::string> touched;
+    for (int i = 0; i < 15; ++i) {
+      std::string name = Cat("n", rng() % 60);
+      if (!touched.insert(name).second) continue;
+      if (rng() % 4 == 0) {
+        deletes.push_back(name);
+        texts.erase(name);
+      } else {
+        std::string text = RandomText(rng, vocab);
+        upserts.push_back({name, text, 0});
+        texts[name] = text;
+      }
+    }
+    deletes.push_back("never-there");
+    REQUIRE(bitsift::UpdateDocuments(upserts, deletes, dir / "index", options).ok());
+    std::unique_ptr<Index> index;
+    REQUIRE(Index::Open(dir / "index", &index).ok());
+    CHECK(index->live_document_count() == texts.size());
+    for (const auto& q : SampleQueries(texts, rng, 50))
+      CHECK(Answer(*index, q) == OracleAnswer(texts, q));
+  }
+}
+
+TEST_CASE("a second writer fails fast while the first holds the index", "[update][concurrent]") {
+  TempDir dir;
+  for (int i = 0; i < 30; ++i) WriteFile(dir / (Cat("tree/f", i)), "alpha beta");
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", {}).ok());
+  WriteFile(dir / "tree/f0", "gamma");
+  std::atomic<bool> inside{false}, release{false};
+  IndexOptions slow;
+  slow.rebuild = true;
+  slow.on_skip = nullptr;
+  slow.progress = [&](const bitsift::IndexProgress& p) {
+    if (p.files_done == p.files_total) {
+      inside = true;
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  Status first;
+  std::thread writer([&] { first = bitsift::BuildIndex(dir / "tree", dir / "index", slow); });
+  while (!inside) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  Status second = bitsift::BuildIndex(dir / "tree", dir / "index", {});
+  CHECK(second.code() == Status::Code::kBusy);
+  CHECK(second.message().find("another bitsift") != std::string::npos);
+  CHECK(bitsift::CompactIndex(dir / "index", {}).code() == Status::Code::kBusy);
+  // Readers are not writers: they open while the writer runs.
+  std::unique_ptr<Index> index;
+  CHECK(Index::Open(dir / "index", &index).ok());
+  release = true;
+  writer.join();
+  CHECK(first.ok());
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", {}).ok());
+}
+
+TEST_CASE("readers keep answering during updates and compactions", "[update][concurrent]") {
+  TempDir dir;
+  std::vector<bitsift::Document> docs;
+  for (int i = 0; i < 300; ++i)
+    docs.push_back({Cat("d", i), Cat("common w", i % 7) + Cat(" x", i), 0});
+  IndexOptions options;
+  options.memory_budget = 16 << 10;  // many small segments to merge
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "index", options).ok());
+  std::unique_ptr<Index> first;
+  REQUIRE(Index::Open(dir / "index", &first).ok());
+  const Paths expected = Answer(*first, {"common", "w3"});
+  REQUIRE(expected.size() > 10);
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0}, failed{0}, opened{0};
+  auto reader = [&] {
+    while (!done) {
+      std::unique_ptr<Index> index;
+      Status s = Index::Open(dir / "index", &index);
+      if (!s.ok()) {
+        ++failed;
+        continue;
+      }
+      ++opened;
+      bitsift::QueryResult r;
+      if (!index->Query({"common", "w3"}, {}, &r).ok()) {
+        ++failed;
+        continue;
+      }
+      Paths got;
+      for (uint32_t id : r.documents) got.push_back(index->document(id).path);
+      if (got != expected) ++wrong;
+      if (Answer(*first, {"common", "w3"}) != expected) ++wrong;
+    }
+  };
+  std::thread r1(reader), r2(reader);
+  for (int round = 0; round < 6; ++round) {
+    // Rewrite documents with the same text (new segments, deletions), then compact.
+    std::vector<bitsift::Document> same(docs.begin() + round * 40, docs.begin() + round * 40 + 40);
+    REQUIRE(bitsift::UpdateDocuments(same, {}, dir / "index", options).ok());
+    REQUIRE(bitsift::CompactIndex(dir / "index", options).ok());
+  }
+  done = true;
+  r1.join();
+  r2.join();
+  CHECK(failed == 0);
+  CHECK(wrong == 0);
+  CHECK(opened > 0);
+}
+
+TEST_CASE("kill -9 at any point of an update, flush or merge leaves the old or the new state",
+          "[update][crash]") {
+  TempDir dir;
+  std::map<std::string, std::string> old_texts, new_texts;
+  for (int i = 0; i < 40; ++i) {
+    old_texts[Cat("f", i)] = Cat("old words w", i);
+    WriteFile(dir / (Cat("tree/f", i)), old_texts[Cat("f", i)]);
+  }
+  const std::string prog = bitsift::testing::BitsiftProgram();
+  auto build = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {prog,      "index",       dir / "tree",
+                                     "--index", dir / "index", "--quiet"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return bitsift::testing::RunProcess(argv);
+  };
+  REQUIRE(build({}).exit_code == 0);
+  // The change every attempt makes: 10 rewritten, 5 removed, 5 added.
+  new_texts = old_texts;
+  for (int i = 0; i < 10; ++i) new_texts[Cat("f", i)] = Cat("new words n", i);
+  for (int i = 10; i < 15; ++i) new_texts.erase(Cat("f", i));
+  for (int i = 40; i < 45; ++i) new_texts[Cat("f", i)] = Cat("new words n", i);
+  auto apply = [&](const std::map<std::string, std::string>& texts) {
+    fs::remove_all(dir / "tree");
+    for (const auto& [name, text] : texts) WriteFile(dir / ("tree/" + name), text);
+  };
+  const std::vector<std::vector<std::string>> queries = {{"old"}, {"new"}, {"words"},
+                                                         {"w3"},  {"n42"}, {"n3"}};
+  for (const char* point : {"segment-written", "merged", "before-commit", "committed"}) {
+    DYNAMIC_SECTION("killed at " << point) {
+      apply(old_texts);
+      REQUIRE(build({"--rebuild"}).exit_code == 0);
+      apply(new_texts);
+      ::setenv("BITSIFT_TEST_KILL_AT", point, 1);
+      // A tiny budget makes several segments; merging is forced by compact below.
+      auto r = build({"--memory", "16M"});
+      ::unsetenv("BITSIFT_TEST_KILL_AT");
+      bool killed = r.signal == SIGKILL;
+      std::unique_ptr<Index> index;
+      REQUIRE(Index::Open(dir / "index", &index).ok());
+      REQUIRE(index->Check().ok());
+      bool is_old = true, is_new = true;
+      for (const auto& q : queries) {
+        Paths got = Answer(*index, q);
+        is_old = is_old && got == OracleAnswer(old_texts, q);
+        is_new = is_new && got == OracleAnswer(new_texts, q);
+      }
+      CHECK((is_old || is_new));
+      if (std::string(point) == "committed") CHECK(is_new);
+      if (std::string(point) == "before-commit" || std::string(point) == "segment-written") {
+        CHECK(killed);
+        CHECK(is_old);
+      }
+      // The next run cleans up and completes.
+      REQUIRE(build({}).exit_code == 0);
+      for (const auto& e : fs::directory_iterator(dir / "index"))
+        CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+      std::unique_ptr<Index> after;
+      REQUIRE(Index::Open(dir / "index", &after).ok());
+      for (const auto& q : queries) CHECK(Answer(*after, q) == OracleAnswer(new_texts, q));
+      // Compaction killed after merging and before committing leaves the state as it was.
+      ::setenv("BITSIFT_TEST_KILL_AT", point, 1);
+      auto c = bitsift::testing::RunProcess({prog, "compact", "--index", dir / "index", "--quiet"});
+      ::unsetenv("BITSIFT_TEST_KILL_AT");
+      (void)c;
+      std::unique_ptr<Index> compacted;
+      REQUIRE(Index::Open(dir / "index", &compacted).ok());
+      REQUIRE(compacted->Check().ok());
+      for (const auto& q : queries) CHECK(Answer(*compacted, q) == OracleAnswer(new_texts, q));
+    }
+  }
+}

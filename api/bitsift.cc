@@ -12,7 +12,6 @@
 
 #include "format/bloom.h"
 #include "indexer/index_builder.h"
-#include "query/index_check.h"
 #include "query/index_reader.h"
 #include "query/index_set.h"
 #include "query/searcher.h"

@@ -276,12 +276,35 @@ void PrintSummary(const IndexSummary& summary, const std::string& index_path) {
               summary.documents ? 8.0 * summary.index_bytes / summary.documents : 0.0);
 }
 
+// The `index` options that choose the documents and how they are read (README "What is
+// indexed"): added to `d`, and read back into `options` after parsing.
+void AddDocumentOptions(po::options_description& d) {
+  d.add_options()("encoding", po::value<std::string>()->value_name("NAME"),
+                  "read every file in this encoding (default: detect per file)")(
+      "hidden", "include files and directories whose names start with '.'")(
+      "no-ignore", "do not apply .gitignore, .ignore and .git/info/exclude files")(
+      "glob,g", po::value<std::vector<std::string>>()->composing()->value_name("GLOB"),
+      "index only files matching GLOB; !GLOB excludes (repeatable, the last match wins)")(
+      "max-decompressed-size", po::value<uint64_t>()->default_value(256ULL << 20),
+      "skip compressed files whose content is larger than this many bytes");
+}
+
+void ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
+  if (vm.count("encoding")) options->encoding = vm["encoding"].as<std::string>();
+  options->hidden = vm.count("hidden") > 0;
+  options->no_ignore = vm.count("no-ignore") > 0;
+  if (vm.count("glob")) options->globs = vm["glob"].as<std::vector<std::string>>();
+  options->max_decompressed_bytes = vm["max-decompressed-size"].as<uint64_t>();
+}
+
 }  // namespace
 
 int RunIndex(const std::vector<std::string>& args) {
   const char* usage =
       "usage: bitsift index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
-      "[--threads N] [--max-file-size BYTES] [--verbose]";
+      "[--threads N] [--max-file-size BYTES] [--verbose]\n"
+      "                         [--encoding NAME] [--hidden] [--no-ignore] [--glob GLOB]... "
+      "[--max-decompressed-size BYTES]";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::string>(),
@@ -295,6 +318,7 @@ int RunIndex(const std::vector<std::string>& args) {
       "max-file-size", po::value<uint64_t>()->default_value(256ULL << 20),
       "skip files larger than this many bytes")("verbose,v", "name every skipped file on stderr")(
       "quiet,q", "no progress, no summary");
+  AddDocumentOptions(visible);
   po::options_description all;
   all.add(visible).add_options()("dir", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
@@ -313,6 +337,7 @@ int RunIndex(const std::vector<std::string>& args) {
   options.threads = vm["threads"].as<unsigned>();
   options.max_file_size = vm["max-file-size"].as<uint64_t>();
   options.rebuild = vm.count("rebuild") > 0;
+  ReadDocumentOptions(vm, &options);
   if (!(options.fp_rate > 0 && options.fp_rate < 1)) return Fail("--fp-rate must be in (0, 1)");
   std::optional<uint64_t> memory = ParseBytes(vm["memory"].as<std::string>());
   if (!memory || *memory < (16ULL << 20)) {
@@ -333,7 +358,8 @@ int RunIndex(const std::vector<std::string>& args) {
   }
   options.on_skip = [verbose, tty](const std::string& path, const std::string& reason,
                                    const std::string& detail) {
-    bool warn = reason == "unreadable" || reason == "vanished";
+    bool warn = reason == "unreadable" || reason == "vanished" || reason == "decompression-limit" ||
+                reason == "bad-compressed";
     if (!warn && !verbose) return;
     std::fprintf(stderr, "%sbitsift: %s: skipped %s (%s%s%s)\n", tty ? "\r" : "",
                  warn ? "warning" : "note", path.c_str(), reason.c_str(),

@@ -539,7 +539,8 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
   };
   // Phase 1: list the tree (fails early on a bad root, before the index is touched).
   const std::string root_abs = AbsolutePath(root);
-  std::vector<std::string> names = WalkDirectory(root, IndexExcluder(root_abs, index_dir), on_skip);
+  std::vector<std::string> names =
+      WalkDirectory(root, config.documents, IndexExcluder(root_abs, index_dir), on_skip);
   WithThreads(config, [&] {
     // Phase 2: the current state, under the writer lock.
     IndexState state(index_dir, config, SettingsOf(root_abs, config));
@@ -574,7 +575,8 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
         state, to_read,
         [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink, FileFacts* facts,
             std::string* detail) {
-          return ReadDocumentFile(root, to_read[i], max_size, tok, sink, facts, detail);
+          return ReadDocumentFile(root, to_read[i], max_size, config.documents, tok, sink, facts,
+                                  detail);
         },
         root_abs, config, on_skip, start, report, &indexed);
     // Phase 5: delete the old versions of changed files (after the new ones are written).

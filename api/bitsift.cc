@@ -60,6 +60,11 @@ indexer::BuildConfig ConfigOf(const IndexOptions& o) {
   c.fp_rate = o.fp_rate;
   c.threads = o.threads;
   c.max_file_size = o.max_file_size;
+  c.documents.encoding = o.encoding;
+  c.documents.hidden = o.hidden;
+  c.documents.no_ignore = o.no_ignore;
+  c.documents.globs = o.globs;
+  c.documents.max_decompressed_bytes = o.max_decompressed_bytes;
   c.memory_budget = o.memory_budget;
   c.rebuild = o.rebuild;
   c.merge = o.merge;

@@ -467,12 +467,38 @@ void PrintSummary(const IndexSummary& summary, const std::string& index_path) {
               summary.documents ? 8.0 * summary.index_bytes / summary.documents : 0.0);
 }
 
+// The `index` options that choose the documents and how they are read (README "What is
+// indexed"): added to `d`, and read back into `options` after parsing.
+void AddDocumentOptions(po::options_description& d) {
+  d.add_options()("encoding", po::value<std::string>()->value_name("NAME"),
+                  "read every file in this encoding (default: detect per file)")(
+      "hidden", "include files and directories whose names start with '.'")(
+      "no-ignore", "do not apply .gitignore, .ignore and .git/info/exclude files")(
+      "glob,g", po::value<std::vector<std::string>>()->composing()->value_name("GLOB"),
+      "index only files matching GLOB; !GLOB excludes (repeatable, the last match wins)")(
+      "max-decompressed-size", po::value<std::string>()->default_value("256M"),
+      "skip compressed files whose content is larger than this (bytes, or 512K, 256M, 1G)");
+}
+
+// Returns false after reporting a bad value on stderr.
+bool ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
+  if (vm.count("encoding")) options->encoding = vm["encoding"].as<std::string>();
+  options->hidden = vm.count("hidden") > 0;
+  options->no_ignore = vm.count("no-ignore") > 0;
+  if (vm.count("glob")) options->globs = vm["glob"].as<std::vector<std::string>>();
+  std::optional<uint64_t> limit = BytesOption(vm, "max-decompressed-size", 1, "1");
+  if (limit) options->max_decompressed_bytes = *limit;
+  return limit.has_value();
+}
+
 }  // namespace
 
 int RunIndex(const std::vector<std::string>& args) {
   const char* usage =
       "usage: bitsift index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
-      "[--threads N] [--max-file-size BYTES] [--verbose]";
+      "[--threads N] [--max-file-size BYTES] [--verbose]\n"
+      "                         [--encoding NAME] [--hidden] [--no-ignore] [--glob GLOB]... "
+      "[--max-decompressed-size BYTES]";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::string>(),
@@ -487,6 +513,7 @@ int RunIndex(const std::vector<std::string>& args) {
       "max-file-size", po::value<std::string>()->default_value("256M"),
       "skip files larger than this (bytes, or with a unit: 512K, 256M, 1G)")(
       "verbose,v", "name every skipped file on stderr")("quiet,q", "no progress, no summary");
+  AddDocumentOptions(visible);
   po::options_description all;
   all.add(visible).add_options()("dir", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
@@ -510,6 +537,7 @@ int RunIndex(const std::vector<std::string>& args) {
   options.fp_rate = *fp_rate;
   options.threads = *threads;
   options.max_file_size = *max_file_size;
+  if (!ReadDocumentOptions(vm, &options)) return kExitError;
   options.memory_budget = *memory;
   options.rebuild = vm.count("rebuild") > 0;
   const bool tty = !quiet && ::isatty(STDERR_FILENO);
@@ -525,7 +553,8 @@ int RunIndex(const std::vector<std::string>& args) {
   }
   options.on_skip = [verbose, tty](const std::string& path, const std::string& reason,
                                    const std::string& detail) {
-    bool warn = reason == "unreadable" || reason == "vanished";
+    bool warn = reason == "unreadable" || reason == "vanished" || reason == "decompression-limit" ||
+                reason == "bad-compressed";
     if (!warn && !verbose) return;
     std::fprintf(stderr, "%sbitsift: %s: skipped %s (%s%s%s)\n", tty ? "\r" : "",
                  warn ? "warning" : "note", path.c_str(), reason.c_str(),

@@ -582,7 +582,8 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
   };
   // Phase 1: list the tree (fails early on a bad root, before the index is touched).
   const std::string root_abs = AbsolutePath(root);
-  std::vector<std::string> names = WalkDirectory(root, IndexExcluder(root_abs, index_dir), on_skip);
+  std::vector<std::string> names =
+      WalkDirectory(root, config.documents, IndexExcluder(root_abs, index_dir), on_skip);
   WithThreads(config, [&] {
     // Phase 2: the current state, under the writer lock.
     IndexState state(index_dir, config, SettingsOf(root_abs, config));
@@ -601,7 +602,8 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
         state, to_read,
         [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink, FileFacts* facts,
             std::string* detail) {
-          return ReadDocumentFile(root, to_read[i], max_size, tok, sink, facts, detail);
+          return ReadDocumentFile(root, to_read[i], max_size, config.documents, tok, sink, facts,
+                                  detail);
         },
         root_abs, config, on_skip, start, report, &indexed);
     // Phase 5: delete the old versions of changed files (after the new ones are written).
@@ -652,16 +654,19 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
     max_file_size = std::stoull(m->second);
   }
   for (const LiveSegment& s : segments) status.documents += s.live();
+  // The document rules the index records (defaults for those it does not).
+  const documents::DocumentOptions rules = documents::DocumentOptions::FromSettings(manifest.settings);
   const std::vector<std::string> names =
-      WalkDirectory(status.root, IndexExcluder(status.root, index_dir),
+      WalkDirectory(status.root, rules, IndexExcluder(status.root, index_dir),
                     [](const std::string&, SkipReason, const std::string&) {});
   const TreePlan plan = ClassifyTree(status.root, names, segments);
   status.unchanged = plan.unchanged;
   for (auto [s, id] : plan.gone) status.removed.emplace_back(segments[s].reader().path(id));
   for (size_t i = 0; i < plan.to_read.size(); ++i) {
     std::string detail;
-    const bool indexable = ProbeDocumentFile(status.root, plan.to_read[i], max_file_size,
-                                             &detail) == SkipReason::kCount;
+    const bool indexable = documents::ProbeDocumentFile(status.root, plan.to_read[i],
+                                                        max_file_size, rules,
+                                                        &detail) == SkipReason::kCount;
     if (plan.replaced[i].first >= 0) {
       (indexable ? status.changed : status.removed).push_back(plan.to_read[i]);
     } else if (indexable) {

@@ -12,12 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "documents/file_walker.h"
 #include "format/index_format.h"
-#include "indexer/file_walker.h"
 
 struct stat;
 
 namespace bitsift::indexer {
+
+using documents::FileFacts;
+using documents::SkipCallback;
+using documents::SkipReason;
+using documents::SkipReasonName;
 
 struct BuildProgress {
   uint64_t files_done = 0;
@@ -32,6 +37,7 @@ struct BuildConfig {
   double fp_rate = 0.01;                  // per-term false-positive target of each band
   unsigned threads = 0;                   // 0 = all cores
   uint64_t max_file_size = 256ULL << 20;  // larger files are skipped
+  documents::DocumentOptions documents;   // which files are documents and how they are read
   // Memory for the in-memory segment: a segment is flushed when its estimate reaches this,
   // and a merge runs only if its estimate fits (compaction excepted).
   uint64_t memory_budget = kDefaultMemoryBudget;

@@ -13,11 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "indexer/file_walker.h"
+#include "documents/file_walker.h"
 #include "indexer/term_interner.h"
 #include "tokenizer/tokenizer.h"
 
 namespace bitsift::indexer {
+
+using documents::FileFacts;
+using documents::SkipCallback;
+using documents::SkipReason;
 
 // Reads document i of a batch into the sink: returns kCount on success, otherwise why it was
 // skipped (with *detail). Called from several threads at once with distinct i.

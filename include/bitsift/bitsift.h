@@ -65,11 +65,28 @@ struct IndexOptions {
   uint64_t memory_budget = 256ULL << 20;
   bool rebuild = false;  // index everything again instead of updating
   bool merge = true;     // merge segments by the tiered policy after an update
+  // What is read as a document, and how (README "What is indexed"):
+  // The encoding of every file ("GB18030", "Shift_JIS", "UTF-16LE", ...: any name ICU knows);
+  // "" detects it per file (a byte-order mark, valid UTF-8, an HTML <meta charset>, ICU's
+  // charset detector, else windows-1252). An unknown name is kInvalidArgument.
+  std::string encoding;
+  // Include files and directories whose names start with "." (".git" and ".bitsift" never).
+  bool hidden = false;
+  // Do not apply .gitignore, .ignore and .git/info/exclude files.
+  bool no_ignore = false;
+  // Gitignore-style globs matched against paths relative to `dir`, in order, the last match
+  // winning: "GLOB" selects (when any is given, files matching none are skipped), "!GLOB"
+  // excludes. A glob's choice overrides ignore files and `hidden`.
+  std::vector<std::string> globs;
+  // A compressed file (.gz .xz .bz2 .zst) whose content is larger is skipped
+  // ("decompression-limit"): a decompression bomb costs this much work at most, never memory.
+  uint64_t max_decompressed_bytes = 256ULL << 20;
   // Called from worker threads (one at a time) with progress; may be empty.
   std::function<void(const IndexProgress&)> progress;
   // Called (one at a time) for every skipped entry: path relative to the root, reason
   // ("hidden", "symlink", "special", "binary", "too-large", "unreadable", "vanished",
-  // "index-file") and detail (e.g. the system's error text, possibly empty).
+  // "index-file", "ignored", "decompression-limit", "bad-compressed") and detail (e.g. the
+  // system's error text, possibly empty). An ignored or hidden directory is one entry.
   std::function<void(const std::string& path, const std::string& reason, const std::string& detail)>
       on_skip;
 };
@@ -92,8 +109,10 @@ struct IndexSummary {
   double seconds = 0;
 };
 
-// Indexes every regular file under `dir` (recursively; names starting with "." and symbolic
-// links are skipped, so are binary files and files over options.max_file_size) into the index
+// Indexes every regular file under `dir` (recursively; names starting with "." unless
+// options.hidden, files and directories that ignore files or options.globs exclude, and
+// symbolic links are skipped, so are binary files and files over options.max_file_size;
+// compressed files are indexed by their content, HTML by its text) into the index
 // directory `index_path`. If it already holds an index of `dir`, it is updated: files whose
 // size, mtime, ctime and inode are unchanged are not read again, new and changed files are
 // indexed, removed ones deleted. The new state is committed atomically: until this returns ok

@@ -201,6 +201,21 @@ Status CompactIndex(const std::string& index_path, const IndexOptions& options,
   });
 }
 
+Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
+  return Guard([&] {
+    indexer::BuildConfig c = ConfigOf(*options);
+    Ensure(indexer::ReadStoredSettings(index_path, &c), ErrorKind::kNotFound,
+           index_path + ": no index here");
+    options->fp_rate = c.fp_rate;
+    options->max_file_size = c.max_file_size;
+    options->encoding = c.documents.encoding;
+    options->hidden = c.documents.hidden;
+    options->no_ignore = c.documents.no_ignore;
+    options->globs = c.documents.globs;
+    options->max_decompressed_bytes = c.documents.max_decompressed_bytes;
+  });
+}
+
 Status CompareWithTree(const std::string& index_path, TreeStatus* status) {
   return Guard([&] {
     indexer::TreeStatus t = indexer::CompareWithTree(index_path);

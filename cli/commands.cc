@@ -481,13 +481,15 @@ void AddDocumentOptions(po::options_description& d) {
 }
 
 // Returns false after reporting a bad value on stderr.
+// Sets the document options the command line gives; the others keep their values in
+// `options` (the defaults, or the settings of the index being updated).
 bool ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
   if (vm.count("encoding")) options->encoding = vm["encoding"].as<std::string>();
-  options->hidden = vm.count("hidden") > 0;
-  options->no_ignore = vm.count("no-ignore") > 0;
+  if (vm.count("hidden")) options->hidden = true;
+  if (vm.count("no-ignore")) options->no_ignore = true;
   if (vm.count("glob")) options->globs = vm["glob"].as<std::vector<std::string>>();
   std::optional<uint64_t> limit = BytesOption(vm, "max-decompressed-size", 1, "1");
-  if (limit) options->max_decompressed_bytes = *limit;
+  if (limit && !vm["max-decompressed-size"].defaulted()) options->max_decompressed_bytes = *limit;
   return limit.has_value();
 }
 
@@ -528,18 +530,21 @@ int RunIndex(const std::vector<std::string>& args) {
       vm.count("index") ? vm["index"].as<std::string>() : dir + "/.bitsift";
   const bool verbose = vm.count("verbose") > 0, quiet = vm.count("quiet") > 0;
   IndexOptions options;
+  options.rebuild = vm.count("rebuild") > 0;
+  // An update applies the settings the index was built with, except those given here (a
+  // different setting rebuilds); --rebuild starts from the defaults.
+  if (!options.rebuild) (void)ReadIndexOptions(index_path, &options);
   std::optional<double> fp_rate = FpRateOption(vm);
   std::optional<uint64_t> max_file_size = BytesOption(vm, "max-file-size", 1, "1");
   std::optional<uint64_t> memory = BytesOption(vm, "memory", 16ULL << 20, "16M");
   if (!fp_rate || !max_file_size || !memory) return kExitError;
   std::optional<unsigned> threads = ThreadsOption(vm);
   if (!threads) return kExitError;
-  options.fp_rate = *fp_rate;
+  if (!vm["fp-rate"].defaulted()) options.fp_rate = *fp_rate;
   options.threads = *threads;
-  options.max_file_size = *max_file_size;
+  if (!vm["max-file-size"].defaulted()) options.max_file_size = *max_file_size;
   if (!ReadDocumentOptions(vm, &options)) return kExitError;
   options.memory_budget = *memory;
-  options.rebuild = vm.count("rebuild") > 0;
   const bool tty = !quiet && ::isatty(STDERR_FILENO);
   if (tty) {
     options.progress = [](const IndexProgress& p) {

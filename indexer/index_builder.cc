@@ -431,8 +431,11 @@ std::map<std::string, std::string> SettingsOf(const std::string& root, const Bui
   std::ostringstream fp;
   fp.precision(17);
   fp << c.fp_rate;
-  return {
-      {"root", root}, {"fp_rate", fp.str()}, {"max_file_size", std::to_string(c.max_file_size)}};
+  std::map<std::string, std::string> settings = c.documents.ToSettings();
+  settings["root"] = root;
+  settings["fp_rate"] = fp.str();
+  settings["max_file_size"] = std::to_string(c.max_file_size);
+  return settings;
 }
 
 void Validate(const BuildConfig& config) {
@@ -624,6 +627,23 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
     state.Commit(report);
   });
   report->seconds = SecondsSince(start);
+}
+
+bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config) {
+  format::Manifest manifest;
+  try {
+    manifest = format::ReadManifest(index_dir);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound) return false;
+    throw;
+  }
+  const std::map<std::string, std::string>& s = manifest.settings;
+  if (auto it = s.find("fp_rate"); it != s.end()) config->fp_rate = std::stod(it->second);
+  if (auto it = s.find("max_file_size"); it != s.end()) {
+    config->max_file_size = std::stoull(it->second);
+  }
+  config->documents = documents::DocumentOptions::FromSettings(s);
+  return true;
 }
 
 TreeStatus CompareWithTree(const std::string& index_dir) {

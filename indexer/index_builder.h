@@ -109,6 +109,12 @@ struct TreeStatus {
 // documents (it has no tree), kCorrupt for a damaged one.
 TreeStatus CompareWithTree(const std::string& index_dir);
 
+// Sets config's fp_rate, max_file_size and documents to the settings the index in `index_dir`
+// was built with (the keys it records; others keep config's values), so that an update can
+// apply the same ones. Returns false if there is no index there (config untouched); throws
+// Error(kCorrupt) for a damaged MANIFEST.
+bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config);
+
 // Whether the file facts recorded for a document (size, mtime, ctime, inode) all equal `st`'s:
 // an update keeps such a file without reading it; a query reports any other as changed.
 bool SameFileFacts(const format::DocRecord& d, const struct stat& st);

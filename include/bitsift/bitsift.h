@@ -122,6 +122,14 @@ struct IndexSummary {
 Status BuildIndex(const std::string& dir, const std::string& index_path,
                   const IndexOptions& options, IndexSummary* summary = nullptr);
 
+// Sets the settings of `options` that an index records (fp_rate, max_file_size, encoding,
+// hidden, no_ignore, globs, max_decompressed_bytes) to the values the index directory
+// `index_path` was built with; the other fields are untouched. BuildIndex rebuilds an index
+// whose recorded settings differ from the options it is given, so an update that should apply
+// the same rules (as `bitsift index DIR` does) starts from these and overrides what its caller
+// chose explicitly. Returns kNotFound if there is no index, kCorrupt for a damaged MANIFEST.
+Status ReadIndexOptions(const std::string& index_path, IndexOptions* options);
+
 // An in-memory document; `name` plays the role of the path.
 struct Document {
   std::string name;

@@ -83,6 +83,36 @@ TEST_CASE("build from a directory, open, query", "[api]") {
   for (const auto& b : st.bands) CHECK(b.expected_fp_rate <= 0.01 + 1e-9);
 }
 
+TEST_CASE("an index records its settings and an update can apply them again", "[api]") {
+  TempDir dir;
+  MakeTree(dir);
+  bitsift::IndexOptions built;
+  built.hidden = true;
+  built.fp_rate = 0.001;
+  built.globs = {"*.txt", "*.md", ".hidden"};
+  built.max_file_size = 1 << 20;
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", built).ok());
+  bitsift::IndexOptions read;
+  REQUIRE(bitsift::ReadIndexOptions(dir / "index", &read).ok());
+  CHECK(read.hidden);
+  CHECK(read.fp_rate == 0.001);
+  CHECK(read.globs == built.globs);
+  CHECK(read.max_file_size == uint64_t{1} << 20);
+  CHECK(!read.no_ignore);
+  // The stored settings update the index; the defaults rebuild it.
+  WriteFile(dir / "docs/new.txt", "bloom again");
+  bitsift::IndexSummary summary;
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", read, &summary).ok());
+  CHECK(!summary.rebuilt);
+  CHECK(summary.added == 1);
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", {}, &summary).ok());
+  CHECK(summary.rebuilt);
+  REQUIRE(bitsift::ReadIndexOptions(dir / "index", &read).ok());
+  CHECK(!read.hidden);
+  CHECK(read.globs.empty());
+  CHECK(bitsift::ReadIndexOptions(dir / "none", &read).code() == Status::Code::kNotFound);
+}
+
 TEST_CASE("bad arguments and missing things are clear errors", "[api]") {
   TempDir dir;
   bitsift::IndexOptions options;

@@ -110,20 +110,30 @@ check "ignored counted" 1 "$(grep -c 'ignored 6' <<<"$out")"
 check "ignored named with --verbose" 1 "$(grep -c 'skipped src/gen (ignored)' "$WORK/err")"
 "$BITSIFT" index . --quiet 2>"$WORK/err"
 check "ignored not named without --verbose" 0 "$(grep -c 'ignored' "$WORK/err")"
-"$BITSIFT" index . --quiet --no-ignore
+"$BITSIFT" index . --quiet --rebuild --no-ignore
 check "--no-ignore" "a.txt build/out.txt debug.log draft1.txt keep.log logs/x.log private.txt src/b.txt src/gen/c.txt" "$(q repoword)"
-"$BITSIFT" index . --quiet --hidden
+"$BITSIFT" index . --quiet --rebuild --hidden
 check "--hidden" ".config/hidden.txt .env a.txt keep.log src/b.txt" "$(q repoword)"
 check "--hidden never indexes .git or the index" 1 "$(status "$BITSIFT" query gitdirword)"
-"$BITSIFT" index . --quiet --glob '*.txt' --glob '!src/**'
+# The rules are stored with the index: an update without flags applies them again.
+echo "repoword" > .config/later.txt
+out=$("$BITSIFT" index .)
+check "an update keeps --hidden" ".config/hidden.txt .config/later.txt .env a.txt keep.log src/b.txt" "$(q repoword)"
+check "an update keeps the rules: no rebuild" 1 "$(grep -c '^updated.* 1 added, 0 changed, 0 removed,' <<<"$out")"
+check "status applies the stored rules" 0 "$(status "$BITSIFT" status)"
+# A flag that changes the rules rebuilds with them.
+out=$("$BITSIFT" index . --glob '*.txt' --glob '!src/**')
+check "a new rule rebuilds" 1 "$(grep -c '^indexed' <<<"$out")"
+check "--glob added to the stored rules" ".config/hidden.txt .config/later.txt a.txt draft1.txt private.txt" "$(q repoword)"
+"$BITSIFT" index . --quiet --rebuild --glob '*.txt' --glob '!src/**'
 check "--glob (overrides .ignore and exclude too)" "a.txt draft1.txt private.txt" "$(q repoword)"
-"$BITSIFT" index . --quiet -g '!*.log'
+"$BITSIFT" index . --quiet --rebuild -g '!*.log'
 check "--glob exclude only" "a.txt src/b.txt" "$(q repoword)"
-"$BITSIFT" index . --quiet --glob debug.log
+"$BITSIFT" index . --quiet --rebuild --glob debug.log
 check "--glob overrides .gitignore" "debug.log" "$(q repoword)"
 # Outside a git work tree .gitignore does not apply; .ignore does.
 rm -rf .git
-"$BITSIFT" index . --quiet
+"$BITSIFT" index . --quiet --rebuild
 check "no work tree" "a.txt build/out.txt debug.log keep.log logs/x.log private.txt src/b.txt src/gen/c.txt" "$(q repoword)"
 
 echo "$pass passed, $fail failed"

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <tbb/task_arena.h>
@@ -13,8 +14,10 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -32,8 +35,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Documents tokenized between two checks of the memory estimate.
+// Documents tokenized between two checks of the memory estimate: at most this many, ...
 constexpr size_t kBatchDocuments = 512;
+// ... and of at most 1/kEstimateBytesPerInputByte of the budget left in input bytes (at least
+// kMinBatchBytes, and at least one document). Text made mostly of distinct terms (a generated
+// header of register names) adds about 6 bytes of estimate per input byte (linux-files).
+constexpr uint64_t kEstimateBytesPerInputByte = 8;
+constexpr uint64_t kMinBatchBytes = 256 << 10;
+// The memory of a build process besides its segment builder, at least (see BuilderBudget).
+constexpr uint64_t kProcessReserve = 48ULL << 20;
 // A reader that finds a segment gone (a writer committed meanwhile) reads MANIFEST again, at
 // most this many times in all (each retry needs another commit).
 constexpr int kReadAttempts = 8;
@@ -44,6 +54,24 @@ constexpr double kTierFloorBytes = 1 << 20;
 // A merge's memory, estimated from its sources' live segment bytes (measured: building a
 // segment peaks at about twice its file size; docs/living-index.md).
 constexpr double kMergeMemoryPerSegmentByte = 2.5;
+
+// The resident memory of this process now, in bytes (0 if /proc cannot tell).
+uint64_t ResidentBytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
+// The part of the memory budget left for building segments and merging: the budget bounds the
+// process, so what the rest of it holds (ICU's data, the threads, the list of files: about
+// 35-40 MB on linux-files, measured at the flushes) is taken off: what is resident now, at
+// least kProcessReserve (ICU loads its data on first use), never more than half the budget.
+uint64_t BuilderBudget(uint64_t budget) {
+  return budget - std::min(budget / 2, std::max(kProcessReserve, ResidentBytes()));
+}
 
 double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -349,6 +377,7 @@ void IndexState::Merge(std::vector<size_t> indices, const std::string& root, Bui
 }
 
 void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
+  const double budget = static_cast<double>(BuilderBudget(config_.memory_budget));
   for (;;) {
     // Tier of a segment: log base kMergeFactor of its live bytes over the floor.
     std::map<int, std::vector<size_t>> tiers;
@@ -367,7 +396,7 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
       members.resize(kMergeFactor);
       double bytes = 0;
       for (size_t i : members) bytes += segments_[i].live_bytes();
-      if (bytes * kMergeMemoryPerSegmentByte > static_cast<double>(config_.memory_budget)) continue;
+      if (bytes * kMergeMemoryPerSegmentByte > budget) continue;
       pick = members;
       break;
     }
@@ -376,8 +405,7 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
       for (size_t i = 0; i < segments_.size(); ++i) {
         const LiveSegment& s = segments_[i];
         if (s.entry.deleted.size() * 2 > s.entry.doc_count &&
-            s.live_bytes() * kMergeMemoryPerSegmentByte <=
-                static_cast<double>(config_.memory_budget)) {
+            s.live_bytes() * kMergeMemoryPerSegmentByte <= budget) {
           pick = {i};
           break;
         }
@@ -529,16 +557,37 @@ TreePlan ClassifyTree(const std::string& root, const std::vector<std::string>& n
   return plan;
 }
 
-// Tokenizes `names` with `read` into segments of at most the memory budget.
+// The end of the batch that starts at names[first]: at most kBatchDocuments documents, and
+// (from the second document on) input bytes within what the memory budget has left, divided by
+// kEstimateBytesPerInputByte. So a run of large files with many distinct terms (generated
+// register headers, hex tables) cannot carry the builder far past the budget in one batch.
+size_t BatchEnd(size_t first, size_t count, const std::function<uint64_t(size_t)>& size_of,
+                uint64_t estimate, uint64_t budget) {
+  const uint64_t room = estimate < budget ? budget - estimate : 0;
+  const uint64_t max_bytes = std::max<uint64_t>(kMinBatchBytes, room / kEstimateBytesPerInputByte);
+  size_t end = first + 1;
+  uint64_t bytes = size_of(first);
+  while (end < count && end - first < kBatchDocuments) {
+    bytes += size_of(end);
+    if (bytes > max_bytes) break;
+    ++end;
+  }
+  return end;
+}
+
+// Tokenizes `names` with `read` into segments of at most the memory budget. size_of(i) is the
+// input size of names[i] as far as it is known before reading (0 if not).
 void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
-                    const DocumentReader& read, const std::string& root, const BuildConfig& config,
+                    const std::function<uint64_t(size_t)>& size_of, const DocumentReader& read,
+                    const std::string& root, const BuildConfig& config,
                     const SkipCallback& on_skip, Clock::time_point start, BuildReport* report,
                     std::vector<uint8_t>* indexed) {
   ProgressReporter progress(config, names.size(), start);
   SegmentBuilder builder(config.fp_rate);
   indexed->assign(names.size(), 1);
-  for (size_t first = 0; first < names.size(); first += kBatchDocuments) {
-    const size_t end = std::min(names.size(), first + kBatchDocuments);
+  const uint64_t budget = BuilderBudget(config.memory_budget);
+  for (size_t first = 0, end = 0; first < names.size(); first = end) {
+    end = BatchEnd(first, names.size(), size_of, builder.EstimatedBytes(), budget);
     std::vector<std::string> batch(names.begin() + first, names.begin() + end);
     builder.AddBatch(
         batch,
@@ -550,7 +599,11 @@ void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
           on_skip(path, why, detail);
         },
         [&](uint64_t bytes) { progress.Done(bytes); });
-    if (builder.EstimatedBytes() >= config.memory_budget) state.Flush(builder, root, report);
+    // The tokenizers' transient sets of a batch of large documents are freed in the worker
+    // threads' malloc arenas, which glibc does not give back by itself (measured on
+    // linux-files' register headers: 50 MB resident above the estimate, without this).
+    ::malloc_trim(0);
+    if (builder.EstimatedBytes() >= budget) state.Flush(builder, root, report);
   }
   state.Flush(builder, root, report);
 }
@@ -603,6 +656,11 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
     const uint64_t max_size = config.max_file_size;
     IndexDocuments(
         state, to_read,
+        [&](size_t i) -> uint64_t {
+          struct stat st;
+          const std::string full = root + "/" + to_read[i];
+          return ::lstat(full.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+        },
         [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink, FileFacts* facts,
             std::string* detail) {
           return ReadDocumentFile(root, to_read[i], max_size, config.documents, tok, sink, facts,
@@ -737,7 +795,7 @@ void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
     }
     std::vector<uint8_t> indexed;
     IndexDocuments(
-        state, names,
+        state, names, [&](size_t i) -> uint64_t { return upserts[order[i]].text.size(); },
         [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink, FileFacts* facts,
             std::string*) {
           const MemoryDocument& d = upserts[order[i]];

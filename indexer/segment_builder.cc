@@ -107,8 +107,6 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
     if (!ok[i]) continue;
     batch[i].name = names[i];
     postings_ += batch[i].ids.size();
-    max_doc_terms_ = std::max<uint64_t>(
-        max_doc_terms_, std::min<uint64_t>(batch[i].ids.size(), format::kMaxSignatureTerms));
     name_bytes_ += names[i].size();
     docs_.push_back(std::move(batch[i]));
   }
@@ -119,16 +117,26 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
 uint64_t SegmentBuilder::EstimatedBytes() const {
   // Held now: the interner, 4 bytes per posting, a Doc and its name per document.
   // Write adds, at its peak: per term 16 (sort record) + 8 (final id maps) + 4 (df) + 8 (hash)
-  // + 8 (offset) + 8 (table) bytes and the term bytes again; per posting about 1.6 bytes of
-  // rows (k / ln 2 bits at the target rate, plus band rounding) and 1.5 of forward store;
-  // per document 64 bytes of DocRecord and 4 of band column.
+  // + 8 (offset) + 8 (table) bytes and the term bytes again; per posting about 1.5 bytes of
+  // forward store; per document 64 bytes of DocRecord and 4 of band column; and the signature
+  // rows, planned here as Write plans them (without exact rows, which only make them smaller):
+  // a per-posting rate misjudges segments of few documents with very many terms each, whose
+  // bands are mostly padding.
   const uint64_t terms = interner_->size();
   const uint64_t interner = interner_->MemoryBytes();
   const uint64_t held = interner + postings_ * 4 + docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
-  // The band of the largest documents has at least 64 columns of ~9.6 bits per term of the
-  // largest one: 77 bytes per term.
+  std::vector<uint64_t> counts;
+  counts.reserve(docs_.size());
+  for (const Doc& d : docs_) {
+    if (!d.ids.empty() && d.ids.size() <= format::kMaxSignatureTerms) counts.push_back(d.ids.size());
+  }
+  std::sort(counts.begin(), counts.end());
+  uint64_t row_bytes = 0;
+  for (const BandPlan& b : PlanBands(counts, fp_rate_)) {
+    row_bytes += (uint64_t{b.shape.width} * ((b.count + 63) / 64) * 8 + 63) / 64 * 64;
+  }
   const uint64_t writing =
-      terms * 52 + interner / 3 + postings_ * 31 / 10 + docs_.size() * 68 + max_doc_terms_ * 77;
+      terms * 52 + interner / 3 + postings_ * 15 / 10 + docs_.size() * 68 + row_bytes;
   return held + writing;
 }
 
@@ -364,7 +372,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   s.input_bytes = table.input_bytes;
   // Empty the builder for the next segment.
   std::vector<Doc>().swap(docs_);
-  postings_ = name_bytes_ = max_doc_terms_ = 0;
+  postings_ = name_bytes_ = 0;
   interner_ = std::make_unique<TermInterner>();
   malloc_trim(0);
   return s;

@@ -73,8 +73,6 @@ class SegmentBuilder {
   std::vector<Doc> docs_;
   uint64_t postings_ = 0;
   uint64_t name_bytes_ = 0;
-  uint64_t max_doc_terms_ =
-      0;  // distinct terms of the largest document, at most kMaxSignatureTerms
 };
 
 }  // namespace bitsift::indexer

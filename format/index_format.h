@@ -26,7 +26,7 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
 
@@ -61,8 +61,8 @@ inline constexpr uint32_t kSectionCount = 13;
 
 // Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
 // chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.
-inline constexpr uint32_t kChunkShift = 16;
-inline constexpr uint64_t kChunkBytes = uint64_t{1} << kChunkShift;  // 64 KiB
+inline constexpr uint32_t kChunkShift = 12;
+inline constexpr uint64_t kChunkBytes = uint64_t{1} << kChunkShift;  // 4 KiB
 constexpr uint64_t ChunkCount(uint64_t length) { return (length + kChunkBytes - 1) >> kChunkShift; }
 
 // The name of a section in messages ("ROWS"), or "UNKNOWN".

@@ -2,7 +2,7 @@
 //
 // Opening an index verifies only its header, layout and small sections; every other chunk is
 // verified when first read, and every record is bounds-checked when read. CheckIndex first
-// verifies every checksum of every section and 64 KiB chunk and the zero padding
+// verifies every checksum of every section and 4 KiB chunk and the zero padding
 // (IndexFile::VerifyAll), then the bounds of every record (paths, forward and term offsets,
 // band columns), then the invariants that answers depend on:
 // every forward record decodes completely (ids ascending, < term_count, skip entries exact),

@@ -292,7 +292,7 @@ class Index {
  public:
   // Opens the index directory `path`: the state its manifest names now (a snapshot that later
   // updates do not change). Headers, the layout and small sections are verified at once; the
-  // rest chunk by chunk (64 KiB) as queries first read it, so a one-shot query reads only what
+  // rest chunk by chunk (4 KiB) as queries first read it, so a one-shot query reads only what
   // it uses. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the
   // repair) if it is damaged in a part opening verifies, of another version, or a bitsift 0.1
   // index file.

@@ -68,7 +68,7 @@ head -c $((size / 2)) "$seg" > "$WORK/truncated.idx/$(basename "$seg")"
 check "truncated index" 2 "$(status "$BITSIFT" query --index "$WORK/truncated.idx" bloom)"
 err=$("$BITSIFT" query --index "$WORK/truncated.idx" bloom 2>&1)
 check "truncated message" 1 "$(grep -c 'truncated\|does not match the index manifest' <<<"$err")"
-# Large sections are verified per 64 KiB chunk when a query first reads them: a flip in a chunk
+# Large sections are verified per 4 KiB chunk when a query first reads them: a flip in a chunk
 # the query reads gives exit 2; a flip elsewhere lets the query answer exactly (from undamaged
 # chunks), and then `check` must find it and name the repair.
 good_bloom=$("$BITSIFT" query bloom)

@@ -199,9 +199,10 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   expect_damage(
       "a newer format version",
       [](std::string& b) {
-        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version), 3);
+        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version),
+                        bitsift::format::kFormatVersion + 1);
       },
-      "format version 3");
+      ("format version " + std::to_string(bitsift::format::kFormatVersion + 1)).c_str());
 }
 
 TEST_CASE("any byte changed behind valid checksums: no crash, and what check accepts is exact",

@@ -1,5 +1,5 @@
 // Lazy verification: opening an index verifies its header, table and small sections; every other
-// 64 KiB chunk is verified when a query first reads it (format::IndexFile::Touch). A query that
+// 4 KiB chunk is verified when a query first reads it (format::IndexFile::Touch). A query that
 // reads a damaged chunk fails (kCorrupt, naming the file and the repair) instead of answering;
 // damage in a chunk the query does not read leaves its answer exact, and check finds it.
 #include <bitsift/bitsift.h>

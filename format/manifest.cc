@@ -161,8 +161,12 @@ Manifest DecodeManifest(std::string_view bytes, const std::string& path) {
 Manifest ReadManifest(const std::string& index_dir) {
   struct stat st;
   if (::stat(index_dir.c_str(), &st) != 0) {
-    throw Error(errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
-                ErrnoMessage(index_dir, "cannot open index", errno));
+    const int err = errno;
+    throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
+                err == ENOENT ? index_dir + ": no bitsift index there (no directory " +
+                                    AbsoluteForMessage(index_dir) +
+                                    "; 'bitsift index DIR --index PATH' creates one)"
+                              : ErrnoMessage(index_dir, "cannot open index", err));
   }
   if (S_ISREG(st.st_mode)) {
     throw Error(ErrorKind::kCorrupt,
@@ -178,8 +182,9 @@ Manifest ReadManifest(const std::string& index_dir) {
   if (fd < 0) {
     int err = errno;
     throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
-                err == ENOENT ? index_dir + ": not a bitsift index (no " + kManifestName + ")"
-                              : ErrnoMessage(path, "cannot open", err));
+                err == ENOENT
+                    ? index_dir + ": not a bitsift index (no " + AbsoluteForMessage(path) + ")"
+                    : ErrnoMessage(path, "cannot open", err));
   }
   std::string bytes;
   char buf[1 << 16];

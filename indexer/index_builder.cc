@@ -554,8 +554,11 @@ void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
 
 template <typename F>
 void WithThreads(const BuildConfig& config, F&& f) {
-  int threads = config.threads == 0 ? tbb::this_task_arena::max_concurrency()
-                                    : static_cast<int>(config.threads);
+  // More threads than cores only add contention (and TBB warns about them): capped.
+  const int cores = tbb::this_task_arena::max_concurrency();
+  int threads = config.threads == 0 || config.threads > static_cast<unsigned>(cores)
+                    ? cores
+                    : static_cast<int>(config.threads);
   tbb::task_arena arena(threads);
   arena.execute(f);
 }

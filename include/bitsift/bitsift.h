@@ -58,7 +58,7 @@ struct IndexProgress {
 
 struct IndexOptions {
   double fp_rate = 0.01;                  // per-term false-positive target of the signatures
-  unsigned threads = 0;                   // worker threads; 0 = one per core
+  unsigned threads = 0;                   // worker threads; 0 = one per core (more are capped)
   uint64_t max_file_size = 256ULL << 20;  // files larger than this are skipped
   // Memory for building: a segment is written whenever the in-memory one reaches this, and
   // merges run only within it (CompactIndex excepted). Above 0 (the CLI asks 16 MiB).
@@ -170,6 +170,22 @@ Status CompareWithTree(const std::string& index_path, TreeStatus* status);
 // Returns kInternal only if ICU's data cannot be loaded.
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens);
 
+// One token of a text and the bytes [begin, end) of the text it was made from.
+struct TextToken {
+  std::string token;   // as the index stores it (normalized)
+  uint64_t begin = 0;  // first byte of its source characters
+  uint64_t end = 0;    // one past the last byte of its source characters
+};
+
+// Returns in *tokens the tokens of `text` under the token contract in text order, repeats
+// included (a document's terms are their set), each with its source byte range: its source
+// characters, whole (a character with its combining marks; an invalid UTF-8 sequence as the
+// U+FFFD it becomes). A character that normalization expands belongs whole to every token made
+// from it, and the bigrams of a kana/ideographic run overlap by a character, so ranges may
+// overlap. Returns an empty vector for a text without tokens; kInternal only if ICU's data
+// cannot be loaded.
+Status TokenizeInOrder(std::string_view text, std::vector<TextToken>* tokens);
+
 struct DocumentInfo {
   std::string path;      // relative to the indexed directory (or the Document name)
   std::string root;      // the indexed directory of its index (empty for in-memory documents)
@@ -190,6 +206,16 @@ struct DocumentInfo {
 // is passed to does not read it as an option. An in-memory document's path is returned as is.
 // Bytes are kept as they are (no UTF-8 validation).
 std::string ShellPath(const DocumentInfo& d, const std::string& from_dir);
+
+// `s` as one word for a POSIX shell: unchanged if made only of letters, digits and
+// /._-+,:@%, else in single quotes (a ' inside written '\'').
+std::string ShellQuote(const std::string& s);
+
+// The command line that updates the index directory `index_path` of the tree `root` (absolute,
+// as TreeStatus::root and DocumentInfo::root give it), or with `rebuild` builds it again:
+// "bitsift index [--rebuild] ROOT", with "--index INDEX_PATH" unless index_path is the default
+// ROOT/.bitsift; each path quoted for the shell when it needs it.
+std::string IndexCommand(const std::string& root, const std::string& index_path, bool rebuild);
 
 // What became of a document's file since it was indexed.
 enum class FileState {

@@ -298,6 +298,17 @@ std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::str
                  "the whole index\n",
                  f.cwd.c_str());
   }
+  if (n == 0 && line == 0 && !f.options.scope.empty()) {
+    // The PATHs given: say where nothing was found, and which of them do not exist.
+    std::string where;
+    for (const std::string& p : f.options.scope) {
+      struct stat st;
+      if (!where.empty()) where += ", ";
+      where += p;
+      if (::stat(p.c_str(), &st) != 0) where += std::string(" (") + std::strerror(errno) + ")";
+    }
+    std::fprintf(stderr, "bitsift: no match under %s\n", where.c_str());
+  }
   return n;
 }
 

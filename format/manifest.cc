@@ -169,6 +169,16 @@ Manifest ReadManifest(const std::string& index_dir) {
                               : ErrnoMessage(index_dir, "cannot open index", err));
   }
   if (S_ISREG(st.st_mode)) {
+    // A 0.1 index was one file beginning with the segment files' magic.
+    char magic[sizeof(kMagic)] = {};
+    int fd = ::open(index_dir.c_str(), O_RDONLY | O_CLOEXEC);
+    const bool old_index = fd >= 0 && ::read(fd, magic, sizeof(magic)) == sizeof(magic) &&
+                           std::memcmp(magic, kMagic, sizeof(kMagic)) == 0;
+    if (fd >= 0) ::close(fd);
+    Ensure(old_index, ErrorKind::kInvalidArgument,
+           index_dir +
+               ": a file, not a bitsift index (an index is the directory that "
+               "'bitsift index' writes, DIR/.bitsift by default)");
     throw Error(ErrorKind::kCorrupt,
                 index_dir +
                     ": an index of bitsift 0.1 (one file); this version keeps an index "

@@ -107,6 +107,10 @@ check "a match outside the subfolder only: exit 1" 1 "$code"
 contains "...says where it looked and how to search everything" "no match under $T/sub" "$err"
 contains "...--all" "--all" "$err"
 check "--all from the subfolder finds it" "../a.txt" "$(cd "$T/sub" && "$BITSIFT" query --all alpha)"
+err=$(cd "$T/sub" && "$BITSIFT" query alpha -- deep nowhere 2>&1 >/dev/null); code=$?
+check "no match under the PATHs given: exit 1" 1 "$code"
+check "...names them, and which do not exist" \
+  "bitsift: no match under $T/sub/deep, $T/sub/nowhere (No such file or directory)" "$err"
 
 # --- 3. Stale hits -------------------------------------------------------------------------------
 rm "$T/other/d.txt"
@@ -239,8 +243,12 @@ err=$(cd "$T" && cp .bitsift/MANIFEST "$WORK/MANIFEST.good" && echo "garbage" >>
   "$BITSIFT" query common 2>&1 >/dev/null)
 contains "damaged default index: names the repair" "bitsift index --rebuild" "$err"
 cp "$WORK/MANIFEST.good" "$T/.bitsift/MANIFEST"
-echo "bitsift 0.1 index" > "$WORK/old.idx"
-contains "a 0.1 index: names the repair" "rebuild" "$("$BITSIFT" query --index "$WORK/old.idx" x 2>&1)"
+printf 'BITSIFT\032 and the rest of a 0.1 index' > "$WORK/old.idx"
+contains "a 0.1 index: names the repair" "rebuild it with 'bitsift index --rebuild DIR --index $WORK/old.idx'" \
+  "$("$BITSIFT" query --index "$WORK/old.idx" x 2>&1)"
+err=$("$BITSIFT" query --index "$T/a.txt" x 2>&1); code=$?
+check "a file that is no index: exit 2" 2 "$code"
+contains "a file that is no index: says so" "$T/a.txt: a file, not a bitsift index" "$err"
 
 # tokenize: the tokens in text order with byte offsets; --set; extra arguments; empty results.
 check "tokenize: tokens, start, end" "$(printf 'hello\t0\t5\nstrasse\t7\t14\nhello\t15\t20\n布隆\t21\t27\n隆过\t24\t30')" \

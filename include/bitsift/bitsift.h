@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -243,6 +244,12 @@ struct QueryOptions {
   // limit, the next matches take its place); one whose file changed is returned and listed in
   // QueryResult::changed.
   bool check_files = false;
+  // With check_files, the states of the files already looked at, by document id, kept by the
+  // caller across the queries of one run so that each file is looked at once per run (a file
+  // that changes during the run is then reported as it was first seen). Query sizes it to
+  // document_count() and fills it. Not to be shared by queries running at the same time.
+  // Null: every document returned is looked at.
+  std::vector<std::optional<FileState>>* known_files = nullptr;
 };
 
 struct QueryStats {
@@ -254,7 +261,10 @@ struct QueryStats {
   uint64_t segments_searched = 0;  // segments whose rows were read
   uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
   uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (not read)
+  // The engine's time: total_us = parse + AND + verify (what benchmarks compare). Looking at
+  // the files of the results (QueryOptions::check_files) is files_us, outside total_us.
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
+  double files_us = 0;
 };
 
 struct QueryResult {
@@ -313,7 +323,7 @@ class Index {
   // rest chunk by chunk (64 KiB) as queries first read it, so a one-shot query reads only what
   // it uses. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the
   // repair) if it is damaged in a part opening verifies, of another version, or a bitsift 0.1
-  // index file.
+  // index file, kInvalidArgument if it is a file of another kind.
   static Status Open(const std::string& path, std::unique_ptr<Index>* index);
   // Opens several index directories answered as one (results index by index, in this order).
   static Status Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index);
@@ -363,8 +373,10 @@ class Index {
   struct Rep;
   explicit Index(std::unique_ptr<Rep> rep);
   // Moves the documents of result->documents whose file vanished to result->vanished and lists
-  // those whose file changed in result->changed.
-  void SetAsideStaleFiles(QueryResult* result) const;
+  // those whose file changed in result->changed; looks only at files not in *known (if given),
+  // and adds what it saw there.
+  void SetAsideStaleFiles(QueryResult* result,
+                          std::vector<std::optional<FileState>>* known) const;
   std::unique_ptr<Rep> rep_;
 };
 

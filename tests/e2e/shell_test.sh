@@ -133,6 +133,8 @@ printf 'common\nalpha\ndelta\n' > "$WORK/q.txt"
 err=$(cd "$T" && "$BITSIFT" query --queries "$WORK/q.txt" 2>&1 >/dev/null)
 check "--queries: reported once for the run" 1 "$(grep -c 'warning' <<<"$err")"
 check "--queries: each stale file listed once" 1 "$(grep -c 'changed: a.txt' <<<"$err")"
+check "--queries --stats: the look at files timed apart" 3 \
+  "$(cd "$T" && "$BITSIFT" query --queries "$WORK/q.txt" --stats 2>&1 >/dev/null | grep -c '"total_us":[0-9.]*,"files_us":')"
 check "a current hit gives no warning" "" "$(cd "$T" && "$BITSIFT" query beta 2>&1 >/dev/null)"
 
 # bitsift status: added / changed / removed, as the next update would see them.

@@ -643,7 +643,14 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
       }
       break;
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kNotFound || attempt == kReadAttempts) throw;
+      if (e.kind() != ErrorKind::kNotFound) throw;
+      if (attempt == kReadAttempts) {
+        // Not a writer's commit: a segment the manifest names is gone.
+        throw Error(ErrorKind::kCorrupt,
+                    std::string(e.what()) +
+                        " (a segment the index manifest names); rebuild the index with "
+                        "'bitsift index --rebuild DIR'");
+      }
     }
   }
   TreeStatus status;
@@ -652,6 +659,12 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
          ErrorKind::kInvalidArgument,
          index_dir + ": an index of documents given in memory has no directory to compare with");
   status.root = setting->second;
+  if (struct stat st; ::stat(status.root.c_str(), &st) != 0) {
+    const int err = errno;
+    throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
+                ErrnoMessage(status.root, "cannot read the directory the index was built from",
+                             err));
+  }
   uint64_t max_file_size = BuildConfig{}.max_file_size;
   if (auto m = manifest.settings.find("max_file_size"); m != manifest.settings.end()) {
     max_file_size = std::stoull(m->second);

@@ -234,6 +234,8 @@ cp -r "$T/.bitsift" "$WORK/dmg" && head -c 100 "$seg" > "$WORK/dmg/$(basename "$
 damaged "truncated segment"
 rm -rf "$WORK/dmg" && cp -r "$T/.bitsift" "$WORK/dmg" && rm "$WORK/dmg/$(basename "$seg")"
 damaged "missing segment"
+contains "missing segment: status names the repair" "bitsift index --rebuild $T --index $WORK/dmg" \
+  "$("$BITSIFT" status --index "$WORK/dmg" 2>&1)"
 rm -rf "$WORK/dmg" && cp -r "$T/.bitsift" "$WORK/dmg"
 size=$(stat -c %s "$seg")
 printf 'X' | dd of="$WORK/dmg/$(basename "$seg")" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
@@ -251,6 +253,13 @@ contains "a 0.1 index: names the repair" "rebuild it with 'bitsift index --rebui
 err=$("$BITSIFT" query --index "$T/a.txt" x 2>&1); code=$?
 check "a file that is no index: exit 2" 2 "$code"
 contains "a file that is no index: says so" "$T/a.txt: a file, not a bitsift index" "$err"
+
+mkdir -p "$WORK/gone" && echo "gone" > "$WORK/gone/g.txt" && "$BITSIFT" index "$WORK/gone" -q --index "$WORK/gone.idx"
+rm -r "$WORK/gone"
+err=$("$BITSIFT" status --index "$WORK/gone.idx" 2>&1); code=$?
+check "status of a tree that is gone: exit 2" 2 "$code"
+contains "status of a tree that is gone: names it and why" \
+  "$WORK/gone: cannot read the directory the index was built from: No such file or directory" "$err"
 
 # tokenize: the tokens in text order with byte offsets; --set; extra arguments; empty results.
 check "tokenize: tokens, start, end" "$(printf 'hello\t0\t5\nstrasse\t7\t14\nhello\t15\t20\n布隆\t21\t27\n隆过\t24\t30')" \

@@ -277,11 +277,20 @@ Status Tokenize(std::string_view text, std::vector<std::string>* tokens) {
 }
 
 Status TokenizeInOrder(std::string_view text, std::vector<TextToken>* tokens) {
+  tokens->clear();
+  return TokenizeInOrder(text, [&](const TextToken& t) { tokens->push_back(t); });
+}
+
+Status TokenizeInOrder(std::string_view text,
+                       const std::function<void(const TextToken&)>& on_token) {
   return Guard([&] {
-    tokens->clear();
-    for (tokenizer::TokenSpan& s : tokenizer::TokenSpans(text)) {
-      tokens->push_back({std::move(s.token), s.begin, s.end});
-    }
+    TextToken token;
+    tokenizer::ForEachTokenSpan(text, [&](const tokenizer::TokenSpan& s) {
+      token.token = s.token;
+      token.begin = s.begin;
+      token.end = s.end;
+      on_token(token);
+    });
   });
 }
 

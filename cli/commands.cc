@@ -883,19 +883,24 @@ int RunTokenize(const std::vector<std::string>& args) {
   } else {
     return Fail(std::string("nothing to tokenize\n") + usage);
   }
-  std::string out;
+  uint64_t printed = 0;
   if (vm.count("set")) {
     std::vector<std::string> terms;
     if (Status s = Tokenize(text, &terms); !s.ok()) return Fail(s.message());
-    for (const std::string& t : terms) out += t + "\n";
-  } else {
-    std::vector<TextToken> tokens;
-    if (Status s = TokenizeInOrder(text, &tokens); !s.ok()) return Fail(s.message());
-    for (const TextToken& t : tokens) {
-      out += t.token + "\t" + std::to_string(t.begin) + "\t" + std::to_string(t.end) + "\n";
+    for (const std::string& t : terms) {
+      std::fwrite(t.data(), 1, t.size(), stdout);
+      std::fputc('\n', stdout);
     }
+    printed = terms.size();
+  } else {
+    // Printed as found: a large file needs no list of all its tokens.
+    Status s = TokenizeInOrder(text, [&](const TextToken& t) {
+      std::printf("%s\t%" PRIu64 "\t%" PRIu64 "\n", t.token.c_str(), t.begin, t.end);
+      ++printed;
+    });
+    if (!s.ok()) return Fail(s.message());
   }
-  if (out.empty()) {
+  if (printed == 0) {
     const char* what = vm.count("file") ? "file" : "text";
     std::fprintf(stderr,
                  text.empty() ? "bitsift: no tokens: the %s is empty\n"
@@ -905,7 +910,6 @@ int RunTokenize(const std::vector<std::string>& args) {
                  what);
     return kExitNoMatch;
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitMatch;
 }
 

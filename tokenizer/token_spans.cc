@@ -5,6 +5,7 @@
 #include <unicode/utf8.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "tokenizer/tokenizer.h"
@@ -78,15 +79,19 @@ size_t CodePoints(std::string_view s) {
 
 }  // namespace
 
-std::vector<TokenSpan> TokenSpans(std::string_view text) {
+namespace {
+
+// Locates the tokens of `piece` (a whole text, or a part of one cut where the contract cannot
+// see the cut) and reports them with `base` added to their ranges.
+void LocatePiece(std::string_view piece, uint64_t base, Tokenizer& tokenizer,
+                 const std::function<void(const TokenSpan&)>& sink) {
   struct Collect : TokenSink {
     std::vector<TokenSpan> spans;
     void OnToken(std::string_view t) override { spans.push_back({std::string(t), 0, 0}); }
   } collect;
-  Tokenizer tokenizer;
-  tokenizer.Tokenize(text, collect);
-  if (collect.spans.empty()) return {};
-  const Normalized n = Normalize(text);
+  tokenizer.Tokenize(piece, collect);
+  if (collect.spans.empty()) return;
+  const Normalized n = Normalize(piece);
   size_t previous = std::string::npos;  // where the previous token lies in n.text
   size_t from = 0;                      // where the next token is searched from
   uint64_t last_end = 0;
@@ -101,17 +106,46 @@ std::vector<TokenSpan> TokenSpans(std::string_view text) {
     }
     if (at == std::string::npos) at = n.text.find(t, from);
     if (at == std::string::npos || t.empty()) {
-      span.begin = span.end = last_end;
+      span.begin = span.end = base + last_end;
+      sink(span);
       continue;
     }
-    span.begin = n.source_at[n.SegmentOf(at)];
-    span.end = n.SourceEnd(n.SegmentOf(at + t.size() - 1));
-    last_end = span.end;
+    span.begin = base + n.source_at[n.SegmentOf(at)];
+    last_end = n.SourceEnd(n.SegmentOf(at + t.size() - 1));
+    span.end = base + last_end;
     previous = at;
     from = at + t.size();
     prev = &t;
+    sink(span);
   }
-  return std::move(collect.spans);
+}
+
+}  // namespace
+
+void ForEachTokenSpan(std::string_view text, const std::function<void(const TokenSpan&)>& sink,
+                      size_t piece_bytes) {
+  Tokenizer tokenizer;
+  for (size_t start = 0; start < text.size();) {
+    // Cut after a newline followed by an ASCII character: a place where the tokenizer's
+    // contract cannot see a cut (tokenizer.h), so the pieces' tokens are the text's.
+    size_t end = text.size();
+    if (text.size() - start > piece_bytes) {
+      size_t nl = text.find('\n', start + piece_bytes);
+      while (nl != std::string_view::npos && nl + 1 < text.size() &&
+             static_cast<unsigned char>(text[nl + 1]) >= 0x80) {
+        nl = text.find('\n', nl + 1);
+      }
+      if (nl != std::string_view::npos) end = nl + 1;
+    }
+    LocatePiece(text.substr(start, end - start), start, tokenizer, sink);
+    start = end;
+  }
+}
+
+std::vector<TokenSpan> TokenSpans(std::string_view text) {
+  std::vector<TokenSpan> spans;
+  ForEachTokenSpan(text, [&](const TokenSpan& s) { spans.push_back(s); });
+  return spans;
 }
 
 }  // namespace bitsift::tokenizer

@@ -3,7 +3,9 @@
 #ifndef BITSIFT_TOKENIZER_TOKEN_SPANS_H_
 #define BITSIFT_TOKENIZER_TOKEN_SPANS_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +35,15 @@ struct TokenSpan {
 // Normalizing segment by segment gives the same text as normalizing it whole (a segment starts
 // where Normalizer2::hasBoundaryBefore holds) and maps every normalized byte to its segment.
 std::vector<TokenSpan> TokenSpans(std::string_view text);
+
+// The size from which ForEachTokenSpan looks for a place to cut the text.
+inline constexpr size_t kSpanPieceBytes = 1 << 20;
+
+// The same spans, passed to `sink` one by one in order: memory stays bounded by pieces of about
+// `piece_bytes` (the text is cut after a newline followed by an ASCII character, a place where
+// the contract cannot see a cut, so the tokens are those of the whole text).
+void ForEachTokenSpan(std::string_view text, const std::function<void(const TokenSpan&)>& sink,
+                      size_t piece_bytes = kSpanPieceBytes);
 
 }  // namespace bitsift::tokenizer
 

@@ -186,6 +186,10 @@ struct TextToken {
 // overlap. Returns an empty vector for a text without tokens; kInternal only if ICU's data
 // cannot be loaded.
 Status TokenizeInOrder(std::string_view text, std::vector<TextToken>* tokens);
+// The same tokens passed to `on_token` one by one, in order, with memory bounded whatever the
+// size of `text` (for large texts).
+Status TokenizeInOrder(std::string_view text,
+                       const std::function<void(const TextToken&)>& on_token);
 
 struct DocumentInfo {
   std::string path;      // relative to the indexed directory (or the Document name)

@@ -110,3 +110,22 @@ TEST_CASE("token spans equal the tokenizer's tokens and hold them on random text
     }
   }
 }
+
+TEST_CASE("token spans of a text cut in pieces equal those of the whole text",
+          "[tokenizer][spans]") {
+  std::mt19937_64 rng(11);
+  std::vector<std::string> vocab = bitsift::testing::MixedVocabulary(200, rng);
+  vocab.insert(vocab.end(), {"\n\xcc\x81x", "\n中文", "\n\n", "ﬁ", "\xff"});
+  for (int round = 0; round < 20; ++round) {
+    std::string text;
+    for (size_t w = 0, words = 50 + rng() % 300; w < words; ++w) {
+      text += vocab[rng() % vocab.size()];
+      text += rng() % 5 == 0 ? "\n" : " ";
+    }
+    std::vector<TokenSpan> pieces;
+    bitsift::tokenizer::ForEachTokenSpan(
+        text, [&](const TokenSpan& s) { pieces.push_back(s); }, 1 + rng() % 64);
+    INFO("round " << round << " text: " << text);
+    CHECK(Flat(pieces) == Flat(TokenSpans(text)));
+  }
+}

@@ -19,6 +19,7 @@
 #include "query/index_set.h"
 #include "query/scope.h"
 #include "query/searcher.h"
+#include "tokenizer/token_spans.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 
@@ -53,6 +54,63 @@ Status Guard(F&& f) {
   } catch (const std::exception& e) {
     return Status(Status::Code::kInternal, e.what());
   }
+}
+
+// The command that rebuilds the index directory `index_dir`, its root read from its manifest
+// when that is readable; else, for a directory named .bitsift, the default place, its parent;
+// else a placeholder DIR. Empty for an index of in-memory documents.
+std::string RebuildCommand(const std::string& index_dir) {
+  std::string root = "DIR";
+  try {
+    format::Manifest m = format::ReadManifest(index_dir);
+    auto it = m.settings.find("root");
+    if (it == m.settings.end() || it->second.empty()) return "";
+    root = it->second;
+  } catch (const Error&) {
+    char* real = ::realpath(index_dir.c_str(), nullptr);
+    const std::string dir = real != nullptr ? real : "";
+    std::free(real);
+    const size_t slash = dir.rfind('/');
+    if (slash != std::string::npos && dir.compare(slash, std::string::npos, "/.bitsift") == 0) {
+      root = slash == 0 ? "/" : dir.substr(0, slash);
+    }
+  }
+  return IndexCommand(root, index_dir, /*rebuild=*/true);
+}
+
+// A kCorrupt status names the repair for the index concerned (the one of `index_dirs` its
+// message names, else the first): the lower layers write "rebuild ... with 'bitsift index
+// --rebuild DIR'" (or ROOT) without knowing where the index is, and that becomes the exact
+// command; a message without a command gets one.
+Status WithRepair(Status s, const std::vector<std::string>& index_dirs) {
+  if (s.code() != Status::Code::kCorrupt || index_dirs.empty()) return s;
+  const std::string& msg = s.message();
+  std::string dir = index_dirs[0];
+  for (const std::string& d : index_dirs) {
+    if (msg.compare(0, d.size(), d) == 0) {
+      dir = d;
+      break;
+    }
+  }
+  const std::string cmd = RebuildCommand(dir);
+  const std::string repair = cmd.empty() ? "rebuild it from its documents (BuildIndexFromDocuments)"
+                                         : "rebuild it with '" + cmd + "'";
+  const size_t quote = msg.find("'bitsift index --rebuild");
+  if (quote != std::string::npos) {
+    const size_t start = msg.rfind("rebuild ", quote);
+    const size_t close = msg.find('\'', quote + 1);
+    if (start != std::string::npos && close != std::string::npos) {
+      return Status(s.code(), msg.substr(0, start) + repair + msg.substr(close + 1));
+    }
+  }
+  return Status(s.code(), msg + "; " + repair);
+}
+
+// Guard for an operation on the index directories `index_dirs`: a damaged index's message
+// names the command that repairs it (WithRepair).
+template <typename F>
+Status GuardIndex(const std::vector<std::string>& index_dirs, F&& f) {
+  return WithRepair(Guard(std::forward<F>(f)), index_dirs);
 }
 
 indexer::BuildConfig ConfigOf(const IndexOptions& o) {
@@ -162,7 +220,7 @@ std::vector<indexer::MemoryDocument> MemoryDocuments(const std::vector<Document>
 
 Status BuildIndex(const std::string& dir, const std::string& index_path,
                   const IndexOptions& options, IndexSummary* summary) {
-  return Guard([&] {
+  return GuardIndex({index_path}, [&] {
     indexer::BuildReport report;
     indexer::UpdateIndexFromDirectory(dir, index_path, ConfigOf(options), &report);
     Summarize(report, summary);
@@ -194,7 +252,7 @@ Status UpdateDocuments(const std::vector<Document>& upserts,
 
 Status CompactIndex(const std::string& index_path, const IndexOptions& options,
                     IndexSummary* summary) {
-  return Guard([&] {
+  return GuardIndex({index_path}, [&] {
     indexer::BuildReport report;
     indexer::CompactIndex(index_path, ConfigOf(options), &report);
     Summarize(report, summary);
@@ -217,7 +275,7 @@ Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
 }
 
 Status CompareWithTree(const std::string& index_path, TreeStatus* status) {
-  return Guard([&] {
+  return GuardIndex({index_path}, [&] {
     indexer::TreeStatus t = indexer::CompareWithTree(index_path);
     *status = TreeStatus{};
     status->root = std::move(t.root);
@@ -233,10 +291,30 @@ Status Tokenize(std::string_view text, std::vector<std::string>* tokens) {
   return Guard([&] { *tokens = tokenizer::TokenSet(text); });
 }
 
+Status TokenizeInOrder(std::string_view text, std::vector<TextToken>* tokens) {
+  tokens->clear();
+  return TokenizeInOrder(text, [&](const TextToken& t) { tokens->push_back(t); });
+}
+
+Status TokenizeInOrder(std::string_view text,
+                       const std::function<void(const TextToken&)>& on_token) {
+  return Guard([&] {
+    TextToken token;
+    tokenizer::ForEachTokenSpan(text, [&](const tokenizer::TokenSpan& s) {
+      token.token = s.token;
+      token.begin = s.begin;
+      token.end = s.end;
+      on_token(token);
+    });
+  });
+}
+
 struct Index::Rep {
-  explicit Rep(const std::vector<std::string>& paths) : set(paths), first_path(paths.at(0)) {}
+  explicit Rep(const std::vector<std::string>& paths)
+      : set(paths), first_path(paths.at(0)), paths(paths) {}
   query::IndexSet set;
   std::string first_path;
+  std::vector<std::string> paths;  // as opened
 };
 
 Index::Index(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
@@ -247,7 +325,7 @@ Status Index::Open(const std::string& path, std::unique_ptr<Index>* index) {
 }
 
 Status Index::Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index) {
-  return Guard([&] {
+  return GuardIndex(paths, [&] {
     Ensure(!paths.empty(), ErrorKind::kInvalidArgument, "no index to open");
     index->reset(new Index(std::make_unique<Rep>(paths)));
   });
@@ -279,7 +357,7 @@ Status Index::Find(const std::string& start_dir, std::string* index_path) {
 
 Status Index::Query(const std::vector<std::string>& arguments, const QueryOptions& options,
                     QueryResult* result) const {
-  return Guard([&] {
+  return GuardIndex(rep_->paths, [&] {
     *result = QueryResult{};
     auto start = std::chrono::steady_clock::now();
     std::vector<std::string> terms = query::Searcher::ParseQuery(arguments);
@@ -289,6 +367,7 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     result->scoped =
         std::any_of(scope.begin(), scope.end(), [](const query::IndexScope& s) { return !s.all; });
     query::SetQueryStats st;
+    double files_us = 0;
     // With check_files, vanished files leave gaps that the next matches fill: ask again for
     // as many more as were left out (rarely needed: files vanish between updates).
     for (uint64_t ask = options.limit;;) {
@@ -303,7 +382,11 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
       result->documents = std::move(documents);
       if (!options.check_files) break;
       const uint64_t found = result->documents.size();
-      SetAsideStaleFiles(result);
+      const auto files_start = std::chrono::steady_clock::now();
+      SetAsideStaleFiles(result, options.known_files);
+      files_us +=
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - files_start)
+              .count();
       if (options.limit == 0 || found < ask || result->documents.size() >= options.limit) break;
       ask = options.limit + result->vanished.size();
     }
@@ -322,20 +405,36 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     out.parse_us = st.parse_us + tokenize_us;
     out.and_us = st.and_us;
     out.verify_us = st.verify_us;
+    out.files_us = files_us;
     out.total_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count() -
+        files_us;
   });
 }
 
-void Index::SetAsideStaleFiles(QueryResult* result) const {
+void Index::SetAsideStaleFiles(QueryResult* result,
+                               std::vector<std::optional<FileState>>* known) const {
   const std::vector<uint32_t>& docs = result->documents;
-  // Thousands of lstat calls are spread over threads (each is a few microseconds of kernel).
   std::vector<FileState> states(docs.size());
-  auto look = [&](size_t i) { states[i] = file_state(docs[i]); };
-  if (docs.size() >= 1024) {
-    tbb::parallel_for(size_t{0}, docs.size(), look);
+  std::vector<size_t> unknown;  // positions in docs of the files to look at
+  if (known != nullptr && known->size() != document_count()) known->resize(document_count());
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (known != nullptr && (*known)[docs[i]]) {
+      states[i] = *(*known)[docs[i]];
+    } else {
+      unknown.push_back(i);
+    }
+  }
+  // Thousands of lstat calls are spread over threads (each is a few microseconds of kernel).
+  auto look = [&](size_t u) { states[unknown[u]] = file_state(docs[unknown[u]]); };
+  if (unknown.size() >= 1024) {
+    tbb::parallel_for(size_t{0}, unknown.size(), look);
   } else {
-    for (size_t i = 0; i < docs.size(); ++i) look(i);
+    for (size_t u = 0; u < unknown.size(); ++u) look(u);
+  }
+  if (known != nullptr) {
+    for (size_t i : unknown) (*known)[docs[i]] = states[i];
   }
   std::vector<uint32_t> kept;
   result->changed.clear();
@@ -363,6 +462,26 @@ FileState Index::file_state(uint32_t id) const {
   if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return FileState::kVanished;
   return indexer::SameFileFacts(s.reader->doc(local), st) ? FileState::kCurrent
                                                           : FileState::kChanged;
+}
+
+std::string ShellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789/._-+,:@%") == std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string IndexCommand(const std::string& root, const std::string& index_path, bool rebuild) {
+  std::string cmd =
+      std::string("bitsift index ") + (rebuild ? "--rebuild " : "") + ShellQuote(root);
+  char* real = ::realpath(index_path.c_str(), nullptr);
+  const bool is_default =
+      real != nullptr && std::string(real) == (root == "/" ? "" : root) + "/.bitsift";
+  std::free(real);
+  return is_default ? cmd : cmd + " --index " + ShellQuote(index_path);
 }
 
 std::string ShellPath(const DocumentInfo& d, const std::string& from_dir) {
@@ -414,7 +533,7 @@ DocumentInfo Index::document(uint32_t id) const {
 const std::string& Index::path() const { return rep_->first_path; }
 
 Status Index::Check() const {
-  return Guard([&] { rep_->set.Check(); });
+  return GuardIndex(rep_->paths, [&] { rep_->set.Check(); });
 }
 
 Status CheckIndex(const std::string& path) {

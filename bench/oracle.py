@@ -1,7 +1,8 @@
 """Brute-force oracle for bench/run, exact by construction with bitsift's token contract.
 
-Every document is tokenized once with `bitsift tokenize --file PATH` (the contract's token set,
-NFKC_Casefold + ICU words + CJK bigrams); each query line once with `bitsift tokenize TERMS...`.
+Every document is tokenized once with `bitsift tokenize --set --file PATH` (the contract's token
+set, NFKC_Casefold + ICU words + CJK bigrams); each query line once with
+`bitsift tokenize --set TERMS...`.
 A document matches when its token set contains every query token. No part of bitsift's index
 or query code is involved, only its tokenizer.
 
@@ -23,7 +24,7 @@ PROBE = ("Kennedy's spin_lock() 3.14 U.S.A. e-mail Straße ﬁle ＡＢＣ Ⅻ n
 
 
 def _tokens(bitsift, args):
-    r = subprocess.run([bitsift, "tokenize"] + args, stdout=subprocess.PIPE,
+    r = subprocess.run([bitsift, "tokenize", "--set"] + args, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
     if r.returncode not in (0, 1):  # 1 = no tokens
         raise RuntimeError(f"bitsift tokenize {args[:2]} failed: "

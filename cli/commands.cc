@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -127,6 +128,31 @@ std::string WorkingDirectory() {
   return buf.data();
 }
 
+// Reports that `path` could not be opened as `what` (errno tells why), naming a relative path's
+// absolute form too; returns the error exit code.
+int CannotOpen(const std::string& path, const std::string& what) {
+  const int err = errno;
+  std::string where;
+  const std::string cwd = WorkingDirectory();
+  if (!path.empty() && path[0] != '/' && !cwd.empty()) {
+    where = " (" + (cwd == "/" ? "" : cwd) + "/" + path + ")";
+  }
+  return Fail(path + ": cannot open " + what + where + ": " + std::strerror(err));
+}
+
+// Opens the file `path` (read as `what`) into *in; returns the error exit code, reported with
+// the reason, if it cannot be opened or is a directory (which opens, then fails to read).
+std::optional<int> OpenInput(const std::string& path, const std::string& what, std::ifstream* in) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return CannotOpen(path, what);
+  }
+  in->open(path, std::ios::binary);
+  if (!*in) return CannotOpen(path, what);
+  return std::nullopt;
+}
+
 struct QueryFlags {
   bool count = false, json = false, stats = false;
   bool null = false;     // NUL after each path instead of a newline
@@ -156,26 +182,6 @@ struct StaleHits {
   std::set<uint32_t> changed, vanished;
 };
 
-// `s` quoted for a POSIX shell when it needs it.
-std::string ShellQuote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                        "0123456789/._-+,:@%") == std::string::npos) {
-    return s;
-  }
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// The command that updates the index at `index_path` of the tree `root`.
-std::string UpdateCommand(const std::string& root, const std::string& index_path) {
-  std::string cmd = "bitsift index " + ShellQuote(root);
-  char* real = ::realpath(index_path.c_str(), nullptr);
-  const bool is_default = real != nullptr && std::string(real) == root + "/.bitsift";
-  std::free(real);
-  return is_default ? cmd : cmd + " --index " + ShellQuote(index_path);
-}
-
 // Prints the stale hits on stderr, once (nothing if there are none): the counts, up to kListed
 // paths of each kind, and the command that brings each index concerned up to date.
 // `index_paths` are the indexes opened, in order.
@@ -204,23 +210,25 @@ void ReportStale(const Index& index, const StaleHits& stale, const std::string& 
     }
   }
   std::set<std::string> commands;
-  for (const auto& [i, root] : roots) commands.insert(UpdateCommand(root, index_paths.at(i)));
+  for (const auto& [i, root] : roots)
+    commands.insert(IndexCommand(root, index_paths.at(i), /*rebuild=*/false));
   for (const std::string& c : commands) {
     std::fprintf(stderr, "bitsift: hint: run '%s' to update the index\n", c.c_str());
   }
 }
 
 std::string StatsJson(const QueryStats& s, uint64_t matches, const std::string& prefix) {
-  char buf[720];
+  char buf[800];
   std::snprintf(buf, sizeof(buf),
                 "{%s\"terms\":%" PRIu64 ",\"matches\":%" PRIu64 ",\"candidates\":%" PRIu64
                 ",\"false_positives\":%" PRIu64 ",\"rows_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64
                 ",\"segments_searched\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
                 ",\"segments_out_of_scope\":%" PRIu64
-                ",\"parse_us\":%.1f,\"and_us\":%.1f,\"verify_us\":%.1f,\"total_us\":%.1f}",
+                ",\"parse_us\":%.1f,\"and_us\":%.1f,\"verify_us\":%.1f,\"total_us\":%.1f"
+                ",\"files_us\":%.1f}",
                 prefix.c_str(), s.terms, matches, s.candidates, s.false_positives, s.rows_read,
                 s.bytes_read, s.segments_searched, s.segments_skipped, s.segments_out_of_scope,
-                s.parse_us, s.and_us, s.verify_us, s.total_us);
+                s.parse_us, s.and_us, s.verify_us, s.total_us, s.files_us);
   return buf;
 }
 
@@ -232,10 +240,11 @@ void PrintStatsText(const QueryStats& s, uint64_t matches) {
                "rows read %" PRIu64 ", bytes read %" PRIu64 ", segments searched %" PRIu64
                ", skipped %" PRIu64 ", out of scope %" PRIu64
                "\n"
-               "time: parse %.1f us, and %.1f us, verify %.1f us, total %.1f us\n",
+               "time: parse %.1f us, and %.1f us, verify %.1f us, total %.1f us; files looked "
+               "at %.1f us\n",
                s.terms, matches, s.candidates, s.false_positives, s.rows_read, s.bytes_read,
                s.segments_searched, s.segments_skipped, s.segments_out_of_scope, s.parse_us,
-               s.and_us, s.verify_us, s.total_us);
+               s.and_us, s.verify_us, s.total_us, s.files_us);
 }
 
 // Runs one query and prints its output; `line` > 0 in batch mode. Stale hits go to *stale.
@@ -290,6 +299,17 @@ std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::str
                  "bitsift: no match under %s (the folder you are in); --all searches "
                  "the whole index\n",
                  f.cwd.c_str());
+  }
+  if (n == 0 && line == 0 && !f.options.scope.empty()) {
+    // The PATHs given: say where nothing was found, and which of them do not exist.
+    std::string where;
+    for (const std::string& p : f.options.scope) {
+      struct stat st;
+      if (!where.empty()) where += ", ";
+      where += p;
+      if (::stat(p.c_str(), &st) != 0) where += std::string(" (") + std::strerror(errno) + ")";
+    }
+    std::fprintf(stderr, "bitsift: no match under %s\n", where.c_str());
   }
   return n;
 }
@@ -654,10 +674,12 @@ int RunQuery(const std::vector<std::string>& args) {
   const std::string file = vm["queries"].as<std::string>();
   std::ifstream in_file;
   if (file != "-") {
-    in_file.open(file);
-    if (!in_file) return Fail(file + ": cannot open the query file: " + std::strerror(errno));
+    if (auto code = OpenInput(file, "the query file", &in_file)) return *code;
   }
   std::istream& in = file == "-" ? std::cin : in_file;
+  // Each file is looked at once per run, however many queries return it.
+  std::vector<std::optional<FileState>> known_files;
+  f.options.known_files = &known_files;
   bool any_match = false, any_error = false;
   uint64_t line_no = 0;
   for (std::string line; std::getline(in, line);) {
@@ -670,6 +692,10 @@ int RunQuery(const std::vector<std::string>& args) {
     } else if (*n > 0) {
       any_match = true;
     }
+  }
+  if (in.bad()) {
+    Fail(file + ": cannot read the query file: " + std::strerror(errno ? errno : EIO));
+    any_error = true;
   }
   std::fflush(stdout);
   ReportStale(*index, stale, f.cwd, index_paths);
@@ -813,15 +839,21 @@ int RunStatus(const std::vector<std::string>& args) {
       }
     }
   }
-  std::printf("run '%s' to update it\n", UpdateCommand(st.root, path).c_str());
+  std::printf("run '%s' to update it\n", IndexCommand(st.root, path, /*rebuild=*/false).c_str());
   return kExitNoMatch;
 }
 
 int RunTokenize(const std::vector<std::string>& args) {
-  const char* usage = "usage: bitsift tokenize (--file PATH | TEXT...)";
+  const char* usage =
+      "usage: bitsift tokenize [--set] (--file PATH | TEXT...)\n"
+      "prints TOKEN<TAB>START<TAB>END per token in text order ([START, END): its source bytes;\n"
+      "TEXTs are joined with one space), or with --set the sorted distinct terms, one a line";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")("file", po::value<std::string>(),
-                                                    "tokenize this file ('-' = stdin)");
+                                                    "tokenize this file ('-' = stdin)")(
+      "set",
+      "print the sorted distinct terms (what the index stores for a document), one a line, "
+      "instead of every token in text order with its byte offsets");
   po::options_description all;
   all.add(visible).add_options()("text", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
@@ -830,26 +862,60 @@ int RunTokenize(const std::vector<std::string>& args) {
   if (auto code = Parse(args, usage, visible, all, pos, vm)) return *code;
   std::string text;
   if (vm.count("file")) {
+    if (vm.count("text")) {
+      return Fail("tokenize takes --file or TEXT, not both (extra argument '" +
+                  vm["text"].as<std::vector<std::string>>()[0] + "')\n" + usage);
+    }
     const std::string file = vm["file"].as<std::string>();
     std::ifstream in_file;
     if (file != "-") {
-      in_file.open(file, std::ios::binary);
-      if (!in_file) return Fail(file + ": cannot open");
+      if (auto code = OpenInput(file, "the file to tokenize", &in_file)) return *code;
     }
     std::istream& in = file == "-" ? std::cin : in_file;
     std::ostringstream buf;
-    buf << in.rdbuf();
+    errno = 0;
+    if (in.peek() != std::char_traits<char>::eof()) buf << in.rdbuf();
+    if (in.bad()) {
+      return Fail(file +
+                  ": cannot read the file to tokenize: " + std::strerror(errno ? errno : EIO));
+    }
     text = buf.str();
   } else if (vm.count("text")) {
-    for (const std::string& t : vm["text"].as<std::vector<std::string>>()) text += t + " ";
+    for (const std::string& t : vm["text"].as<std::vector<std::string>>()) {
+      if (!text.empty()) text += ' ';
+      text += t;
+    }
   } else {
     return Fail(std::string("nothing to tokenize\n") + usage);
   }
-  std::vector<std::string> tokens;
-  Status s = Tokenize(text, &tokens);
-  if (!s.ok()) return Fail(s.message());
-  for (const std::string& t : tokens) std::printf("%s\n", t.c_str());
-  return tokens.empty() ? kExitNoMatch : kExitMatch;
+  uint64_t printed = 0;
+  if (vm.count("set")) {
+    std::vector<std::string> terms;
+    if (Status s = Tokenize(text, &terms); !s.ok()) return Fail(s.message());
+    for (const std::string& t : terms) {
+      std::fwrite(t.data(), 1, t.size(), stdout);
+      std::fputc('\n', stdout);
+    }
+    printed = terms.size();
+  } else {
+    // Printed as found: a large file needs no list of all its tokens.
+    Status s = TokenizeInOrder(text, [&](const TextToken& t) {
+      std::printf("%s\t%" PRIu64 "\t%" PRIu64 "\n", t.token.c_str(), t.begin, t.end);
+      ++printed;
+    });
+    if (!s.ok()) return Fail(s.message());
+  }
+  if (printed == 0) {
+    const char* what = vm.count("file") ? "file" : "text";
+    std::fprintf(stderr,
+                 text.empty() ? "bitsift: no tokens: the %s is empty\n"
+                              : "bitsift: no tokens: the %s holds only spaces, punctuation or "
+                                "symbols (tokens are runs of letters, digits, kana or ideographs; "
+                                "README \"The token contract\")\n",
+                 what);
+    return kExitNoMatch;
+  }
+  return kExitMatch;
 }
 
 }  // namespace bitsift::cli

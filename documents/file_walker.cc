@@ -18,6 +18,7 @@
 #include "documents/html.h"
 #include "documents/ignore_rules.h"
 #include "util/error.h"
+#include "util/files.h"
 
 namespace bitsift::documents {
 namespace {
@@ -104,7 +105,7 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
   if (::stat(root.c_str(), &st) != 0) {
     int err = errno;
     throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
-                ErrnoMessage(root, "cannot index", err));
+                ErrnoMessage(AbsoluteForMessage(root), "cannot index", err));
   }
   Ensure(S_ISDIR(st.st_mode), ErrorKind::kInvalidArgument, root + ": not a directory");
   char* resolved = ::realpath(root.c_str(), nullptr);

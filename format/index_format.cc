@@ -113,7 +113,7 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
   const uint8_t* base = file_.data();
   const size_t size = file_.size();
   if (size < sizeof(FileHeader))
-    Corrupt(path, "file too short (" + std::to_string(size) + " bytes)");
+    Corrupt(path, "file too short (" + Plural(size, "byte", "bytes") + ")");
   FileHeader h;
   std::memcpy(&h, base, sizeof(h));
   if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) Corrupt(path, "bad magic number");
@@ -125,7 +125,7 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
                       std::to_string(kFormatVersion) + " (rebuild the index)");
   }
   if (h.file_size != size) {
-    Corrupt(path, "size is " + std::to_string(size) + " bytes, header says " +
+    Corrupt(path, "size is " + Plural(size, "byte", "bytes") + ", header says " +
                       std::to_string(h.file_size) + " (truncated or extended)");
   }
   if (h.section_count != kSectionCount) Corrupt(path, "unexpected section count");
@@ -170,8 +170,8 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
       verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
   }
   if (sums.length != chunk_count_ * sizeof(uint64_t)) {
-    Corrupt(path, "CHUNK_SUMS holds " + std::to_string(sums.length / 8) + " checksums for " +
-                      std::to_string(chunk_count_) + " chunks");
+    Corrupt(path, "CHUNK_SUMS holds " + Plural(sums.length / 8, "checksum", "checksums") + " for " +
+                      Plural(chunk_count_, "chunk", "chunks"));
   }
   // The repair names the indexed directory when META records one (META is verified above).
   const Span& meta = span(SectionId::kMeta);
@@ -208,7 +208,7 @@ void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
 void IndexFile::OutOfBounds(SectionId id, uint64_t offset, uint64_t length) const {
   Corrupt(path_, std::string("a record points outside section ") + SectionName(id) + " (offset " +
                      std::to_string(offset) + ", length " + std::to_string(length) + ", section " +
-                     std::to_string(span(id).length) + " bytes)");
+                     Plural(span(id).length, "byte", "bytes") + ")");
 }
 
 void IndexFile::VerifyAll() const {

@@ -161,10 +161,24 @@ Manifest DecodeManifest(std::string_view bytes, const std::string& path) {
 Manifest ReadManifest(const std::string& index_dir) {
   struct stat st;
   if (::stat(index_dir.c_str(), &st) != 0) {
-    throw Error(errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
-                ErrnoMessage(index_dir, "cannot open index", errno));
+    const int err = errno;
+    throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
+                err == ENOENT ? index_dir + ": no bitsift index there (no directory " +
+                                    AbsoluteForMessage(index_dir) +
+                                    "; 'bitsift index DIR --index PATH' creates one)"
+                              : ErrnoMessage(index_dir, "cannot open index", err));
   }
   if (S_ISREG(st.st_mode)) {
+    // A 0.1 index was one file beginning with the segment files' magic.
+    char magic[sizeof(kMagic)] = {};
+    int fd = ::open(index_dir.c_str(), O_RDONLY | O_CLOEXEC);
+    const bool old_index = fd >= 0 && ::read(fd, magic, sizeof(magic)) == sizeof(magic) &&
+                           std::memcmp(magic, kMagic, sizeof(kMagic)) == 0;
+    if (fd >= 0) ::close(fd);
+    Ensure(old_index, ErrorKind::kInvalidArgument,
+           index_dir +
+               ": a file, not a bitsift index (an index is the directory that "
+               "'bitsift index' writes, DIR/.bitsift by default)");
     throw Error(ErrorKind::kCorrupt,
                 index_dir +
                     ": an index of bitsift 0.1 (one file); this version keeps an index "
@@ -178,8 +192,9 @@ Manifest ReadManifest(const std::string& index_dir) {
   if (fd < 0) {
     int err = errno;
     throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
-                err == ENOENT ? index_dir + ": not a bitsift index (no " + kManifestName + ")"
-                              : ErrnoMessage(path, "cannot open", err));
+                err == ENOENT
+                    ? index_dir + ": not a bitsift index (no " + AbsoluteForMessage(path) + ")"
+                    : ErrnoMessage(path, "cannot open", err));
   }
   std::string bytes;
   char buf[1 << 16];

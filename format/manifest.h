@@ -58,7 +58,8 @@ std::string EncodeManifest(const Manifest& manifest);
 Manifest DecodeManifest(std::string_view bytes, const std::string& path);
 
 // Reads index_dir/MANIFEST. Throws Error(kNotFound) if index_dir is missing or holds no
-// manifest, Error(kCorrupt) if index_dir is a 0.1 index file or the manifest is damaged.
+// manifest, Error(kCorrupt) if index_dir is a 0.1 index file or the manifest is damaged,
+// Error(kInvalidArgument) if it is a file of another kind.
 Manifest ReadManifest(const std::string& index_dir);
 
 // Replaces index_dir/MANIFEST atomically (temporary name unique to this writer, fsync, rename,

@@ -610,8 +610,11 @@ void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
 
 template <typename F>
 void WithThreads(const BuildConfig& config, F&& f) {
-  int threads = config.threads == 0 ? tbb::this_task_arena::max_concurrency()
-                                    : static_cast<int>(config.threads);
+  // More threads than cores only add contention (and TBB warns about them): capped.
+  const int cores = tbb::this_task_arena::max_concurrency();
+  int threads = config.threads == 0 || config.threads > static_cast<unsigned>(cores)
+                    ? cores
+                    : static_cast<int>(config.threads);
   tbb::task_arena arena(threads);
   arena.execute(f);
 }
@@ -718,7 +721,14 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
       }
       break;
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kNotFound || attempt == kReadAttempts) throw;
+      if (e.kind() != ErrorKind::kNotFound) throw;
+      if (attempt == kReadAttempts) {
+        // Not a writer's commit: a segment the manifest names is gone.
+        throw Error(ErrorKind::kCorrupt,
+                    std::string(e.what()) +
+                        " (a segment the index manifest names); rebuild the index with "
+                        "'bitsift index --rebuild DIR'");
+      }
     }
   }
   TreeStatus status;
@@ -727,6 +737,12 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
          ErrorKind::kInvalidArgument,
          index_dir + ": an index of documents given in memory has no directory to compare with");
   status.root = setting->second;
+  if (struct stat st; ::stat(status.root.c_str(), &st) != 0) {
+    const int err = errno;
+    throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
+                ErrnoMessage(status.root, "cannot read the directory the index was built from",
+                             err));
+  }
   uint64_t max_file_size = BuildConfig{}.max_file_size;
   if (auto m = manifest.settings.find("max_file_size"); m != manifest.settings.end()) {
     max_file_size = std::stoull(m->second);

@@ -197,8 +197,8 @@ void CheckIndex(const IndexReader& index) {
     ++used_slots;
   }
   if (used_slots != terms)
-    Fail(index, "term table holds " + std::to_string(used_slots) + " entries for " +
-                    std::to_string(terms) + " terms");
+    Fail(index, "term table holds " + Plural(used_slots, "entry", "entries") + " for " +
+                    Plural(terms, "term", "terms"));
 
   // Documents: paths packed in order and sorted; forward records decode
   // completely and agree with the term counts; document frequencies agree with the records.
@@ -253,10 +253,10 @@ void CheckIndex(const IndexReader& index) {
     const std::string name = "band " + std::to_string(b);
     if (band.doc_count == 0) Fail(index, name + " is empty");
     if (band.rows_offset != row_cursor * 8) Fail(index, name + " rows are not packed");
-    if (band.words_per_row != (band.doc_count + 63) / 64)
-      Fail(index, name + " row length");
+    if (band.words_per_row != (band.doc_count + 63) / 64) Fail(index, name + " row length");
     const uint64_t rows = band.width + exact;
-    row_cursor = (row_cursor + rows * band.words_per_row + 7) / 8 * 8;  // bands start 64-byte aligned
+    row_cursor =
+        (row_cursor + rows * band.words_per_row + 7) / 8 * 8;  // bands start 64-byte aligned
     for (uint64_t c = 0; c < band.doc_count; ++c) {
       const uint32_t d = index.BandDoc(band, c);
       if (index.doc(d).term_count == 0)
@@ -308,8 +308,8 @@ void CheckIndex(const IndexReader& index) {
   }
   if (row_cursor != row_words) Fail(index, "rows section holds unused bytes");
   if (columns != non_empty) {
-    Fail(index, "the bands hold " + std::to_string(columns) + " documents, " +
-                    std::to_string(non_empty) + " documents have terms");
+    Fail(index, "the bands hold " + Plural(columns, "document", "documents") + ", " +
+                    Plural(non_empty, "document has", "documents have") + " terms");
   }
 }
 

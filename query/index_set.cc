@@ -47,7 +47,14 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs) {
         }
         break;
       } catch (const Error& e) {
-        if (e.kind() != ErrorKind::kNotFound || attempt == kOpenAttempts) throw;
+        if (e.kind() != ErrorKind::kNotFound) throw;
+        if (attempt == kOpenAttempts) {
+          // Not a writer's commit: a segment the manifest names is gone.
+          throw Error(ErrorKind::kCorrupt,
+                      std::string(e.what()) +
+                          " (a segment the index manifest names); rebuild the index with "
+                          "'bitsift index --rebuild DIR'");
+        }
       }
     }
     Index index;

@@ -3,6 +3,7 @@
 #ifndef BITSIFT_UTIL_ERROR_H_
 #define BITSIFT_UTIL_ERROR_H_
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,11 @@ inline void Ensure(bool condition, ErrorKind kind, const std::string& message) {
 
 // "path: what: strerror(errno)" for a failed system call.
 std::string ErrnoMessage(const std::string& path, const std::string& what, int err);
+
+// "1 byte", "2 bytes": a count and its noun for messages.
+inline std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
 
 }  // namespace bitsift
 

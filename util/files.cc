@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <utility>
 
@@ -71,6 +72,15 @@ std::string DirectoryOf(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+std::string AbsoluteForMessage(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char buf[PATH_MAX];
+  if (::getcwd(buf, sizeof(buf)) == nullptr) return path;
+  const std::string cwd = buf;
+  if (path.empty() || path == ".") return cwd;
+  return (cwd == "/" ? "" : cwd) + "/" + (path.compare(0, 2, "./") == 0 ? path.substr(2) : path);
 }
 
 namespace {

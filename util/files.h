@@ -63,6 +63,10 @@ class AtomicFileWriter {
 // The directory part of a path ("." if none).
 std::string DirectoryOf(const std::string& path);
 
+// `path` as an absolute path for messages: unchanged if absolute, else joined to the working
+// directory (not resolved: the path may not exist).
+std::string AbsoluteForMessage(const std::string& path);
+
 }  // namespace bitsift
 
 #endif  // BITSIFT_UTIL_FILES_H_

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,7 +59,7 @@ struct IndexProgress {
 
 struct IndexOptions {
   double fp_rate = 0.01;                  // per-term false-positive target of the signatures
-  unsigned threads = 0;                   // worker threads; 0 = one per core
+  unsigned threads = 0;                   // worker threads; 0 = one per core (more are capped)
   uint64_t max_file_size = 256ULL << 20;  // files larger than this are skipped
   // Memory for building: a segment is written whenever the in-memory one reaches this, and
   // merges run only within it (CompactIndex excepted). Above 0 (the CLI asks 16 MiB).
@@ -178,6 +179,26 @@ Status CompareWithTree(const std::string& index_path, TreeStatus* status);
 // Returns kInternal only if ICU's data cannot be loaded.
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens);
 
+// One token of a text and the bytes [begin, end) of the text it was made from.
+struct TextToken {
+  std::string token;   // as the index stores it (normalized)
+  uint64_t begin = 0;  // first byte of its source characters
+  uint64_t end = 0;    // one past the last byte of its source characters
+};
+
+// Returns in *tokens the tokens of `text` under the token contract in text order, repeats
+// included (a document's terms are their set), each with its source byte range: its source
+// characters, whole (a character with its combining marks; an invalid UTF-8 sequence as the
+// U+FFFD it becomes). A character that normalization expands belongs whole to every token made
+// from it, and the bigrams of a kana/ideographic run overlap by a character, so ranges may
+// overlap. Returns an empty vector for a text without tokens; kInternal only if ICU's data
+// cannot be loaded.
+Status TokenizeInOrder(std::string_view text, std::vector<TextToken>* tokens);
+// The same tokens passed to `on_token` one by one, in order, with memory bounded whatever the
+// size of `text` (for large texts).
+Status TokenizeInOrder(std::string_view text,
+                       const std::function<void(const TextToken&)>& on_token);
+
 struct DocumentInfo {
   std::string path;      // relative to the indexed directory (or the Document name)
   std::string root;      // the indexed directory of its index (empty for in-memory documents)
@@ -198,6 +219,16 @@ struct DocumentInfo {
 // is passed to does not read it as an option. An in-memory document's path is returned as is.
 // Bytes are kept as they are (no UTF-8 validation).
 std::string ShellPath(const DocumentInfo& d, const std::string& from_dir);
+
+// `s` as one word for a POSIX shell: unchanged if made only of letters, digits and
+// /._-+,:@%, else in single quotes (a ' inside written '\'').
+std::string ShellQuote(const std::string& s);
+
+// The command line that updates the index directory `index_path` of the tree `root` (absolute,
+// as TreeStatus::root and DocumentInfo::root give it), or with `rebuild` builds it again:
+// "bitsift index [--rebuild] ROOT", with "--index INDEX_PATH" unless index_path is the default
+// ROOT/.bitsift; each path quoted for the shell when it needs it.
+std::string IndexCommand(const std::string& root, const std::string& index_path, bool rebuild);
 
 // What became of a document's file since it was indexed.
 enum class FileState {
@@ -225,6 +256,12 @@ struct QueryOptions {
   // limit, the next matches take its place); one whose file changed is returned and listed in
   // QueryResult::changed.
   bool check_files = false;
+  // With check_files, the states of the files already looked at, by document id, kept by the
+  // caller across the queries of one run so that each file is looked at once per run (a file
+  // that changes during the run is then reported as it was first seen). Query sizes it to
+  // document_count() and fills it. Not to be shared by queries running at the same time.
+  // Null: every document returned is looked at.
+  std::vector<std::optional<FileState>>* known_files = nullptr;
 };
 
 struct QueryStats {
@@ -236,7 +273,10 @@ struct QueryStats {
   uint64_t segments_searched = 0;  // segments whose rows were read
   uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
   uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (not read)
+  // The engine's time: total_us = parse + AND + verify (what benchmarks compare). Looking at
+  // the files of the results (QueryOptions::check_files) is files_us, outside total_us.
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
+  double files_us = 0;
 };
 
 struct QueryResult {
@@ -295,7 +335,7 @@ class Index {
   // rest chunk by chunk (4 KiB) as queries first read it, so a one-shot query reads only what
   // it uses. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the
   // repair) if it is damaged in a part opening verifies, of another version, or a bitsift 0.1
-  // index file.
+  // index file, kInvalidArgument if it is a file of another kind.
   static Status Open(const std::string& path, std::unique_ptr<Index>* index);
   // Opens several index directories answered as one (results index by index, in this order).
   static Status Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index);
@@ -345,8 +385,10 @@ class Index {
   struct Rep;
   explicit Index(std::unique_ptr<Rep> rep);
   // Moves the documents of result->documents whose file vanished to result->vanished and lists
-  // those whose file changed in result->changed.
-  void SetAsideStaleFiles(QueryResult* result) const;
+  // those whose file changed in result->changed; looks only at files not in *known (if given),
+  // and adds what it saw there.
+  void SetAsideStaleFiles(QueryResult* result,
+                          std::vector<std::optional<FileState>>* known) const;
   std::unique_ptr<Rep> rep_;
 };
 

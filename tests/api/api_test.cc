@@ -127,8 +127,9 @@ TEST_CASE("bad arguments and missing things are clear errors", "[api]") {
   Status s = Index::Open(dir / "missing", &index);
   CHECK(s.code() == Status::Code::kNotFound);
   CHECK(s.message().find("missing") != std::string::npos);
-  s = Index::Open(dir / "file", &index);
-  CHECK(s.code() == Status::Code::kCorrupt);
+  s = Index::Open(dir / "file", &index);  // a file that is no index (nor a 0.1 one)
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK(s.message().find("not a bitsift index") != std::string::npos);
   // Writing into a directory that does not exist fails without a crash.
   options.fp_rate = 0.01;
   CHECK(bitsift::BuildIndex(dir.path(), dir / "no/such/dir/index", options).code() ==
@@ -171,9 +172,9 @@ TEST_CASE("every truncation and many flipped bytes are detected", "[api][corrupt
     INFO("flipped byte " << pos);
     REQUIRE(s.code() == Status::Code::kCorrupt);
   }
-  // Another format, and a newer version.
+  // Another format (a file that is no index: nothing to repair), and a newer version.
   WriteFile(dir / "other", "SQLite format 3" + std::string(200, '\0'));
-  CHECK(Index::Open(dir / "other", &index).code() == Status::Code::kCorrupt);
+  CHECK(Index::Open(dir / "other", &index).code() == Status::Code::kInvalidArgument);
   bitsift::testing::WriteIndexWithSegment(dir / "good", dir / "bad", "SQLite format 3" + std::string(200, '\0'));
   CHECK(Index::Open(dir / "bad", &index).code() == Status::Code::kCorrupt);
 }

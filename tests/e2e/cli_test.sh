@@ -109,7 +109,7 @@ check "new index sees the new file" "en/new_file.txt" "$("$BITSIFT" query brand)
 check "no temporary files left" 0 "$(ls -a | grep -c '\.tmp\.')"
 
 # Tokenize subcommand.
-check "tokenize" "$(printf 'strasse\n布隆\n滤器\n过滤\n隆过')" "$("$BITSIFT" tokenize Straße 布隆过滤器)"
+check "tokenize" "$(printf 'strasse\n布隆\n滤器\n过滤\n隆过')" "$("$BITSIFT" tokenize --set Straße 布隆过滤器)"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

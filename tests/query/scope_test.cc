@@ -4,6 +4,7 @@
 // limit included.
 #include "query/scope.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
@@ -297,6 +298,35 @@ TEST_CASE("check_files: vanished files are left out and the limit still filled",
   REQUIRE(bitsift::BuildIndexFromDocuments({{"m", "common", 0}}, dir / "mem", {}).ok());
   REQUIRE(Index::Open(dir / "mem", &index).ok());
   CHECK(index->file_state(0) == bitsift::FileState::kUnknown);
+}
+
+TEST_CASE("check_files with known_files: each file looked at once per run", "[scope]") {
+  TempDir dir;
+  for (int i = 0; i < 4; ++i) WriteFile(dir / ("tree/f" + std::to_string(i)), "common");
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "tree/.bitsift", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "tree/.bitsift", &index).ok());
+  std::filesystem::remove(dir / "tree/f1");
+  std::vector<std::optional<bitsift::FileState>> known;
+  QueryOptions o;
+  o.check_files = true;
+  o.known_files = &known;
+  QueryResult r;
+  CHECK(Answer(*index, {"common"}, o, &r) == Paths{"f0", "f2", "f3"});
+  REQUIRE(known.size() == index->document_count());
+  CHECK(std::count_if(known.begin(), known.end(), [](const auto& k) { return k.has_value(); }) ==
+        4);
+  CHECK(r.vanished.size() == 1);
+  CHECK(r.stats.files_us >= 0);
+  // The run remembers what it saw: a file removed since is still answered as it was first seen,
+  // and one seen vanished stays out (the same answers for the whole run).
+  std::filesystem::remove(dir / "tree/f2");
+  CHECK(Answer(*index, {"common"}, o, &r) == Paths{"f0", "f2", "f3"});
+  CHECK(r.vanished.size() == 1);
+  // A new run looks again.
+  known.clear();
+  CHECK(Answer(*index, {"common"}, o, &r) == Paths{"f0", "f3"});
+  CHECK(r.vanished.size() == 2);
 }
 
 TEST_CASE("ShellPath: relative from the working directory when shorter", "[scope]") {

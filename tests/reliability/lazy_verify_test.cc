@@ -177,7 +177,8 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
     CHECK(a.paths.empty());
     CHECK(Contains(a.status.message(), segment));
     CHECK(Contains(a.status.message(), std::string("of section ") + section));
-    CHECK(Contains(a.status.message(), "bitsift index --rebuild"));
+    // An index of in-memory documents: the repair is to build it again from them.
+    CHECK(Contains(a.status.message(), "rebuild it from its documents"));
     // The program: exit 2, one line naming the file, nothing on stdout.
     ProcessResult p = RunProcess({BitsiftProgram(), "query", "--index", bad, "needle", "pin"});
     CHECK(p.exit_code == 2);
@@ -247,7 +248,7 @@ TEST_CASE("a damaged chunk that a query does not read: exact answer, and check f
     CHECK(q.exit_code == 0);
     ProcessResult k = RunProcess({BitsiftProgram(), "check", "--index", bad});
     CHECK(k.exit_code == 2);
-    CHECK(Contains(k.err, "bitsift index --rebuild"));
+    CHECK(Contains(k.err, "rebuild it from its documents"));
   }
 }
 

@@ -55,7 +55,22 @@ TEST_CASE("tokenizer throughput", "[.bench][tokenizer-speed]") {
     }
     tok.Finish(streamed);
   });
-  std::printf("%zu bytes, %llu tokens\nwhole text   %7.1f MB/s\nstreamed 1M  %7.1f MB/s\n",
-              text.size(), static_cast<unsigned long long>(whole.tokens), whole_mbps, stream_mbps);
+  struct CountOffsets : bitsift::tokenizer::OffsetTokenSink {
+    uint64_t tokens = 0, bytes = 0;
+    void OnToken(std::string_view t, uint64_t begin, uint64_t end, bool) override {
+      ++tokens;
+      bytes += t.size() + (end - begin);
+    }
+  } offsets;
+  double offsets_mbps = BestMBps(text, [&] {
+    offsets = CountOffsets{};
+    tok.TokenizeWithOffsets(text, offsets);
+  });
+  std::printf(
+      "%zu bytes, %llu tokens\nwhole text   %7.1f MB/s\nstreamed 1M  %7.1f MB/s\n"
+      "offsets      %7.1f MB/s\n",
+      text.size(), static_cast<unsigned long long>(whole.tokens), whole_mbps, stream_mbps,
+      offsets_mbps);
   CHECK(whole.tokens == streamed.tokens);
+  CHECK(whole.tokens == offsets.tokens);
 }

@@ -4,15 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstring>
-#include <algorithm>
+#include <limits>
 #include <new>
 
 #include "format/bloom.h"
 #include "indexer/index_builder.h"
-#include "query/index_check.h"
 #include "query/index_reader.h"
 #include "query/index_set.h"
 #include "query/searcher.h"
@@ -57,6 +57,11 @@ indexer::BuildConfig ConfigOf(const IndexOptions& o) {
   c.fp_rate = o.fp_rate;
   c.threads = o.threads;
   c.max_file_size = o.max_file_size;
+  c.documents.encoding = o.encoding;
+  c.documents.hidden = o.hidden;
+  c.documents.no_ignore = o.no_ignore;
+  c.documents.globs = o.globs;
+  c.documents.max_decompressed_bytes = o.max_decompressed_bytes;
   c.memory_budget = o.memory_budget;
   c.rebuild = o.rebuild;
   c.merge = o.merge;
@@ -129,13 +134,13 @@ Status BuildIndexFromDocuments(const std::vector<Document>& documents,
   });
 }
 
-Status UpdateDocuments(const std::vector<Document>& upserts, const std::vector<std::string>& deletes,
-                       const std::string& index_path, const IndexOptions& options,
-                       IndexSummary* summary) {
+Status UpdateDocuments(const std::vector<Document>& upserts,
+                       const std::vector<std::string>& deletes, const std::string& index_path,
+                       const IndexOptions& options, IndexSummary* summary) {
   return Guard([&] {
     indexer::BuildReport report;
-    indexer::UpdateIndexFromMemory(MemoryDocuments(upserts), deletes, index_path,
-                                   ConfigOf(options), &report);
+    indexer::UpdateIndexFromMemory(MemoryDocuments(upserts), deletes, index_path, ConfigOf(options),
+                                   &report);
     Summarize(report, summary);
   });
 }
@@ -206,7 +211,14 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     double tokenize_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     query::SetQueryStats st;
-    result->documents = rep_->set.Search(terms, options.limit, &st);
+    std::vector<uint32_t> documents = rep_->set.Search(terms, options.limit, &st);
+    // Verify the records document() will read for these results (chunks are verified lazily):
+    // damage there fails this Query (with no documents), never meets document().
+    for (uint32_t id : documents) {
+      const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+      (void)s.reader->path(id - s.first_id);
+    }
+    result->documents = std::move(documents);
     QueryStats& out = result->stats;
     out.terms = st.terms;
     out.candidates = st.candidates;
@@ -227,42 +239,28 @@ uint64_t Index::document_count() const { return rep_->set.id_count(); }
 uint64_t Index::live_document_count() const { return rep_->set.live_documents(); }
 
 DocumentInfo Index::document(uint32_t id) const {
-  const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
-  const uint32_t local = id - s.first_id;
-  const format::DocRecord& d = s.reader->doc(local);
-  DocumentInfo info;
-  info.path = std::string(s.reader->path(local));
-  info.root = rep_->set.indexes()[s.index].root;
-  info.index = s.index;
-  info.size = d.size;
-  info.mtime_ns = d.mtime_ns;
-  info.terms = d.term_count;
-  return info;
+  try {
+    const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+    const uint32_t local = id - s.first_id;
+    const format::DocRecord& d = s.reader->doc(local);
+    DocumentInfo info;
+    info.path = std::string(s.reader->path(local));
+    info.root = rep_->set.indexes()[s.index].root;
+    info.index = s.index;
+    info.size = d.size;
+    info.mtime_ns = d.mtime_ns;
+    info.terms = d.term_count;
+    return info;
+  } catch (const Error&) {
+    // A damaged record (Query verified those of its results, so not one of them).
+    return {};
+  }
 }
 
 const std::string& Index::path() const { return rep_->first_path; }
 
 Status Index::Check() const {
-  return Guard([&] {
-    const query::IndexSet& set = rep_->set;
-    for (const query::IndexSet::Segment& s : set.segments()) query::CheckIndex(*s.reader);
-    // A path is live in at most one segment of an index.
-    for (const query::IndexSet::Index& index : set.indexes()) {
-      std::vector<std::string_view> live;
-      for (size_t si : index.segments) {
-        const query::IndexSet::Segment& s = set.segments()[si];
-        for (uint32_t d = 0; d < s.reader->doc_count(); ++d) {
-          if (!s.is_deleted(d)) live.push_back(s.reader->path(d));
-        }
-      }
-      std::sort(live.begin(), live.end());
-      for (size_t i = 1; i < live.size(); ++i) {
-        Ensure(live[i - 1] != live[i], ErrorKind::kCorrupt,
-               index.dir + ": '" + std::string(live[i]) +
-                   "' is live in two segments; rebuild the index with 'bitsift index --rebuild DIR'");
-      }
-    }
-  });
+  return Guard([&] { rep_->set.Check(); });
 }
 
 Status CheckIndex(const std::string& path) {
@@ -296,17 +294,23 @@ IndexStats Index::Stats() const {
       bs.documents = band.doc_count;
       bs.max_terms = band.max_terms;
       uint64_t set_bits = 0;
-      for (uint64_t row = 0; row < band.width; ++row) {
-        const uint64_t* p = r.Row(band, row);
-        for (uint64_t w = 0; w < band.words_per_row; ++w)
-          set_bits += static_cast<uint64_t>(__builtin_popcountll(p[w]));
+      try {
+        for (uint64_t row = 0; row < band.width; ++row) {
+          const uint64_t* p = r.Row(band, row);
+          for (uint64_t w = 0; w < band.words_per_row; ++w)
+            set_bits += static_cast<uint64_t>(__builtin_popcountll(p[w]));
+        }
+        bs.fill_ratio =
+            band.doc_count && band.width
+                ? static_cast<double>(set_bits) / (static_cast<double>(band.width) * band.doc_count)
+                : 0;
+      } catch (const Error&) {
+        bs.fill_ratio = std::numeric_limits<double>::quiet_NaN();  // a damaged chunk of its rows
       }
-      bs.fill_ratio = band.doc_count && band.width ? static_cast<double>(set_bits) /
-                                           (static_cast<double>(band.width) * band.doc_count)
-                                     : 0;
       // A band of width 0 (huge documents) has no signature: every one is a candidate.
       bs.expected_fp_rate =
-          band.width ? format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms) : 1.0;
+          band.width ? format::ExpectedFalsePositiveRate({band.width, band.k}, band.max_terms)
+                     : 1.0;
       s.bands.push_back(bs);
     }
     rows += r.SectionBytes(SectionId::kRows);
@@ -317,8 +321,8 @@ IndexStats Index::Stats() const {
     doc_table += r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths);
     meta += r.SectionBytes(SectionId::kMeta);
   }
-  s.section_bytes = {{"signature rows", rows},     {"band columns", band_bytes},
-                     {"forward store", forward},   {"dictionary", dictionary},
+  s.section_bytes = {{"signature rows", rows},      {"band columns", band_bytes},
+                     {"forward store", forward},    {"dictionary", dictionary},
                      {"document table", doc_table}, {"meta", meta}};
   return s;
 }

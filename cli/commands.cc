@@ -108,14 +108,13 @@ std::string PrintedPath(const DocumentInfo& d, bool several) {
   return d.root == "/" ? "/" + d.path : d.root + "/" + d.path;
 }
 
-std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix,
-                         bool several) {
+std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix, bool several) {
   DocumentInfo d = index.document(id);
   std::ostringstream out;
   out << "{" << prefix << "\"path\":" << JsonString(PrintedPath(d, several));
   if (several) out << ",\"index\":" << d.index;
-  out << ",\"size\":" << d.size
-      << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms << "}";
+  out << ",\"size\":" << d.size << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms
+      << "}";
   return out.str();
 }
 
@@ -218,7 +217,8 @@ Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* 
 }
 
 std::vector<std::string> IndexFlags(const po::variables_map& vm) {
-  return vm.count("index") ? vm["index"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  return vm.count("index") ? vm["index"].as<std::vector<std::string>>()
+                           : std::vector<std::string>{};
 }
 
 // Parses a byte count with an optional unit: 300000000, 512K, 256M, 256MiB, 1G, 1GB (powers of
@@ -268,13 +268,33 @@ void PrintSummary(const IndexSummary& summary, const std::string& index_path) {
     std::printf("%s %s %" PRIu64, i ? "," : "", summary.skipped[i].first.c_str(),
                 summary.skipped[i].second);
   }
-  std::printf("\nsegments: %s written, %s, %s live\n",
-              std::to_string(summary.segments_written).c_str(),
-              Plural(summary.merges, "merge", "merges").c_str(),
-              std::to_string(summary.segments).c_str());
+  std::printf(
+      "\nsegments: %s written, %s, %s live\n", std::to_string(summary.segments_written).c_str(),
+      Plural(summary.merges, "merge", "merges").c_str(), std::to_string(summary.segments).c_str());
   std::printf("index %s: %s (%.1f bits per document)\n", index_path.c_str(),
               HumanBytes(summary.index_bytes).c_str(),
               summary.documents ? 8.0 * summary.index_bytes / summary.documents : 0.0);
+}
+
+// The `index` options that choose the documents and how they are read (README "What is
+// indexed"): added to `d`, and read back into `options` after parsing.
+void AddDocumentOptions(po::options_description& d) {
+  d.add_options()("encoding", po::value<std::string>()->value_name("NAME"),
+                  "read every file in this encoding (default: detect per file)")(
+      "hidden", "include files and directories whose names start with '.'")(
+      "no-ignore", "do not apply .gitignore, .ignore and .git/info/exclude files")(
+      "glob,g", po::value<std::vector<std::string>>()->composing()->value_name("GLOB"),
+      "index only files matching GLOB; !GLOB excludes (repeatable, the last match wins)")(
+      "max-decompressed-size", po::value<uint64_t>()->default_value(256ULL << 20),
+      "skip compressed files whose content is larger than this many bytes");
+}
+
+void ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
+  if (vm.count("encoding")) options->encoding = vm["encoding"].as<std::string>();
+  options->hidden = vm.count("hidden") > 0;
+  options->no_ignore = vm.count("no-ignore") > 0;
+  if (vm.count("glob")) options->globs = vm["glob"].as<std::vector<std::string>>();
+  options->max_decompressed_bytes = vm["max-decompressed-size"].as<uint64_t>();
 }
 
 }  // namespace
@@ -282,10 +302,13 @@ void PrintSummary(const IndexSummary& summary, const std::string& index_path) {
 int RunIndex(const std::vector<std::string>& args) {
   const char* usage =
       "usage: bitsift index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
-      "[--threads N] [--max-file-size BYTES] [--verbose]";
+      "[--threads N] [--max-file-size BYTES] [--verbose]\n"
+      "                         [--encoding NAME] [--hidden] [--no-ignore] [--glob GLOB]... "
+      "[--max-decompressed-size BYTES]";
   po::options_description visible("options");
-  visible.add_options()("help,h", "show this help")("index", po::value<std::string>(),
-                                                    "index directory to create or update (default DIR/.bitsift)")(
+  visible.add_options()("help,h", "show this help")(
+      "index", po::value<std::string>(),
+      "index directory to create or update (default DIR/.bitsift)")(
       "rebuild", "index every file again instead of updating the index")(
       "memory", po::value<std::string>()->default_value("256MiB"),
       "memory budget for building: a segment is written when this is reached (e.g. 512M, 1G)")(
@@ -295,6 +318,7 @@ int RunIndex(const std::vector<std::string>& args) {
       "max-file-size", po::value<uint64_t>()->default_value(256ULL << 20),
       "skip files larger than this many bytes")("verbose,v", "name every skipped file on stderr")(
       "quiet,q", "no progress, no summary");
+  AddDocumentOptions(visible);
   po::options_description all;
   all.add(visible).add_options()("dir", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
@@ -313,6 +337,7 @@ int RunIndex(const std::vector<std::string>& args) {
   options.threads = vm["threads"].as<unsigned>();
   options.max_file_size = vm["max-file-size"].as<uint64_t>();
   options.rebuild = vm.count("rebuild") > 0;
+  ReadDocumentOptions(vm, &options);
   if (!(options.fp_rate > 0 && options.fp_rate < 1)) return Fail("--fp-rate must be in (0, 1)");
   std::optional<uint64_t> memory = ParseBytes(vm["memory"].as<std::string>());
   if (!memory || *memory < (16ULL << 20)) {
@@ -333,7 +358,8 @@ int RunIndex(const std::vector<std::string>& args) {
   }
   options.on_skip = [verbose, tty](const std::string& path, const std::string& reason,
                                    const std::string& detail) {
-    bool warn = reason == "unreadable" || reason == "vanished";
+    bool warn = reason == "unreadable" || reason == "vanished" || reason == "decompression-limit" ||
+                reason == "bad-compressed";
     if (!warn && !verbose) return;
     std::fprintf(stderr, "%sbitsift: %s: skipped %s (%s%s%s)\n", tty ? "\r" : "",
                  warn ? "warning" : "note", path.c_str(), reason.c_str(),

@@ -13,26 +13,29 @@
 #include <string_view>
 #include <vector>
 
+#include "format/index_format.h"
+
 namespace bitsift::format {
 
 // Builds the on-disk hash table: `hashes[id]` is the hash of term id. Returns slots (a power of
 // two at least twice the term count); slot value 0 = empty, else id + 1.
 std::vector<uint32_t> BuildTermTable(const std::vector<uint64_t>& hashes);
 
-// Read side: the dictionary sections of an open index.
+// Read side: the dictionary sections of an open index. Every access goes through
+// IndexFile::Touch, so it reads only verified chunks and stays inside its section.
 struct DictionaryView {
-  const uint64_t* offsets = nullptr;  // term_count + 1
-  const char* bytes = nullptr;
-  uint64_t bytes_length = 0;
-  const uint32_t* df = nullptr;
-  const uint32_t* table = nullptr;
-  uint64_t slots = 0;  // power of two
+  const IndexFile* file = nullptr;
+  uint64_t slots = 0;  // TERM_TABLE entries: a power of two (or 0 for an empty dictionary)
   uint64_t term_count = 0;
 
-  std::string_view Term(uint32_t id) const {
-    return std::string_view(bytes + offsets[id], offsets[id + 1] - offsets[id]);
-  }
-  // Returns the id of term, or nullopt if no document contains it.
+  // The bytes of term `id` (< term_count). Throws Error(kCorrupt) if its offsets are out of
+  // order or out of bounds, or if a chunk it reads is damaged.
+  std::string_view Term(uint32_t id) const;
+  // The document frequency of term `id` (< term_count). Throws Error(kCorrupt) for a damaged
+  // chunk.
+  uint32_t Df(uint32_t id) const;
+  // Returns the id of term (whose HashTerm is `hash`), or nullopt if no document contains it.
+  // Throws Error(kCorrupt) for a damaged chunk or term.
   std::optional<uint32_t> Find(std::string_view term, uint64_t hash) const;
 };
 

@@ -1,5 +1,6 @@
 #include "format/index_format.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -12,11 +13,53 @@ namespace bitsift::format {
 
 uint64_t Checksum(const void* data, size_t length) { return XXH3_64bits(data, length); }
 
+const char* SectionName(SectionId id) {
+  switch (id) {
+    case SectionId::kMeta:
+      return "META";
+    case SectionId::kBands:
+      return "BANDS";
+    case SectionId::kBandDocs:
+      return "BAND_DOCS";
+    case SectionId::kRows:
+      return "ROWS";
+    case SectionId::kDocs:
+      return "DOCS";
+    case SectionId::kPaths:
+      return "PATHS";
+    case SectionId::kTermOffsets:
+      return "TERM_OFFSETS";
+    case SectionId::kTermBytes:
+      return "TERM_BYTES";
+    case SectionId::kTermDf:
+      return "TERM_DF";
+    case SectionId::kTermTable:
+      return "TERM_TABLE";
+    case SectionId::kForwardOffsets:
+      return "FORWARD_OFFSETS";
+    case SectionId::kForwardData:
+      return "FORWARD_DATA";
+    case SectionId::kChunkSums:
+      return "CHUNK_SUMS";
+  }
+  return "UNKNOWN";
+}
+
 IndexFileWriter::IndexFileWriter(const std::string& path) : out_(path) {
   out_.AppendZeros(sizeof(FileHeader));  // filled in by Finish
 }
 
 void IndexFileWriter::AddSection(SectionId id, const void* data, size_t length) {
+  Ensure(id != SectionId::kChunkSums, ErrorKind::kInvalidArgument,
+         "CHUNK_SUMS is written by IndexFileWriter::Finish");
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (uint64_t at = 0; at < length; at += kChunkBytes) {
+    chunk_sums_.push_back(Checksum(bytes + at, std::min<uint64_t>(kChunkBytes, length - at)));
+  }
+  WriteSection(id, data, length);
+}
+
+void IndexFileWriter::WriteSection(SectionId id, const void* data, size_t length) {
   out_.AppendZeros((64 - out_.offset() % 64) % 64);
   SectionEntry e{};
   e.id = static_cast<uint32_t>(id);
@@ -28,6 +71,7 @@ void IndexFileWriter::AddSection(SectionId id, const void* data, size_t length) 
 }
 
 uint64_t IndexFileWriter::Finish() {
+  WriteSection(SectionId::kChunkSums, chunk_sums_.data(), chunk_sums_.size() * sizeof(uint64_t));
   out_.AppendZeros((64 - out_.offset() % 64) % 64);
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof(kMagic));
@@ -45,9 +89,24 @@ uint64_t IndexFileWriter::Finish() {
 }
 
 namespace {
+
 [[noreturn]] void Corrupt(const std::string& path, const std::string& what) {
   throw Error(ErrorKind::kCorrupt, path + ": not a usable bitsift index: " + what);
 }
+
+uint64_t LoadU64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// Sections that opening verifies completely: the ones every query reads whole, and the small
+// ones (a single chunk costs no more to verify at once).
+bool VerifiedAtOpen(SectionId id, uint64_t length) {
+  return id == SectionId::kMeta || id == SectionId::kBands || id == SectionId::kChunkSums ||
+         length <= kChunkBytes;
+}
+
 }  // namespace
 
 IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
@@ -74,36 +133,120 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
   if (h.section_table_offset > size || size - h.section_table_offset < table_bytes) {
     Corrupt(path, "section table out of bounds");
   }
-  std::vector<SectionEntry> entries(h.section_count);
-  std::memcpy(entries.data(), base + h.section_table_offset, table_bytes);
-  if (Checksum(entries.data(), table_bytes) != h.section_table_checksum) {
+  entries_.resize(h.section_count);
+  std::memcpy(entries_.data(), base + h.section_table_offset, table_bytes);
+  if (Checksum(entries_.data(), table_bytes) != h.section_table_checksum) {
     Corrupt(path, "section table checksum mismatch");
   }
   if (h.section_table_offset + table_bytes != size) Corrupt(path, "bytes after the section table");
-  sections_.resize(kSectionCount);
-  // Sections are laid out in id order; the alignment padding between them must be zero, so that
-  // every byte of the file is checked by something.
-  uint64_t cursor = sizeof(FileHeader);
-  auto check_gap = [&](uint64_t until) {
-    for (uint64_t i = cursor; i < until; ++i) {
-      if (base[i] != 0) Corrupt(path, "non-zero padding at offset " + std::to_string(i));
-    }
-  };
+  table_offset_ = h.section_table_offset;
+  // Sections are laid out in id order, each 64-byte aligned. The padding between them is not
+  // read here (VerifyAll checks that it is zero).
+  uint64_t cursor = sizeof(FileHeader), chunks = 0;
   for (uint32_t i = 0; i < kSectionCount; ++i) {
-    const SectionEntry& e = entries[i];
+    const SectionEntry& e = entries_[i];
     if (e.id != i + 1) Corrupt(path, "section table out of order");
     if (e.offset % 64 != 0 || e.offset < cursor || e.offset > h.section_table_offset ||
         h.section_table_offset - e.offset < e.length) {
-      Corrupt(path, "section " + std::to_string(e.id) + " out of bounds");
+      Corrupt(path, std::string("section ") + SectionName(SectionId{e.id}) + " out of bounds");
     }
+    cursor = e.offset + e.length;
+    spans_[i] = {base + e.offset, e.length, chunks};
+    chunks += ChunkCount(e.length);
+  }
+  const Span& sums = span(SectionId::kChunkSums);
+  chunk_count_ = sums.first_chunk;
+  verified_ = std::make_unique<std::atomic<uint64_t>[]>((chunks + 63) / 64);
+  for (uint64_t w = 0; w < (chunks + 63) / 64; ++w)
+    verified_[w].store(0, std::memory_order_relaxed);
+  for (uint32_t i = 0; i < kSectionCount; ++i) {
+    const SectionEntry& e = entries_[i];
+    const SectionId id{e.id};
+    if (!VerifiedAtOpen(id, e.length)) continue;
+    if (Checksum(base + e.offset, e.length) != e.checksum) {
+      Corrupt(path, std::string("checksum mismatch in section ") + SectionName(id));
+    }
+    for (uint64_t c = spans_[i].first_chunk; c < spans_[i].first_chunk + ChunkCount(e.length); ++c)
+      verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
+  }
+  if (sums.length != chunk_count_ * sizeof(uint64_t)) {
+    Corrupt(path, "CHUNK_SUMS holds " + std::to_string(sums.length / 8) + " checksums for " +
+                      std::to_string(chunk_count_) + " chunks");
+  }
+  // The repair names the indexed directory when META records one (META is verified above).
+  const Span& meta = span(SectionId::kMeta);
+  std::string root = "DIR";
+  if (meta.length > sizeof(MetaRecord)) {
+    root.assign(reinterpret_cast<const char*>(meta.data) + sizeof(MetaRecord),
+                meta.length - sizeof(MetaRecord));
+  }
+  repair_ = "rebuild it with 'bitsift index --rebuild " + root + "'";
+}
+
+bool IndexFile::ChunkMatches(const Span& s, uint64_t chunk) const {
+  const uint64_t at = (chunk - s.first_chunk) << kChunkShift;
+  const uint64_t length = std::min<uint64_t>(kChunkBytes, s.length - at);
+  return Checksum(s.data + at, length) ==
+         LoadU64(span(SectionId::kChunkSums).data + chunk * sizeof(uint64_t));
+}
+
+void IndexFile::ChunkDamaged(SectionId id, uint64_t chunk) const {
+  throw Error(ErrorKind::kCorrupt, path_ + ": damaged index: checksum mismatch in chunk " +
+                                       std::to_string(chunk - span(id).first_chunk) +
+                                       " of section " + SectionName(id) + "; " + repair_);
+}
+
+void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
+  const Span& s = span(id);
+  for (uint64_t c = from; c <= last; ++c) {
+    if (IsVerified(c)) continue;
+    if (!ChunkMatches(s, c)) ChunkDamaged(id, c);
+    verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
+  }
+}
+
+void IndexFile::OutOfBounds(SectionId id, uint64_t offset, uint64_t length) const {
+  Corrupt(path_, std::string("a record points outside section ") + SectionName(id) + " (offset " +
+                     std::to_string(offset) + ", length " + std::to_string(length) + ", section " +
+                     std::to_string(span(id).length) + " bytes)");
+}
+
+void IndexFile::VerifyAll() const {
+  const uint8_t* base = file_.data();
+  uint64_t cursor = sizeof(FileHeader);
+  auto check_gap = [&](uint64_t until) {
+    for (uint64_t i = cursor; i < until; ++i) {
+      if (base[i] != 0) Corrupt(path_, "non-zero padding at offset " + std::to_string(i));
+    }
+  };
+  for (uint32_t i = 0; i < kSectionCount; ++i) {
+    const SectionEntry& e = entries_[i];
+    const SectionId id{e.id};
     check_gap(e.offset);
     cursor = e.offset + e.length;
-    if (Checksum(base + e.offset, e.length) != e.checksum) {
-      Corrupt(path, "checksum mismatch in section " + std::to_string(e.id));
+    // Chunk by chunk first (the finer report), then the whole section: both must hold.
+    if (id != SectionId::kChunkSums) {
+      const Span& s = spans_[i];
+      for (uint64_t c = s.first_chunk; c < s.first_chunk + ChunkCount(s.length); ++c) {
+        if (!ChunkMatches(s, c)) ChunkDamaged(id, c);
+        verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
+      }
     }
-    sections_[i] = std::string_view(reinterpret_cast<const char*>(base + e.offset), e.length);
+    if (Checksum(base + e.offset, e.length) != e.checksum) {
+      Corrupt(path_, std::string("checksum mismatch in section ") + SectionName(id));
+    }
   }
-  check_gap(h.section_table_offset);
+  check_gap(table_offset_);
+}
+
+uint64_t IndexFile::verified_chunks() const {
+  uint64_t n = 0;
+  for (uint64_t w = 0; w < (chunk_count_ + 63) / 64; ++w) {
+    uint64_t bits = verified_[w].load(std::memory_order_relaxed);
+    if (w == chunk_count_ / 64) bits &= (uint64_t{1} << (chunk_count_ % 64)) - 1;
+    n += static_cast<uint64_t>(__builtin_popcountll(bits));
+  }
+  return n;
 }
 
 }  // namespace bitsift::format

@@ -1,15 +1,20 @@
 // The on-disk index: one file, memory-mapped by readers. Full description: docs/index_format.md.
 //
-//   [Header 64 B][section 0]...[section n-1][section table]
+//   [Header 64 B][section 1]...[section 13][section table]
 //
 // Every section starts at a 64-byte aligned offset and is covered by an XXH3-64 checksum in the
-// section table; the table and the header have checksums of their own. Integers are
-// little-endian. Section ids and struct layouts are stored on disk: never renumber or reorder.
+// section table; the table and the header have checksums of their own. Section CHUNK_SUMS holds
+// an XXH3-64 of every 64 KiB chunk of the other sections, so that a reader can verify a large
+// section chunk by chunk as it first reads it (IndexFile::Touch) instead of all of it on open.
+// Integers are little-endian. Section ids and struct layouts are stored on disk: never renumber
+// or reorder.
 #ifndef BITSIFT_FORMAT_INDEX_FORMAT_H_
 #define BITSIFT_FORMAT_INDEX_FORMAT_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,8 +55,18 @@ enum class SectionId : uint32_t {
   kTermTable = 10,       // u32 x slots open-addressing hash table: 0 = empty, else term id + 1
   kForwardOffsets = 11,  // u64 x (doc_count + 1) into kForwardData
   kForwardData = 12,     // forward records (format/forward_store.h)
+  kChunkSums = 13,       // u64 XXH3-64 of every chunk of sections 1..12, in id order
 };
-inline constexpr uint32_t kSectionCount = 12;
+inline constexpr uint32_t kSectionCount = 13;
+
+// Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
+// chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.
+inline constexpr uint32_t kChunkShift = 16;
+inline constexpr uint64_t kChunkBytes = uint64_t{1} << kChunkShift;  // 64 KiB
+constexpr uint64_t ChunkCount(uint64_t length) { return (length + kChunkBytes - 1) >> kChunkShift; }
+
+// The name of a section in messages ("ROWS"), or "UNKNOWN".
+const char* SectionName(SectionId id);
 
 struct FileHeader {
   char magic[8];
@@ -119,40 +134,114 @@ struct DocRecord {
 };
 static_assert(sizeof(DocRecord) == 64);
 
-// Writes sections in id order to an AtomicFileWriter, then the table and the header.
-// Usage: (AddSection)* Finish. Throws Error(kIo).
+// Writes sections in id order to an AtomicFileWriter, then CHUNK_SUMS, the table and the
+// header. Usage: (AddSection)* Finish. Throws Error(kIo).
 class IndexFileWriter {
  public:
+  // Starts writing a new version of `path` (beside it, renamed over it by Finish).
   explicit IndexFileWriter(const std::string& path);
+  // Appends section `id` (every id below kChunkSums, in increasing order) and records its
+  // checksum and chunk checksums. Throws Error(kInvalidArgument) for kChunkSums, which Finish
+  // writes.
   void AddSection(SectionId id, const void* data, size_t length);
+  // Writes CHUNK_SUMS, the section table and the header, then commits the file atomically.
   // Returns the total file size.
   uint64_t Finish();
 
  private:
+  void WriteSection(SectionId id, const void* data, size_t length);
+
   AtomicFileWriter out_;
   std::vector<SectionEntry> entries_;
+  std::vector<uint64_t> chunk_sums_;
 };
 
-// A mapped index file whose header, section table and section checksums were verified.
-// Read-only and safe to share between threads.
+// A mapped index file. Opening verifies the header, the section table (order, alignment,
+// bounds), and the checksums of META, BANDS, CHUNK_SUMS and every section of at most one chunk;
+// the chunks of the other sections are verified on first access through Touch, and VerifyAll
+// verifies everything. Read-only and safe to share between threads (Touch included).
 class IndexFile {
  public:
-  // Maps and verifies `path`. Throws Error(kNotFound) if it does not exist and Error(kCorrupt)
-  // naming the path and the problem if it is not a complete, undamaged index of this version.
+  // Maps `path` and verifies what opening verifies (above). Throws Error(kNotFound) if it does
+  // not exist and Error(kCorrupt) naming the path and the problem if it is not an index of this
+  // version or a part verified at open is damaged.
   explicit IndexFile(const std::string& path);
+  IndexFile(const IndexFile&) = delete;
+  IndexFile& operator=(const IndexFile&) = delete;
 
-  std::string_view Section(SectionId id) const { return sections_[static_cast<uint32_t>(id) - 1]; }
+  // The bytes of a section, NOT verified unless the section is one that opening verifies, or
+  // VerifyAll has run: read a lazily verified section through Touch.
+  std::string_view Section(SectionId id) const {
+    const Span& s = span(id);
+    return std::string_view(reinterpret_cast<const char*>(s.data), s.length);
+  }
+  // Section(id) as an array of T (sections are 64-byte aligned). Same caveat as Section.
   template <typename T>
   const T* SectionAs(SectionId id) const {
-    return reinterpret_cast<const T*>(Section(id).data());
+    return reinterpret_cast<const T*>(span(id).data);
   }
+  // The bytes [offset, offset + length) of section `id`, after verifying every chunk they
+  // cover that is not verified yet. Throws Error(kCorrupt) naming the path, the chunk, the
+  // section and the repair if a chunk's checksum does not match, or if the range is not
+  // inside the section. A chunk already verified costs one relaxed atomic load and a bit test.
+  const uint8_t* Touch(SectionId id, uint64_t offset, uint64_t length) const {
+    const Span& s = span(id);
+    if (offset > s.length || length > s.length - offset) [[unlikely]] {
+      OutOfBounds(id, offset, length);
+    }
+    if (length != 0) {
+      const uint64_t first = s.first_chunk + (offset >> kChunkShift);
+      const uint64_t last = s.first_chunk + ((offset + length - 1) >> kChunkShift);
+      for (uint64_t c = first; c <= last; ++c) {
+        if (!IsVerified(c)) [[unlikely]] {
+          VerifyChunks(id, c, last);
+          break;
+        }
+      }
+    }
+    return s.data + offset;
+  }
+  // Verifies the whole file: every section checksum, every chunk checksum, and that the padding
+  // between sections is zero. Throws Error(kCorrupt) naming the path and the first problem.
+  void VerifyAll() const;
+  // Whether chunk `chunk` (< ChunkCount(Section(id).size())) of section `id` has been verified.
+  bool ChunkVerified(SectionId id, uint64_t chunk) const {
+    return IsVerified(span(id).first_chunk + chunk);
+  }
+  // The number of chunks of sections 1..12 verified so far (those verified at open included).
+  uint64_t verified_chunks() const;
+  // The number of chunks of sections 1..12 (CHUNK_SUMS holds one checksum for each).
+  uint64_t chunk_count() const { return chunk_count_; }
   size_t file_size() const { return file_.size(); }
   const std::string& path() const { return path_; }
 
  private:
+  struct Span {
+    const uint8_t* data = nullptr;
+    uint64_t length = 0;
+    uint64_t first_chunk = 0;  // number of the section's chunk 0 among all chunks
+  };
+  const Span& span(SectionId id) const { return spans_[static_cast<uint32_t>(id) - 1]; }
+  bool IsVerified(uint64_t chunk) const {
+    return (verified_[chunk >> 6].load(std::memory_order_relaxed) >> (chunk & 63)) & 1;
+  }
+  // Verifies the not yet verified chunks in [from, last] (numbers among all chunks) of `id`.
+  void VerifyChunks(SectionId id, uint64_t from, uint64_t last) const;
+  // Whether chunk `chunk` (a number among all chunks) of section span `s` matches CHUNK_SUMS.
+  bool ChunkMatches(const Span& s, uint64_t chunk) const;
+  [[noreturn]] void ChunkDamaged(SectionId id, uint64_t chunk) const;
+  [[noreturn]] void OutOfBounds(SectionId id, uint64_t offset, uint64_t length) const;
+
   std::string path_;
   MappedFile file_;
-  std::vector<std::string_view> sections_;
+  std::vector<SectionEntry> entries_;
+  uint64_t table_offset_ = 0;
+  Span spans_[kSectionCount];
+  uint64_t chunk_count_ = 0;
+  // One bit per chunk: set once the chunk's checksum matched. Two threads may verify the same
+  // chunk at once; both then set the same bit.
+  std::unique_ptr<std::atomic<uint64_t>[]> verified_;
+  std::string repair_;  // how to repair a damaged index, for messages
 };
 
 // XXH3-64 of bytes.

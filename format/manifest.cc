@@ -166,8 +166,9 @@ Manifest ReadManifest(const std::string& index_dir) {
   }
   if (S_ISREG(st.st_mode)) {
     throw Error(ErrorKind::kCorrupt,
-                index_dir + ": an index of bitsift 0.1 (one file); this version keeps an index "
-                            "as a directory: rebuild it with 'bitsift index --rebuild DIR'");
+                index_dir +
+                    ": an index of bitsift 0.1 (one file); this version keeps an index "
+                    "as a directory: rebuild it with 'bitsift index --rebuild DIR'");
   }
   if (!S_ISDIR(st.st_mode)) {
     throw Error(ErrorKind::kCorrupt, index_dir + ": not a bitsift index directory");

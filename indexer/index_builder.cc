@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <chrono>
-#include <cmath>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -55,7 +55,8 @@ class WriterLock {
   explicit WriterLock(const std::string& dir) {
     const std::string path = dir + "/" + format::kLockName;
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot open the index lock", errno));
+    if (fd_ < 0)
+      throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot open the index lock", errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;
       ::close(fd_);
@@ -106,7 +107,8 @@ void PrepareDirectory(const std::string& dir) {
 // temporaries. Only the lock holder calls this, so nothing else is writing them.
 void RemoveUnlisted(const std::string& dir, const format::Manifest& m) {
   std::set<std::string> live;
-  for (const format::ManifestSegment& s : m.segments) live.insert(format::SegmentFileName(s.number));
+  for (const format::ManifestSegment& s : m.segments)
+    live.insert(format::SegmentFileName(s.number));
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return;
   std::vector<std::string> doomed;
@@ -126,9 +128,9 @@ void RemoveUnlisted(const std::string& dir, const format::Manifest& m) {
 
 struct LiveSegment {
   format::ManifestSegment entry;
-  std::string path;                            // the segment file
+  std::string path;                                    // the segment file
   mutable std::shared_ptr<query::IndexReader> opened;  // mapped on first use
-  std::vector<uint64_t> deleted_bits;          // entry.deleted as a bitmap
+  std::vector<uint64_t> deleted_bits;                  // entry.deleted as a bitmap
 
   // The segment's reader, mapped on first use: a segment written by this run is not mapped
   // unless a merge reads it (mapped pages it touched would count in the build's memory).
@@ -155,8 +157,8 @@ class IndexState {
   // `settings` are this run's; if they differ from the committed ones the index is rebuilt.
   // With keep_root, the committed root and file size limit are kept (documents added by name
   // to any index).
-  IndexState(std::string dir, const BuildConfig& config, std::map<std::string, std::string> settings,
-             bool keep_root = false)
+  IndexState(std::string dir, const BuildConfig& config,
+             std::map<std::string, std::string> settings, bool keep_root = false)
       : dir_(std::move(dir)), config_(config) {
     PrepareDirectory(dir_);
     lock_ = std::make_unique<WriterLock>(dir_);
@@ -182,9 +184,10 @@ class IndexState {
       LiveSegment s;
       s.entry = e;
       s.path = dir_ + "/" + format::SegmentFileName(e.number);
-      Ensure(s.reader().doc_count() == e.doc_count, ErrorKind::kCorrupt,
-             dir_ + ": segment " + format::SegmentFileName(e.number) +
-                 " does not match the manifest; rebuild the index with 'bitsift index --rebuild DIR'");
+      Ensure(
+          s.reader().doc_count() == e.doc_count, ErrorKind::kCorrupt,
+          dir_ + ": segment " + format::SegmentFileName(e.number) +
+              " does not match the manifest; rebuild the index with 'bitsift index --rebuild DIR'");
       s.deleted_bits.assign((e.doc_count + 63) / 64, 0);
       for (uint32_t id : e.deleted) s.deleted_bits[id / 64] |= uint64_t{1} << (id % 64);
       segments_.push_back(std::move(s));
@@ -195,7 +198,8 @@ class IndexState {
   // to the next writer's RemoveUnlisted).
   ~IndexState() {
     if (committed_) return;
-    for (uint64_t number : written_) ::unlink((dir_ + "/" + format::SegmentFileName(number)).c_str());
+    for (uint64_t number : written_)
+      ::unlink((dir_ + "/" + format::SegmentFileName(number)).c_str());
   }
   IndexState(const IndexState&) = delete;
   IndexState& operator=(const IndexState&) = delete;
@@ -306,7 +310,8 @@ void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& bu
             std::string*) {
           const Ref& r = refs[start + i];
           const query::IndexReader& reader = inputs[r.input]->reader();
-          for (uint32_t id : reader.DocumentTerms(r.local)) sink.OnToken(reader.dictionary().Term(id));
+          for (uint32_t id : reader.DocumentTerms(r.local))
+            sink.OnToken(reader.dictionary().Term(id));
           const format::DocRecord& d = reader.doc(r.local);
           facts->size = d.size;
           facts->file_size = d.file_size;
@@ -341,7 +346,8 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
     std::map<int, std::vector<size_t>> tiers;
     for (size_t i = 0; i < segments_.size(); ++i) {
       double bytes = std::max(segments_[i].live_bytes(), kTierFloorBytes);
-      int tier = static_cast<int>(std::log(bytes / kTierFloorBytes) / std::log(double{kMergeFactor}));
+      int tier =
+          static_cast<int>(std::log(bytes / kTierFloorBytes) / std::log(double{kMergeFactor}));
       tiers[tier].push_back(i);
     }
     std::vector<size_t> pick;
@@ -362,7 +368,8 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
       for (size_t i = 0; i < segments_.size(); ++i) {
         const LiveSegment& s = segments_[i];
         if (s.entry.deleted.size() * 2 > s.entry.doc_count &&
-            s.live_bytes() * kMergeMemoryPerSegmentByte <= static_cast<double>(config_.memory_budget)) {
+            s.live_bytes() * kMergeMemoryPerSegmentByte <=
+                static_cast<double>(config_.memory_budget)) {
           pick = {i};
           break;
         }
@@ -384,7 +391,8 @@ class ProgressReporter {
     uint64_t files = ++files_;
     bytes_ += bytes;
     if (!config_.progress) return;
-    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
+    int64_t now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_).count();
     int64_t last = last_ms_.load();
     if ((now - last >= 200 || files == total_) && last_ms_.compare_exchange_strong(last, now)) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -415,7 +423,8 @@ std::map<std::string, std::string> SettingsOf(const std::string& root, const Bui
   std::ostringstream fp;
   fp.precision(17);
   fp << c.fp_rate;
-  return {{"root", root}, {"fp_rate", fp.str()}, {"max_file_size", std::to_string(c.max_file_size)}};
+  return {
+      {"root", root}, {"fp_rate", fp.str()}, {"max_file_size", std::to_string(c.max_file_size)}};
 }
 
 void Validate(const BuildConfig& config) {
@@ -461,7 +470,8 @@ class LiveCursor {
         if (!seg.deleted(i)) on_gone(s, i);
         ++i;
       }
-      if (i < seg.entry.doc_count && seg.reader().path(i) == name) found = {static_cast<int64_t>(s), i++};
+      if (i < seg.entry.doc_count && seg.reader().path(i) == name)
+        found = {static_cast<int64_t>(s), i++};
     }
     return found;
   }
@@ -529,7 +539,8 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
   };
   // Phase 1: list the tree (fails early on a bad root, before the index is touched).
   const std::string root_abs = AbsolutePath(root);
-  std::vector<std::string> names = WalkDirectory(root, IndexExcluder(root_abs, index_dir), on_skip);
+  std::vector<std::string> names =
+      WalkDirectory(root, config.documents, IndexExcluder(root_abs, index_dir), on_skip);
   WithThreads(config, [&] {
     // Phase 2: the current state, under the writer lock.
     IndexState state(index_dir, config, SettingsOf(root_abs, config));
@@ -564,7 +575,8 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
         state, to_read,
         [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink, FileFacts* facts,
             std::string* detail) {
-          return ReadDocumentFile(root, to_read[i], max_size, tok, sink, facts, detail);
+          return ReadDocumentFile(root, to_read[i], max_size, config.documents, tok, sink, facts,
+                                  detail);
         },
         root_abs, config, on_skip, start, report, &indexed);
     // Phase 5: delete the old versions of changed files (after the new ones are written).

@@ -12,9 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "indexer/file_walker.h"
+#include "documents/file_walker.h"
 
 namespace bitsift::indexer {
+
+using documents::FileFacts;
+using documents::SkipCallback;
+using documents::SkipReason;
+using documents::SkipReasonName;
 
 struct BuildProgress {
   uint64_t files_done = 0;
@@ -29,6 +34,7 @@ struct BuildConfig {
   double fp_rate = 0.01;                  // per-term false-positive target of each band
   unsigned threads = 0;                   // 0 = all cores
   uint64_t max_file_size = 256ULL << 20;  // larger files are skipped
+  documents::DocumentOptions documents;   // which files are documents and how they are read
   // Memory for the in-memory segment: a segment is flushed when its estimate reaches this,
   // and a merge runs only if its estimate fits (compaction excepted).
   uint64_t memory_budget = kDefaultMemoryBudget;
@@ -44,11 +50,11 @@ struct BuildConfig {
 struct BuildReport {
   uint64_t documents = 0;  // live documents after the update
   std::array<uint64_t, static_cast<size_t>(SkipReason::kCount)> skipped{};
-  uint64_t added = 0;      // new paths indexed
-  uint64_t changed = 0;    // paths whose file changed and was indexed again
-  uint64_t removed = 0;    // paths deleted (gone from the tree, or deleted by name)
-  uint64_t unchanged = 0;  // paths kept without reading them
-  bool rebuilt = false;    // everything was indexed again (asked, or the settings changed)
+  uint64_t added = 0;             // new paths indexed
+  uint64_t changed = 0;           // paths whose file changed and was indexed again
+  uint64_t removed = 0;           // paths deleted (gone from the tree, or deleted by name)
+  uint64_t unchanged = 0;         // paths kept without reading them
+  bool rebuilt = false;           // everything was indexed again (asked, or the settings changed)
   uint64_t segments_written = 0;  // by indexing (merges not counted)
   uint64_t merges = 0;            // merges run (each writes one segment)
   uint64_t segments = 0;          // live segments after the update

@@ -127,8 +127,8 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   const uint64_t held = interner + postings_ * 4 + docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
   // The band of the largest documents has at least 64 columns of ~9.6 bits per term of the
   // largest one: 77 bytes per term.
-  const uint64_t writing = terms * 52 + interner / 3 + postings_ * 31 / 10 + docs_.size() * 68 +
-                           max_doc_terms_ * 77;
+  const uint64_t writing =
+      terms * 52 + interner / 3 + postings_ * 31 / 10 + docs_.size() * 68 + max_doc_terms_ * 77;
   return held + writing;
 }
 
@@ -145,7 +145,8 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
     if (v.size() <= TermInterner::LocalOf(pid)) v.resize(TermInterner::LocalOf(pid) + 1, 0);
   });
   for (const auto& d : docs) {
-    for (uint32_t pid : d.ids) ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
+    for (uint32_t pid : d.ids)
+      ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
   }
   struct TermInfo {  // 16 bytes a term: part of the peak memory with millions of terms
     uint64_t hash;
@@ -155,7 +156,8 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   std::vector<TermInfo> terms;
   terms.reserve(interner->size());
   interner->ForEach([&](uint32_t pid, std::string_view, uint64_t hash) {
-    terms.push_back({hash, pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)]});
+    terms.push_back(
+        {hash, pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)]});
   });
   tbb::parallel_sort(terms.begin(), terms.end(), [&](const TermInfo& a, const TermInfo& b) {
     // Ordering ties by hash instead made linux-files' index 1.3% larger.
@@ -208,9 +210,16 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
   for (size_t d = 0; d < docs.size(); ++d) {
     const auto& doc = docs[d];
     const FileFacts& f = doc.facts;
-    t.records[d] = format::DocRecord{t.paths.size(), static_cast<uint32_t>(doc.name.size()),
-                                     static_cast<uint32_t>(doc.ids.size()), f.size, f.file_size,
-                                     f.mtime_ns, f.ctime_ns, f.inode, 0, 0};
+    t.records[d] = format::DocRecord{t.paths.size(),
+                                     static_cast<uint32_t>(doc.name.size()),
+                                     static_cast<uint32_t>(doc.ids.size()),
+                                     f.size,
+                                     f.file_size,
+                                     f.mtime_ns,
+                                     f.ctime_ns,
+                                     f.inode,
+                                     0,
+                                     0};
     t.paths += doc.name;
     t.postings += doc.ids.size();
     t.input_bytes += f.size;
@@ -224,7 +233,8 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
 // verification. Ids are by decreasing df, so the exact terms are the ids below the result.
 uint32_t CountExactTerms(const std::vector<uint32_t>& df, uint64_t nonempty_docs) {
   uint32_t exact = 0;
-  while (exact < df.size() && df[exact] >= 2 && uint64_t{df[exact]} * kExactRowDensity >= nonempty_docs)
+  while (exact < df.size() && df[exact] >= 2 &&
+         uint64_t{df[exact]} * kExactRowDensity >= nonempty_docs)
     ++exact;
   return exact;
 }
@@ -238,8 +248,10 @@ RowPlan PlanRows(const Docs& docs, uint32_t exact_terms, double fp_rate) {
     const auto& ids = docs[d].ids;
     if (ids.empty()) continue;
     // A document with only exact terms still needs a column (width is sized for at least 1).
-    bloom_count[d] = std::max<uint64_t>(1, ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms));
-    (bloom_count[d] > format::kMaxSignatureTerms ? huge : by_size).push_back(static_cast<uint32_t>(d));
+    bloom_count[d] =
+        std::max<uint64_t>(1, ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms));
+    (bloom_count[d] > format::kMaxSignatureTerms ? huge : by_size)
+        .push_back(static_cast<uint32_t>(d));
   }
   std::stable_sort(by_size.begin(), by_size.end(),
                    [&](uint32_t a, uint32_t b) { return bloom_count[a] < bloom_count[b]; });
@@ -294,11 +306,11 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   for (const Doc& d : docs_) nonempty += !d.ids.empty();
   const uint32_t exact_terms = CountExactTerms(terms.df, nonempty);
   RowPlan plan = PlanRows(docs_, exact_terms, fp_rate_);
-  std::vector<uint64_t> rows = BuildSignatureRows(
-      plan.bands, exact_terms, terms.hashes,
-      [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {
-        return docs_[plan.band_docs[plan.bands[band].first_column + column]].ids;
-      });
+  std::vector<uint64_t> rows =
+      BuildSignatureRows(plan.bands, exact_terms, terms.hashes,
+                         [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {
+                           return docs_[plan.band_docs[plan.bands[band].first_column + column]].ids;
+                         });
 
   // Phase 6: the forward store (each document's ids are freed once encoded).
   std::vector<uint64_t> forward_offsets(docs_.size() + 1, 0);

@@ -13,11 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "indexer/file_walker.h"
+#include "documents/file_walker.h"
 #include "indexer/term_interner.h"
 #include "tokenizer/tokenizer.h"
 
 namespace bitsift::indexer {
+
+using documents::FileFacts;
+using documents::SkipCallback;
+using documents::SkipReason;
 
 // Reads document i of a batch into the sink: returns kCount on success, otherwise why it was
 // skipped (with *detail). Called from several threads at once with distinct i.
@@ -69,7 +73,8 @@ class SegmentBuilder {
   std::vector<Doc> docs_;
   uint64_t postings_ = 0;
   uint64_t name_bytes_ = 0;
-  uint64_t max_doc_terms_ = 0;  // distinct terms of the largest document, at most kMaxSignatureTerms
+  uint64_t max_doc_terms_ =
+      0;  // distinct terms of the largest document, at most kMaxSignatureTerms
 };
 
 }  // namespace bitsift::indexer

@@ -25,7 +25,8 @@ std::vector<uint64_t> BuildSignatureRows(const std::vector<format::BandRecord>& 
   };
   std::vector<BlockTask> tasks;
   for (uint32_t b = 0; b < bands.size(); ++b) {
-    for (uint64_t c = 0; c < bands[b].doc_count; c += format::kDocsPerBlock) tasks.push_back({b, c});
+    for (uint64_t c = 0; c < bands[b].doc_count; c += format::kDocsPerBlock)
+      tasks.push_back({b, c});
   }
   tbb::parallel_for(size_t{0}, tasks.size(), [&](size_t t) {
     const format::BandRecord& band = bands[tasks[t].band];
@@ -37,8 +38,9 @@ std::vector<uint64_t> BuildSignatureRows(const std::vector<format::BandRecord>& 
         if (id < exact_terms) {
           base[(band.width + id) * band.words_per_row + word] |= bit;
         } else if (band.width > 0) {  // a band of width 0 has no Bloom rows
-          format::ForEachPosition(term_hashes[id], band.width, band.k,
-                                  [&](uint64_t row) { base[row * band.words_per_row + word] |= bit; });
+          format::ForEachPosition(term_hashes[id], band.width, band.k, [&](uint64_t row) {
+            base[row * band.words_per_row + word] |= bit;
+          });
         }
       }
     }

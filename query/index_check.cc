@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "indexer/bands.h"
 #include "format/bloom.h"
 #include "format/forward_store.h"
+#include "indexer/bands.h"
 #include "util/error.h"
 #include "util/varint.h"
 
@@ -104,12 +104,61 @@ std::string DecodeRecordStrictly(const uint8_t* p, const uint8_t* end, uint64_t 
   return "";
 }
 
+template <typename T>
+std::vector<T> SectionArray(const IndexReader& index, SectionId id) {
+  std::string_view bytes = index.Section(id);
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+
+// The structure that opening leaves to access time (records are bounds-checked when read):
+// every path inside PATHS, forward and term offsets ascending and inside their data, every band
+// column naming a document. Reports the first violation. Runs after VerifyAll, so raw reads are
+// verified ones.
+void CheckStructure(const IndexReader& index) {
+  const uint64_t docs = index.doc_count(), terms = index.meta().term_count;
+  const uint64_t paths_size = index.Section(SectionId::kPaths).size();
+  for (uint64_t d = 0; d < docs; ++d) {
+    const format::DocRecord& doc = index.doc(static_cast<uint32_t>(d));
+    if (doc.path_offset > paths_size || doc.path_length > paths_size - doc.path_offset) {
+      Fail(index, "path of document " + std::to_string(d) + " out of bounds");
+    }
+  }
+  const std::vector<uint64_t> forward = SectionArray<uint64_t>(index, SectionId::kForwardOffsets);
+  const uint64_t forward_size = index.Section(SectionId::kForwardData).size();
+  for (uint64_t d = 0; d < docs; ++d) {
+    if (forward[d] > forward[d + 1] || forward[d + 1] > forward_size) {
+      Fail(index, "forward store offsets of document " + std::to_string(d));
+    }
+  }
+  const std::vector<uint64_t> term = SectionArray<uint64_t>(index, SectionId::kTermOffsets);
+  const uint64_t term_bytes = index.Section(SectionId::kTermBytes).size();
+  for (uint64_t t = 0; t < terms; ++t) {
+    if (term[t] > term[t + 1] || term[t + 1] > term_bytes) {
+      Fail(index, "term offsets of term " + std::to_string(t));
+    }
+  }
+  const std::vector<uint32_t> band_docs = SectionArray<uint32_t>(index, SectionId::kBandDocs);
+  for (uint64_t i = 0; i < band_docs.size(); ++i) {
+    if (band_docs[i] >= docs)
+      Fail(index, "band column " + std::to_string(i) + " names no document");
+  }
+}
+
 }  // namespace
 
 void CheckIndex(const IndexReader& index) {
+  // Every byte first: checksums of all sections and chunks, zero padding.
+  index.file().VerifyAll();
+  CheckStructure(index);
+
   const format::MetaRecord& meta = index.meta();
   const uint64_t docs = meta.doc_count, terms = meta.term_count;
   const format::DictionaryView& dict = index.dictionary();
+  const std::vector<uint64_t> term_offsets = SectionArray<uint64_t>(index, SectionId::kTermOffsets);
+  const std::vector<uint32_t> term_df = SectionArray<uint32_t>(index, SectionId::kTermDf);
+  const std::vector<uint32_t> table = SectionArray<uint32_t>(index, SectionId::kTermTable);
 
   // Meta.
   if (!(meta.fp_rate > 0 && meta.fp_rate < 1)) Fail(index, "false-positive target out of range");
@@ -118,21 +167,21 @@ void CheckIndex(const IndexReader& index) {
   // Dictionary: offsets cover the bytes exactly, every term is non-empty UTF-8, terms are
   // ordered by decreasing document frequency then bytes (so also distinct), and the hash table
   // finds each term by its own hash and holds nothing else.
-  if (dict.offsets[0] != 0 || dict.offsets[terms] != dict.bytes_length) {
+  if (term_offsets[0] != 0 || term_offsets[terms] != index.Section(SectionId::kTermBytes).size()) {
     Fail(index, "term offsets do not cover the term bytes");
   }
   std::vector<uint64_t> hashes(terms);
   for (uint64_t t = 0; t < terms; ++t) {
     std::string_view term = dict.Term(static_cast<uint32_t>(t));
     if (term.empty() || !IsUtf8(term)) Fail(index, "term " + std::to_string(t) + " is not a token");
-    if (dict.df[t] == 0 || dict.df[t] > docs) {
+    if (term_df[t] == 0 || term_df[t] > docs) {
       Fail(index, "document frequency of term " + std::to_string(t) + " out of range");
     }
     hashes[t] = format::HashTerm(term);
     if (t > 0) {
       // The builder's order: df descending, then bytes.
       std::string_view prev = dict.Term(static_cast<uint32_t>(t - 1));
-      bool ordered = dict.df[t - 1] > dict.df[t] || (dict.df[t - 1] == dict.df[t] && prev < term);
+      bool ordered = term_df[t - 1] > term_df[t] || (term_df[t - 1] == term_df[t] && prev < term);
       if (!ordered)
         Fail(index,
              "terms " + std::to_string(t - 1) + " and " + std::to_string(t) + " out of order");
@@ -141,9 +190,9 @@ void CheckIndex(const IndexReader& index) {
     if (!found || *found != t) Fail(index, "term " + std::to_string(t) + " not found by its hash");
   }
   uint64_t used_slots = 0;
-  for (uint64_t s = 0; s < dict.slots; ++s) {
-    if (dict.table[s] == 0) continue;
-    if (dict.table[s] - 1 >= terms)
+  for (uint64_t s = 0; s < table.size(); ++s) {
+    if (table[s] == 0) continue;
+    if (table[s] - 1 >= terms)
       Fail(index, "term table slot " + std::to_string(s) + " out of range");
     ++used_slots;
   }
@@ -154,9 +203,8 @@ void CheckIndex(const IndexReader& index) {
   // Documents: paths packed in order and sorted; forward records decode
   // completely and agree with the term counts; document frequencies agree with the records.
   std::string_view forward = index.Section(SectionId::kForwardData);
-  std::string_view forward_offsets_bytes = index.Section(SectionId::kForwardOffsets);
-  std::vector<uint64_t> forward_offsets(docs + 1);
-  std::memcpy(forward_offsets.data(), forward_offsets_bytes.data(), (docs + 1) * 8);
+  const std::vector<uint64_t> forward_offsets =
+      SectionArray<uint64_t>(index, SectionId::kForwardOffsets);
   if (forward_offsets[0] != 0 || forward_offsets[docs] != forward.size()) {
     Fail(index, "forward offsets do not cover the forward store");
   }
@@ -188,7 +236,7 @@ void CheckIndex(const IndexReader& index) {
   if (path_cursor != index.Section(SectionId::kPaths).size()) Fail(index, "unused path bytes");
   if (input_bytes != meta.input_bytes) Fail(index, "document sizes do not add up");
   for (uint64_t t = 0; t < terms; ++t) {
-    if (df[t] != dict.df[t]) Fail(index, "document frequency of term " + std::to_string(t));
+    if (df[t] != term_df[t]) Fail(index, "document frequency of term " + std::to_string(t));
   }
 
   // Bands: rows packed in order; the band columns hold each non-empty document exactly once;

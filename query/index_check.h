@@ -1,7 +1,10 @@
 // A full consistency check of an open index (`bitsift check`).
 //
-// Opening an index already verifies every checksum and enough structure that no access leaves
-// the mapping. CheckIndex goes further and verifies the invariants that answers depend on:
+// Opening an index verifies only its header, layout and small sections; every other chunk is
+// verified when first read, and every record is bounds-checked when read. CheckIndex first
+// verifies every checksum of every section and 64 KiB chunk and the zero padding
+// (IndexFile::VerifyAll), then the bounds of every record (paths, forward and term offsets,
+// band columns), then the invariants that answers depend on:
 // every forward record decodes completely (ids ascending, < term_count, skip entries exact),
 // the dictionary finds every term through its own hash and holds no stray table entry, document
 // frequencies match the forward store, the bands hold every non-empty document exactly once in

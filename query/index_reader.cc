@@ -15,8 +15,9 @@ void Check(bool ok, const std::string& path, const std::string& what) {
 }  // namespace
 
 IndexReader::IndexReader(const std::string& path) : file_(path) {
-  // Checksums are verified by IndexFile; these checks make every later access in bounds even
-  // for a file whose checksums were forged.
+  // IndexFile verified META and BANDS. These checks are O(bands): they keep every row inside
+  // ROWS and every count consistent with its section's size, even for a file whose checksums
+  // were forged. Per-record bounds (ids, paths, offsets) are checked where records are read.
   std::string_view meta = file_.Section(SectionId::kMeta);
   Check(meta.size() >= sizeof(meta_), path, "meta section too short");
   std::memcpy(&meta_, meta.data(), sizeof(meta_));
@@ -28,6 +29,8 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
           std::string("size of section ") + what);
   };
   const uint64_t docs = meta_.doc_count, terms = meta_.term_count;
+  Check(docs <= UINT32_MAX, path, "document count");
+  Check(terms <= UINT32_MAX, path, "term count");
   expect(SectionId::kBands, meta_.band_count, sizeof(format::BandRecord), "bands");
   expect(SectionId::kDocs, docs, sizeof(format::DocRecord), "docs");
   expect(SectionId::kTermOffsets, terms + 1, 8, "term offsets");
@@ -37,10 +40,6 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   Check(meta_.term_table_slots == 0 || (meta_.term_table_slots & (meta_.term_table_slots - 1)) == 0,
         path, "term table size");
   bands_ = file_.SectionAs<format::BandRecord>(SectionId::kBands);
-  band_docs_ = file_.SectionAs<uint32_t>(SectionId::kBandDocs);
-  rows_ = file_.SectionAs<uint64_t>(SectionId::kRows);
-  docs_ = file_.SectionAs<format::DocRecord>(SectionId::kDocs);
-  paths_ = file_.Section(SectionId::kPaths).data();
   forward_offsets_ = file_.SectionAs<uint64_t>(SectionId::kForwardOffsets);
   forward_ = reinterpret_cast<const uint8_t*>(file_.Section(SectionId::kForwardData).data());
 
@@ -60,36 +59,39 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
           path, "band " + std::to_string(b) + " out of bounds");
     columns += band.doc_count;
   }
-  Check(columns == band_doc_entries, path, "band columns");
-  for (uint64_t i = 0; i < band_doc_entries; ++i)
-    Check(band_docs_[i] < docs, path, "band document id");
-  const uint64_t paths_size = file_.Section(SectionId::kPaths).size();
-  for (uint64_t d = 0; d < docs; ++d) {
-    Check(docs_[d].path_offset <= paths_size &&
-              docs_[d].path_length <= paths_size - docs_[d].path_offset,
-          path, "document path out of bounds");
-  }
-  const uint64_t forward_size = file_.Section(SectionId::kForwardData).size();
-  for (uint64_t d = 0; d < docs; ++d) {
-    Check(forward_offsets_[d] <= forward_offsets_[d + 1] && forward_offsets_[d + 1] <= forward_size,
-          path, "forward store offsets");
-  }
-  dict_.offsets = file_.SectionAs<uint64_t>(SectionId::kTermOffsets);
-  dict_.bytes = file_.Section(SectionId::kTermBytes).data();
-  dict_.bytes_length = file_.Section(SectionId::kTermBytes).size();
-  dict_.df = file_.SectionAs<uint32_t>(SectionId::kTermDf);
-  dict_.table = file_.SectionAs<uint32_t>(SectionId::kTermTable);
+  Check(columns == band_doc_entries && file_.Section(SectionId::kBandDocs).size() % 4 == 0, path,
+        "band columns");
+  dict_.file = &file_;
   dict_.slots = meta_.term_table_slots;
   dict_.term_count = terms;
-  for (uint64_t t = 0; t < terms; ++t) {
-    Check(dict_.offsets[t] <= dict_.offsets[t + 1] && dict_.offsets[t + 1] <= dict_.bytes_length,
-          path, "term offsets");
+}
+
+void IndexReader::BadBandDoc(uint32_t id) const {
+  Check(false, path(), "band document id " + std::to_string(id) + " out of range");
+  __builtin_unreachable();
+}
+
+void IndexReader::BadDocId(uint32_t id) const {
+  Check(false, path(), "document id " + std::to_string(id) + " out of range");
+  __builtin_unreachable();
+}
+
+std::pair<const uint8_t*, const uint8_t*> IndexReader::Record(uint32_t id) const {
+  if (id >= meta_.doc_count) [[unlikely]]
+    BadDocId(id);
+  uint64_t range[2];
+  std::memcpy(range, file_.Touch(SectionId::kForwardOffsets, uint64_t{id} * 8, 16), 16);
+  if (range[0] > range[1]) [[unlikely]] {
+    Check(false, path(), "forward store offsets of document " + std::to_string(id));
   }
+  // Touch bounds-checks the end against the section.
+  const uint8_t* p = file_.Touch(SectionId::kForwardData, range[0], range[1] - range[0]);
+  return {p, p + (range[1] - range[0])};
 }
 
 bool IndexReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {
-  auto r = format::ForwardRecordContainsAll(forward_ + forward_offsets_[id],
-                                             forward_ + forward_offsets_[id + 1], ids, n);
+  auto [begin, end] = Record(id);
+  auto r = format::ForwardRecordContainsAll(begin, end, ids, n);
   // The message is built only on failure: this runs once per candidate.
   if (r == format::ContainsResult::kCorrupt) {
     Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
@@ -99,9 +101,10 @@ bool IndexReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {
 
 std::vector<uint32_t> IndexReader::DocumentTerms(uint32_t id) const {
   std::vector<uint32_t> out;
-  Check(format::DecodeForwardRecord(forward_ + forward_offsets_[id],
-                                     forward_ + forward_offsets_[id + 1], &out),
-        file_.path(), "damaged forward record of document " + std::to_string(id));
+  auto [begin, end] = Record(id);
+  if (!format::DecodeForwardRecord(begin, end, &out)) {
+    Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
+  }
   return out;
 }
 

@@ -1,10 +1,12 @@
-// Read access to an index file: the mapped sections, checked for structure on open.
+// Read access to an index file: the mapped sections, verified as they are first read.
 #ifndef BITSIFT_QUERY_INDEX_READER_H_
 #define BITSIFT_QUERY_INDEX_READER_H_
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "format/dictionary.h"
 #include "format/forward_store.h"
@@ -12,57 +14,98 @@
 
 namespace bitsift::query {
 
-// An open index. Immutable after construction and safe to share between threads.
+// An open index. Immutable after construction (but for the record of verified chunks) and safe
+// to share between threads.
+//
+// Opening costs O(bands), not O(index): it verifies what format::IndexFile verifies at open
+// (header, table, META, BANDS, CHUNK_SUMS, small sections), the counts against the section
+// sizes and every band's rows against ROWS. Everything else is checked where it is read: each
+// accessor below verifies the chunks it reads (IndexFile::Touch) and bounds-checks what it
+// follows (an id, an offset), throwing Error(kCorrupt) naming the path instead of answering
+// from damaged or inconsistent bytes. Check (query/index_check.h) verifies everything at once.
 class IndexReader {
  public:
-  // Opens and verifies path (checksums and structure). Throws Error(kNotFound) or
+  // Opens path and verifies what opening verifies (above). Throws Error(kNotFound) or
   // Error(kCorrupt) with a message naming the path and the problem.
   explicit IndexReader(const std::string& path);
+  IndexReader(const IndexReader&) = delete;
+  IndexReader& operator=(const IndexReader&) = delete;
 
   const format::MetaRecord& meta() const { return meta_; }
   std::string_view root() const { return root_; }
   uint64_t doc_count() const { return meta_.doc_count; }
   uint64_t band_count() const { return meta_.band_count; }
+  // Band b < band_count() (verified at open).
   const format::BandRecord& band(uint64_t b) const { return bands_[b]; }
   // Terms with ids below this have an exact row in every band instead of Bloom bits.
   uint32_t exact_terms() const { return meta_.exact_terms; }
-  // Row r of a band: band.words_per_row words. Rows [0, width) are Bloom rows; row width + t
-  // is the exact row of term t < exact_terms().
+  // Row r of a band: band.words_per_row words, all verified. Rows [0, width) are Bloom rows;
+  // row width + t is the exact row of term t < exact_terms(). Throws Error(kCorrupt) if a chunk
+  // of the row is damaged. Call it once per row and query: it is not meant for an inner loop.
   const uint64_t* Row(const format::BandRecord& band, uint64_t r) const {
-    return rows_ + band.rows_offset / 8 + r * band.words_per_row;
+    const uint64_t bytes = band.words_per_row * 8;
+    return reinterpret_cast<const uint64_t*>(
+        file_.Touch(format::SectionId::kRows, band.rows_offset + r * bytes, bytes));
   }
-  // The document id of a band's column.
+  // The document id of a band's column (< band.doc_count). Throws Error(kCorrupt) if the
+  // entry's chunk is damaged or the id is not below doc_count().
   uint32_t BandDoc(const format::BandRecord& band, uint64_t column) const {
-    return band_docs_[band.first_column + column];
+    uint32_t id;
+    std::memcpy(&id, file_.Touch(format::SectionId::kBandDocs, (band.first_column + column) * 4, 4),
+                sizeof(id));
+    if (id >= meta_.doc_count) [[unlikely]]
+      BadBandDoc(id);
+    return id;
   }
-  const format::DocRecord& doc(uint32_t id) const { return docs_[id]; }
+  // The record of document id. Throws Error(kCorrupt) if id >= doc_count() or the record's
+  // chunk is damaged.
+  const format::DocRecord& doc(uint32_t id) const {
+    if (id >= meta_.doc_count) [[unlikely]]
+      BadDocId(id);
+    return *reinterpret_cast<const format::DocRecord*>(
+        file_.Touch(format::SectionId::kDocs, uint64_t{id} * sizeof(format::DocRecord),
+                    sizeof(format::DocRecord)));
+  }
+  // The path of document id, relative to root(). Throws Error(kCorrupt) as doc(id) does, or if
+  // the path lies outside PATHS or its chunk is damaged.
   std::string_view path(uint32_t id) const {
-    return std::string_view(paths_ + docs_[id].path_offset, docs_[id].path_length);
+    const format::DocRecord& d = doc(id);
+    return std::string_view(reinterpret_cast<const char*>(file_.Touch(
+                                format::SectionId::kPaths, d.path_offset, d.path_length)),
+                            d.path_length);
   }
+  // The dictionary; its accessors verify what they read.
   const format::DictionaryView& dictionary() const { return dict_; }
-  // Hints the CPU to start loading document id's forward record (no effect on results).
-  void PrefetchRecord(uint32_t id) const { __builtin_prefetch(forward_ + forward_offsets_[id]); }
-  // Whether document id contains every term id of ids (ascending). Throws Error(kCorrupt).
+  // Hints the CPU to start loading document id's forward record (no effect on results: the
+  // offset read here is not verified, and a prefetch of any address is harmless).
+  void PrefetchRecord(uint32_t id) const {
+    if (id < meta_.doc_count) __builtin_prefetch(forward_ + forward_offsets_[id]);
+  }
+  // Whether document id contains every term id of ids (ascending). Throws Error(kCorrupt) for
+  // a bad id, a damaged or inconsistent record or a damaged chunk.
   bool Contains(uint32_t id, const uint32_t* ids, size_t n) const;
-  // All term ids of a document, ascending. Throws Error(kCorrupt).
+  // All term ids of a document, ascending. Throws Error(kCorrupt) as Contains does.
   std::vector<uint32_t> DocumentTerms(uint32_t id) const;
   uint64_t SectionBytes(format::SectionId id) const { return file_.Section(id).size(); }
-  // The raw bytes of a section (for the consistency check).
+  // The raw bytes of a section, verified only after file().VerifyAll() (for the check).
   std::string_view Section(format::SectionId id) const { return file_.Section(id); }
+  // The mapped file (VerifyAll, Touch, the chunk counters).
+  const format::IndexFile& file() const { return file_; }
   uint64_t file_size() const { return file_.file_size(); }
   const std::string& path() const { return file_.path(); }
 
  private:
+  // Verifies the offsets of document id's forward record and returns the record's bytes.
+  std::pair<const uint8_t*, const uint8_t*> Record(uint32_t id) const;
+  [[noreturn]] void BadBandDoc(uint32_t id) const;
+  [[noreturn]] void BadDocId(uint32_t id) const;
+
   format::IndexFile file_;
   format::MetaRecord meta_{};
   std::string_view root_;
   const format::BandRecord* bands_ = nullptr;
-  const uint32_t* band_docs_ = nullptr;
-  const uint64_t* rows_ = nullptr;
-  const format::DocRecord* docs_ = nullptr;
-  const char* paths_ = nullptr;
-  const uint64_t* forward_offsets_ = nullptr;
-  const uint8_t* forward_ = nullptr;
+  const uint64_t* forward_offsets_ = nullptr;  // raw: for PrefetchRecord only
+  const uint8_t* forward_ = nullptr;           // raw: for PrefetchRecord only
   format::DictionaryView dict_;
 };
 

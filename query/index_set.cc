@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "query/index_check.h"
 #include "util/error.h"
 
 namespace bitsift::query {
@@ -31,8 +32,9 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs) {
           s.reader = std::make_unique<IndexReader>(path);
           Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
                  ErrorKind::kCorrupt,
-                 path + ": does not match the index manifest; rebuild the index with "
-                        "'bitsift index --rebuild DIR'");
+                 path +
+                     ": does not match the index manifest; rebuild the index with "
+                     "'bitsift index --rebuild DIR'");
           s.searcher = std::make_unique<Searcher>(*s.reader);
           s.index = i;
           s.number = e.number;
@@ -90,7 +92,8 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
     std::vector<QueryStats> st(n);
     auto search = [&](size_t i) {
       const Segment& s = segments_[index.segments[i]];
-      hits[i] = s.searcher->Search(terms, want, &st[i], s.deleted.empty() ? nullptr : s.deleted.data());
+      hits[i] =
+          s.searcher->Search(terms, want, &st[i], s.deleted.empty() ? nullptr : s.deleted.data());
     };
     if (n > 1) {
       tbb::parallel_for(size_t{0}, n, search);
@@ -163,11 +166,31 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
       Head h = heap.top();
       heap.pop();
       out.push_back(segments_[part_segment[h.part]].first_id + parts[h.part][h.pos]);
-      if (h.pos + 1 < parts[h.part].size()) heap.push({path_of(h.part, h.pos + 1), h.part, h.pos + 1});
+      if (h.pos + 1 < parts[h.part].size())
+        heap.push({path_of(h.part, h.pos + 1), h.part, h.pos + 1});
     }
   }
   stats->matches = out.size();
   return out;
+}
+
+void IndexSet::Check() const {
+  for (const Segment& s : segments_) CheckIndex(*s.reader);
+  for (const Index& index : indexes_) {
+    std::vector<std::string_view> live;
+    for (size_t si : index.segments) {
+      const Segment& s = segments_[si];
+      for (uint32_t d = 0; d < s.reader->doc_count(); ++d) {
+        if (!s.is_deleted(d)) live.push_back(s.reader->path(d));
+      }
+    }
+    std::sort(live.begin(), live.end());
+    for (size_t i = 1; i < live.size(); ++i) {
+      Ensure(live[i - 1] != live[i], ErrorKind::kCorrupt,
+             index.dir + ": '" + std::string(live[i]) +
+                 "' is live in two segments; rebuild the index with 'bitsift index --rebuild DIR'");
+    }
+  }
 }
 
 }  // namespace bitsift::query

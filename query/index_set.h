@@ -67,6 +67,10 @@ class IndexSet {
   std::vector<uint32_t> Search(const std::vector<std::string>& terms, uint64_t limit,
                                SetQueryStats* stats) const;
 
+  // The full check (`bitsift check`): every segment (query/index_check.h), and no path live in
+  // two segments of one index. Throws Error(kCorrupt) naming the path and the first problem.
+  void Check() const;
+
  private:
   std::vector<Segment> segments_;
   std::vector<Index> indexes_;

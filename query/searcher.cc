@@ -47,7 +47,7 @@ std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& ar
 Searcher::RowTerm Searcher::Plan(const std::string& term) const {
   RowTerm t{format::HashTerm(term), -1, 0};
   if (std::optional<uint32_t> id = index_.dictionary().Find(term, t.hash)) {
-    t.df = index_.dictionary().df[*id];
+    t.df = index_.dictionary().Df(*id);
     if (*id < index_.exact_terms()) t.exact = *id;
   }
   return t;

@@ -65,11 +65,28 @@ struct IndexOptions {
   uint64_t memory_budget = 256ULL << 20;
   bool rebuild = false;  // index everything again instead of updating
   bool merge = true;     // merge segments by the tiered policy after an update
+  // What is read as a document, and how (README "What is indexed"):
+  // The encoding of every file ("GB18030", "Shift_JIS", "UTF-16LE", ...: any name ICU knows);
+  // "" detects it per file (a byte-order mark, valid UTF-8, an HTML <meta charset>, ICU's
+  // charset detector, else windows-1252). An unknown name is kInvalidArgument.
+  std::string encoding;
+  // Include files and directories whose names start with "." (".git" and ".bitsift" never).
+  bool hidden = false;
+  // Do not apply .gitignore, .ignore and .git/info/exclude files.
+  bool no_ignore = false;
+  // Gitignore-style globs matched against paths relative to `dir`, in order, the last match
+  // winning: "GLOB" selects (when any is given, files matching none are skipped), "!GLOB"
+  // excludes. A glob's choice overrides ignore files and `hidden`.
+  std::vector<std::string> globs;
+  // A compressed file (.gz .xz .bz2 .zst) whose content is larger is skipped
+  // ("decompression-limit"): a decompression bomb costs this much work at most, never memory.
+  uint64_t max_decompressed_bytes = 256ULL << 20;
   // Called from worker threads (one at a time) with progress; may be empty.
   std::function<void(const IndexProgress&)> progress;
   // Called (one at a time) for every skipped entry: path relative to the root, reason
   // ("hidden", "symlink", "special", "binary", "too-large", "unreadable", "vanished",
-  // "index-file") and detail (e.g. the system's error text, possibly empty).
+  // "index-file", "ignored", "decompression-limit", "bad-compressed") and detail (e.g. the
+  // system's error text, possibly empty). An ignored or hidden directory is one entry.
   std::function<void(const std::string& path, const std::string& reason, const std::string& detail)>
       on_skip;
 };
@@ -77,7 +94,7 @@ struct IndexOptions {
 struct IndexSummary {
   uint64_t documents = 0;  // live documents in the index afterwards (empty files included)
   std::vector<std::pair<std::string, uint64_t>> skipped;  // reason -> count, non-zero only
-  uint64_t added = 0;      // new documents indexed
+  uint64_t added = 0;                                     // new documents indexed
   uint64_t changed = 0;    // documents whose file (or text) changed, indexed again
   uint64_t removed = 0;    // documents gone from the tree or deleted by name
   uint64_t unchanged = 0;  // files kept without reading them
@@ -92,8 +109,10 @@ struct IndexSummary {
   double seconds = 0;
 };
 
-// Indexes every regular file under `dir` (recursively; names starting with "." and symbolic
-// links are skipped, so are binary files and files over options.max_file_size) into the index
+// Indexes every regular file under `dir` (recursively; names starting with "." unless
+// options.hidden, files and directories that ignore files or options.globs exclude, and
+// symbolic links are skipped, so are binary files and files over options.max_file_size;
+// compressed files are indexed by their content, HTML by its text) into the index
 // directory `index_path`. If it already holds an index of `dir`, it is updated: files whose
 // size, mtime, ctime and inode are unchanged are not read again, new and changed files are
 // indexed, removed ones deleted. The new state is committed atomically: until this returns ok
@@ -119,9 +138,9 @@ Status BuildIndexFromDocuments(const std::vector<Document>& documents,
 // Updates the index directory `index_path` (created if missing): adds each of `upserts`,
 // replacing a live document of the same name, and deletes the documents named in `deletes`
 // (names not in the index are ignored). Atomic as BuildIndex; kBusy if another writer holds it.
-Status UpdateDocuments(const std::vector<Document>& upserts, const std::vector<std::string>& deletes,
-                       const std::string& index_path, const IndexOptions& options,
-                       IndexSummary* summary = nullptr);
+Status UpdateDocuments(const std::vector<Document>& upserts,
+                       const std::vector<std::string>& deletes, const std::string& index_path,
+                       const IndexOptions& options, IndexSummary* summary = nullptr);
 
 // Merges all segments of `index_path` into one and drops deleted documents (atomic as
 // BuildIndex). Its memory is that of building one segment of every live document.
@@ -146,11 +165,11 @@ struct QueryOptions {
 };
 
 struct QueryStats {
-  uint64_t terms = 0;            // distinct query terms
-  uint64_t candidates = 0;       // documents whose signatures matched
-  uint64_t false_positives = 0;  // candidates that verification removed
-  uint64_t rows_read = 0;        // signature rows ANDed (over all bands)
-  uint64_t bytes_read = 0;       // row bytes read
+  uint64_t terms = 0;              // distinct query terms
+  uint64_t candidates = 0;         // documents whose signatures matched
+  uint64_t false_positives = 0;    // candidates that verification removed
+  uint64_t rows_read = 0;          // signature rows ANDed (over all bands)
+  uint64_t bytes_read = 0;         // row bytes read
   uint64_t segments_searched = 0;  // segments whose rows were read
   uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
@@ -167,12 +186,13 @@ struct BandStats {
   uint32_t k = 0;      // bits per term
   uint64_t documents = 0;
   uint64_t max_terms = 0;       // Bloom-hashed terms of its largest document
-  double fill_ratio = 0;        // fraction of the band's Bloom bits that are set
+  double fill_ratio = 0;        // fraction of the band's Bloom bits that are set (NaN if a
+                                // chunk of its rows is damaged: Check names it)
   double expected_fp_rate = 0;  // per-term false-positive rate of its largest document
 };
 
 struct SegmentStats {
-  std::string file;      // its file name in the index directory
+  std::string file;        // its file name in the index directory
   uint64_t documents = 0;  // documents in the file (deleted ones included)
   uint64_t deleted = 0;
   uint64_t terms = 0;
@@ -185,8 +205,8 @@ struct IndexStats {
   std::string icu_version;  // the ICU that tokenized it
   uint64_t documents = 0;
   uint64_t terms = 0;
-  uint64_t exact_terms = 0;  // frequent terms stored as exact rows instead of Bloom bits
-  double fp_rate = 0;        // the target it was built with
+  uint64_t exact_terms = 0;            // frequent terms stored as exact rows instead of Bloom bits
+  double fp_rate = 0;                  // the target it was built with
   uint64_t file_bytes = 0;             // all live segment files
   std::vector<SegmentStats> segments;  // of every opened index, in order
   std::vector<BandStats> bands;        // of every segment, in order
@@ -201,9 +221,11 @@ Status CheckIndex(const std::string& path);
 class Index {
  public:
   // Opens the index directory `path`: the state its manifest names now (a snapshot that later
-  // updates do not change). Headers and small sections are verified at once, the rest on first
-  // use. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the repair)
-  // if it is damaged, of another version, or a bitsift 0.1 index file.
+  // updates do not change). Headers, the layout and small sections are verified at once; the
+  // rest chunk by chunk (64 KiB) as queries first read it, so a one-shot query reads only what
+  // it uses. Returns kNotFound if it does not exist, kCorrupt (naming the problem and the
+  // repair) if it is damaged in a part opening verifies, of another version, or a bitsift 0.1
+  // index file.
   static Status Open(const std::string& path, std::unique_ptr<Index>* index);
   // Opens several index directories answered as one (results index by index, in this order).
   static Status Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index);
@@ -219,8 +241,8 @@ class Index {
 
   // Answers the conjunction of the terms of all `arguments` (each tokenized under the
   // contract): exactly the documents containing every term. Returns ok with an empty result
-  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt if a
-  // damaged record is met.
+  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt (naming the
+  // path and the repair) if it reads a damaged chunk or record: never an answer from one.
   Status Query(const std::vector<std::string>& arguments, const QueryOptions& options,
                QueryResult* result) const;
 
@@ -228,11 +250,14 @@ class Index {
   uint64_t document_count() const;
   // Documents that queries can return.
   uint64_t live_document_count() const;
-  // Precondition: id < document_count().
+  // Precondition: id < document_count(). The records of documents a Query returned are
+  // verified by that Query; another id whose record lies in a damaged chunk gives an empty
+  // DocumentInfo (Check reports the damage).
   DocumentInfo document(uint32_t id) const;
   // Reads every row to compute fill ratios: O(index size).
   IndexStats Stats() const;
-  // Verifies everything Open does not: every forward record decodes completely with term ids
+  // Verifies everything Open does not: every checksum of every section and chunk, zero
+  // padding, the bounds of every record, every forward record decodes completely with term ids
   // below the term count, the dictionary finds every term by its own hash, document
   // frequencies agree with the records, the bands hold each non-empty document exactly once,
   // every signature bit of every term of every document is set, and no bit past a band's

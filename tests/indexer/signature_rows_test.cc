@@ -50,10 +50,9 @@ Layout MakeLayout(std::mt19937_64& rng) {
 }
 
 std::vector<uint64_t> Build(const Layout& l) {
-  return BuildSignatureRows(l.bands, l.exact, l.hashes,
-                            [&](uint64_t b, uint64_t c) -> const std::vector<uint32_t>& {
-                              return l.terms[b][c];
-                            });
+  return BuildSignatureRows(
+      l.bands, l.exact, l.hashes,
+      [&](uint64_t b, uint64_t c) -> const std::vector<uint32_t>& { return l.terms[b][c]; });
 }
 
 bool Bit(const std::vector<uint64_t>& rows, const BandRecord& b, uint64_t row, uint64_t col) {

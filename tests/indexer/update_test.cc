@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -37,12 +37,11 @@ using Paths = std::vector<std::string>;
 // The brute-force answer: names whose token set holds every query term, sorted.
 Paths OracleAnswer(const std::map<std::string, std::string>& texts,
                    const std::vector<std::string>& query) {
-  std::vector<std::string> terms = bitsift::tokenizer::TokenSet(
-      [&] {
-        std::string q;
-        for (const auto& w : query) q += w + " ";
-        return q;
-      }());
+  std::vector<std::string> terms = bitsift::tokenizer::TokenSet([&] {
+    std::string q;
+    for (const auto& w : query) q += w + " ";
+    return q;
+  }());
   Paths out;
   for (const auto& [name, text] : texts) {
     std::vector<std::string> have = bitsift::tokenizer::TokenSet(text);
@@ -83,7 +82,8 @@ std::vector<std::vector<std::string>> SampleQueries(const std::map<std::string, 
       queries.push_back({Cat("absentterm", q)});
       continue;
     }
-    std::vector<std::string> tokens = bitsift::tokenizer::TokenSet(texts.at(names[rng() % names.size()]));
+    std::vector<std::string> tokens =
+        bitsift::tokenizer::TokenSet(texts.at(names[rng() % names.size()]));
     if (tokens.empty()) continue;
     std::vector<std::string> query;
     size_t k = 1 + rng() % 3;
@@ -104,8 +104,8 @@ void RandomChange(const TempDir& dir, std::map<std::string, std::string>& texts,
   int op = texts.empty() ? 0 : static_cast<int>(rng() % 6);
   switch (op) {
     case 0: {  // add
-      std::string name = (rng() % 2 ? Cat("d", rng() % 4) + "/" : "") + "f" +
-                         std::to_string(next_id++) + ".txt";
+      std::string name =
+          (rng() % 2 ? Cat("d", rng() % 4) + "/" : "") + "f" + std::to_string(next_id++) + ".txt";
       texts[name] = RandomText(rng, vocab);
       WriteFile(dir / ("tree/" + name), texts[name]);
       break;
@@ -207,7 +207,8 @@ TEST_CASE("updates after random changes answer as the oracle and as a fresh buil
       REQUIRE(Index::Open(dir / "index", &compacted).ok());
       REQUIRE(compacted->Check().ok());
       CHECK(compacted->document_count() == texts.size());
-      for (const auto& q : SampleQueries(texts, rng, 80)) CHECK(Answer(*compacted, q) == OracleAnswer(texts, q));
+      for (const auto& q : SampleQueries(texts, rng, 80))
+        CHECK(Answer(*compacted, q) == OracleAnswer(texts, q));
     }
   }
 }
@@ -270,7 +271,8 @@ TEST_CASE("in-memory documents: upserts and deletes by name equal the oracle", "
     std::unique_ptr<Index> index;
     REQUIRE(Index::Open(dir / "index", &index).ok());
     CHECK(index->live_document_count() == texts.size());
-    for (const auto& q : SampleQueries(texts, rng, 50)) CHECK(Answer(*index, q) == OracleAnswer(texts, q));
+    for (const auto& q : SampleQueries(texts, rng, 50))
+      CHECK(Answer(*index, q) == OracleAnswer(texts, q));
   }
 }
 
@@ -364,7 +366,8 @@ TEST_CASE("kill -9 at any point of an update, flush or merge leaves the old or t
   }
   const std::string prog = bitsift::testing::BitsiftProgram();
   auto build = [&](const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {prog, "index", dir / "tree", "--index", dir / "index", "--quiet"};
+    std::vector<std::string> argv = {prog,      "index",       dir / "tree",
+                                     "--index", dir / "index", "--quiet"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return bitsift::testing::RunProcess(argv);
   };
@@ -378,7 +381,8 @@ TEST_CASE("kill -9 at any point of an update, flush or merge leaves the old or t
     fs::remove_all(dir / "tree");
     for (const auto& [name, text] : texts) WriteFile(dir / ("tree/" + name), text);
   };
-  const std::vector<std::vector<std::string>> queries = {{"old"}, {"new"}, {"words"}, {"w3"}, {"n42"}, {"n3"}};
+  const std::vector<std::vector<std::string>> queries = {{"old"}, {"new"}, {"words"},
+                                                         {"w3"},  {"n42"}, {"n3"}};
   for (const char* point : {"segment-written", "merged", "before-commit", "committed"}) {
     DYNAMIC_SECTION("killed at " << point) {
       apply(old_texts);

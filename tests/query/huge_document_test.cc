@@ -41,7 +41,8 @@ TEST_CASE("a document too large for signatures is found exactly", "[oracle][huge
   REQUIRE(index->Check().ok());
   bitsift::IndexStats st = index->Stats();
   bool verify_only_band = false;
-  for (const auto& b : st.bands) verify_only_band = verify_only_band || (b.width == 0 && b.documents == 1);
+  for (const auto& b : st.bands)
+    verify_only_band = verify_only_band || (b.width == 0 && b.documents == 1);
   CHECK(verify_only_band);
   using V = std::vector<std::string>;
   CHECK(Paths(*index, {"h5"}) == V{"huge.txt"});

@@ -16,7 +16,7 @@
 #include <random>
 #include <thread>
 
-#include "indexer/file_walker.h"
+#include "documents/file_walker.h"
 #include "reliability_util.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
@@ -86,7 +86,16 @@ TEST_CASE("invalid UTF-8 is indexed as U+FFFD and its words stay searchable", "[
       "cd \xF0\x9F\x98 caf\xC3";
   WriteFile(dir / "bad.txt", text);
   WriteFile(dir / "good.txt", "alpha omega");
-  auto b = BuildAndOpen(dir.path());
+  // Read as UTF-8 (forced): without that, a text with no valid multi-byte sequence is taken
+  // for a legacy encoding (tests/documents/decode_test.cc), where its ASCII words are the same.
+  bitsift::IndexOptions utf8;
+  utf8.encoding = "UTF-8";
+  utf8.rebuild = true;  // the manifest does not record the encoding yet: unchanged files stay
+  auto detected = BuildAndOpen(dir.path());
+  for (const char* w : {"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}) {
+    CHECK(!Find(*detected->index, {w}).empty());
+  }
+  auto b = BuildAndOpen(dir.path(), utf8);
   CHECK(b->summary.documents == 2);
   for (const char* w : {"beta", "gamma", "delta", "epsilon", "zeta"}) {
     CHECK(Find(*b->index, {w}) == std::vector<std::string>{"bad.txt"});
@@ -263,7 +272,7 @@ TEST_CASE("100,000 empty files", "[badinput][many]") {
 
 TEST_CASE("files that shrink, grow, vanish or change type between listing and reading",
           "[badinput]") {
-  using bitsift::indexer::SkipReason;
+  using bitsift::documents::SkipReason;
   TempDir dir;
   WriteFile(dir / "shrinks.txt", std::string(100000, 'x') + " shrinkword");
   WriteFile(dir / "grows.txt", "small");
@@ -273,8 +282,8 @@ TEST_CASE("files that shrink, grow, vanish or change type between listing and re
   WriteFile(dir / "becomes-fifo.txt", "x");
   WriteFile(dir / "becomes-link.txt", "x");
   std::vector<std::string> skipped;
-  std::vector<std::string> files = bitsift::indexer::WalkDirectory(
-      dir.path(), [](const std::string&) { return false; },
+  std::vector<std::string> files = bitsift::documents::WalkDirectory(
+      dir.path(), {}, [](const std::string&) { return false; },
       [&](const std::string& p, SkipReason, const std::string&) { skipped.push_back(p); });
   REQUIRE(files.size() == 7);
   REQUIRE(skipped.empty());
@@ -294,13 +303,13 @@ TEST_CASE("files that shrink, grow, vanish or change type between listing and re
     std::vector<std::string> tokens;
     void OnToken(std::string_view t) override { tokens.emplace_back(t); }
   };
-  auto read = [&](const std::string& name, uint64_t max_size, bitsift::indexer::FileFacts* facts,
+  auto read = [&](const std::string& name, uint64_t max_size, bitsift::documents::FileFacts* facts,
                   Collect* sink) {
     std::string detail;
-    return bitsift::indexer::ReadDocumentFile(dir.path(), name, max_size, tok, *sink, facts,
-                                              &detail);
+    return bitsift::documents::ReadDocumentFile(dir.path(), name, max_size, {}, tok, *sink, facts,
+                                                &detail);
   };
-  bitsift::indexer::FileFacts facts;
+  bitsift::documents::FileFacts facts;
   Collect c1;
   CHECK(read("shrinks.txt", 1 << 20, &facts, &c1) == SkipReason::kCount);
   CHECK(facts.size == 3);

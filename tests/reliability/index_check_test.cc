@@ -62,10 +62,11 @@ Answers Ask(const Index& index) {
   return a;
 }
 
-// Opens and checks `image` written to `path`: the Open status, else the Check status.
-Status OpenAndCheck(const std::string& path, const std::string& image,
+// Opens and checks `image` as the segment of a copy of the index `good` at `path`: the Open
+// status, else the Check status.
+Status OpenAndCheck(const std::string& good, const std::string& path, const std::string& image,
                     std::unique_ptr<Index>* index) {
-  WriteFile(path, image);
+  WriteIndexWithSegment(good, path, image);
   Status s = Index::Open(path, index);
   return s.ok() ? (*index)->Check() : s;
 }
@@ -111,7 +112,7 @@ TEST_CASE("check accepts every index the builder writes", "[check]") {
 TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   TempDir dir;
   REQUIRE(bitsift::BuildIndexFromDocuments(SmallCorpus(), dir / "good", {}).ok());
-  const std::string good = ReadFile(dir / "good");
+  const std::string good = SegmentImage(dir / "good");
   std::unique_ptr<Index> index;
   // Applies `mutate` to a copy, reseals it, and expects open or check to report `expected`.
   auto expect_damage = [&](const char* what, auto mutate, const char* expected) {
@@ -119,7 +120,7 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
     mutate(bad);
     ResealIndex(bad);
     REQUIRE(bad != good);
-    Status s = OpenAndCheck(dir / "bad", bad, &index);
+    Status s = OpenAndCheck(dir / "good", dir / "bad", bad, &index);
     INFO(what << ": " << s.message());
     CHECK(s.code() == Status::Code::kCorrupt);
     CHECK(s.message().find(dir / "bad") != std::string::npos);
@@ -198,16 +199,16 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   expect_damage(
       "a newer format version",
       [](std::string& b) {
-        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version), 2);
+        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version), 3);
       },
-      "format version 2");
+      "format version 3");
 }
 
 TEST_CASE("any byte changed behind valid checksums: no crash, and what check accepts is exact",
           "[check][forge]") {
   TempDir dir;
   REQUIRE(bitsift::BuildIndexFromDocuments(SmallCorpus(), dir / "good", {}).ok());
-  const std::string good = ReadFile(dir / "good");
+  const std::string good = SegmentImage(dir / "good");
   std::unique_ptr<Index> index;
   REQUIRE(Index::Open(dir / "good", &index).ok());
   const Answers expected = Ask(*index);
@@ -221,7 +222,7 @@ TEST_CASE("any byte changed behind valid checksums: no crash, and what check acc
       bad[pos] = static_cast<char>(bad[pos] ^ flip);
       ResealIndex(bad);
       ++tried;
-      WriteFile(dir / "bad", bad);
+      WriteIndexWithSegment(dir / "good", dir / "bad", bad);
       Status s = Index::Open(dir / "bad", &index);
       if (!s.ok()) {
         ++refused_by_open;
@@ -251,13 +252,13 @@ TEST_CASE("bitsift check: exit 0 for a sound index, 2 naming the file and the pr
           "[check][cli]") {
   TempDir dir;
   REQUIRE(bitsift::BuildIndexFromDocuments(SmallCorpus(), dir / "good", {}).ok());
-  const std::string good = ReadFile(dir / "good");
+  const std::string good = SegmentImage(dir / "good");
   const std::string bitsift = BitsiftProgram();
   ProcessResult r = RunProcess({bitsift, "check", "--index", dir / "good"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("ok") != std::string::npos);
   auto expect = [&](const char* what, const std::string& image, const char* message) {
-    WriteFile(dir / "bad", image);
+    WriteIndexWithSegment(dir / "good", dir / "bad", image);
     ProcessResult p = RunProcess({bitsift, "check", "--index", dir / "bad"});
     INFO(what << ": " << p.err);
     CHECK(p.exit_code == 2);

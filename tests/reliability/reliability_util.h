@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "format/index_format.h"
+#include "format/manifest.h"
 #include "reseal.h"
 #include "test_util.h"
 
@@ -75,6 +76,25 @@ inline ProcessResult RunProcess(const std::vector<std::string>& argv) {
   r.out = ReadFile(out_path);
   r.err = ReadFile(err_path);
   return r;
+}
+
+// The bytes of the one segment file of the index directory `index_dir`.
+inline std::string SegmentImage(const std::string& index_dir) {
+  return ReadFile(OnlySegment(index_dir));
+}
+
+// Makes `bad` a copy of the one-segment index directory `good` whose segment file holds
+// `image` instead; the MANIFEST records the image's size, so it is the segment reader that
+// meets the damage.
+inline void WriteIndexWithSegment(const std::string& good, const std::string& bad,
+                                  const std::string& image) {
+  std::filesystem::remove_all(bad);
+  std::filesystem::copy(good, bad, std::filesystem::copy_options::recursive);
+  const std::string segment = OnlySegment(bad);
+  WriteFile(segment, image);
+  format::Manifest m = format::ReadManifest(bad);
+  m.segments.at(0).file_size = image.size();
+  WriteFile(bad + "/" + format::kManifestName, format::EncodeManifest(m));
 }
 
 // The path of the `bitsift` program under test.

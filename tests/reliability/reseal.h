@@ -4,6 +4,7 @@
 #ifndef BITSIFT_TESTS_RELIABILITY_RESEAL_H_
 #define BITSIFT_TESTS_RELIABILITY_RESEAL_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -14,8 +15,9 @@
 
 namespace bitsift::testing {
 
-// Recomputes the checksums of an index image (every section the table places inside the
-// image, the table, the header) and the header's file size, so that a mutated image gets past
+// Recomputes the checksums of an index image (the chunk checksums in CHUNK_SUMS and the
+// checksum of every section the table places inside the image, the table, the header) and the
+// header's file size, so that a mutated image gets past
 // checksum verification and exercises the structural checks. Bytes it cannot place are left
 // as they are.
 inline void ResealIndex(std::string& image) {
@@ -30,8 +32,26 @@ inline void ResealIndex(std::string& image) {
       image.size() - h.section_table_offset >= table_bytes) {
     std::vector<SectionEntry> entries(h.section_count);
     std::memcpy(entries.data(), image.data() + h.section_table_offset, table_bytes);
+    auto placed = [&](const SectionEntry& e) {
+      return e.offset <= image.size() && image.size() - e.offset >= e.length;
+    };
+    // The chunk checksums of the other sections, in table order, into CHUNK_SUMS (as many as
+    // it has room for), before the section checksums, which cover CHUNK_SUMS too.
+    std::vector<uint64_t> sums;
+    for (const SectionEntry& e : entries) {
+      if (e.id == static_cast<uint32_t>(format::SectionId::kChunkSums)) continue;
+      for (uint64_t at = 0; placed(e) && at < e.length; at += format::kChunkBytes) {
+        sums.push_back(format::Checksum(image.data() + e.offset + at,
+                                        std::min<uint64_t>(format::kChunkBytes, e.length - at)));
+      }
+    }
+    for (const SectionEntry& e : entries) {
+      if (e.id != static_cast<uint32_t>(format::SectionId::kChunkSums) || !placed(e)) continue;
+      std::memcpy(image.data() + e.offset, sums.data(),
+                  std::min<uint64_t>(e.length / 8, sums.size()) * 8);
+    }
     for (SectionEntry& e : entries) {
-      if (e.offset <= image.size() && image.size() - e.offset >= e.length) {
+      if (placed(e)) {
         e.checksum = format::Checksum(image.data() + e.offset, e.length);
       }
     }

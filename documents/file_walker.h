@@ -1,0 +1,61 @@
+// Finding the documents under a directory and reading one into the tokenizer.
+#ifndef BITSIFT_DOCUMENTS_FILE_WALKER_H_
+#define BITSIFT_DOCUMENTS_FILE_WALKER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "documents/options.h"
+#include "documents/stage.h"
+#include "tokenizer/tokenizer.h"
+
+namespace bitsift::documents {
+
+// Called for every skipped entry with its path relative to the root.
+using SkipCallback = std::function<void(const std::string& relative_path, SkipReason reason,
+                                        const std::string& detail)>;
+
+// Returns the relative paths of the regular files under root, sorted by bytes, without
+// following symbolic links. An entry (file or directory; a directory is not entered) is left
+// out, and reported through on_skip, when:
+//   - it is named ".bitsift" or `exclude(relative_path)` holds (kIndexFile: the index),
+//   - it is a ".git" directory or file (kHidden, even with options.hidden),
+//   - the --glob overrides exclude it, or select other files only (kIgnored),
+//   - unless a glob selected it: its name starts with "." and !options.hidden (kHidden), or
+//     unless options.no_ignore the ignore rules exclude it (kIgnored) (documents/ignore_rules.h;
+//     a "!" rule that re-includes a dot file includes it even without options.hidden).
+// Throws Error(kNotFound or kInvalidArgument) if root is not a readable directory or the
+// options are invalid; problems below root are reported through on_skip and never stop the
+// walk.
+std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOptions& options,
+                                       const std::function<bool(const std::string&)>& exclude,
+                                       const SkipCallback& on_skip);
+
+struct FileFacts {
+  uint64_t size = 0;       // bytes of UTF-8 text tokenized
+  uint64_t file_size = 0;  // st_size when opened
+  int64_t mtime_ns = 0;    // modification time
+  int64_t ctime_ns = 0;    // status change time
+  uint64_t inode = 0;
+  std::string encoding;  // the text's encoding as read ("UTF-8", "GB18030", "UTF-16LE", ...)
+  std::string format;    // "text", "html", or the compression and those: "gzip+html"
+};
+
+// Streams root/relative_path through the document stage into the tokenizer and on to sink:
+// decompression (by the name's suffix: .gz .xz .bz2 .zst), decoding to UTF-8 (documents/decode.h,
+// options.encoding), HTML to text (by the name, without the compression suffix: .html .htm
+// .xhtml .xht .shtml). Memory is bounded whatever the file size (1 MiB reads). Returns kCount
+// on success with *facts filled, otherwise why the file was skipped (with *detail set: kBinary,
+// kTooLarge over max_file_size bytes read, kDecompressionLimit, kBadCompressed, kUnreadable,
+// kVanished, kSymlink, kSpecial); tokens already sent to sink then belong to no document and
+// must be discarded by the caller.
+SkipReason ReadDocumentFile(const std::string& root, const std::string& relative_path,
+                            uint64_t max_file_size, const DocumentOptions& options,
+                            tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
+                            FileFacts* facts, std::string* detail);
+
+}  // namespace bitsift::documents
+
+#endif  // BITSIFT_DOCUMENTS_FILE_WALKER_H_

@@ -1,0 +1,159 @@
+#include "documents/html.h"
+
+#include <libxml/HTMLparser.h>
+#include <libxml/parser.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+namespace bitsift::documents {
+namespace {
+
+// Text-level (inline) elements: they do not separate words. Every other element does.
+constexpr const char* kInline[] = {
+    "a",    "abbr", "acronym", "b",    "bdi",   "bdo",  "big",    "cite",   "code", "data",
+    "del",  "dfn",  "em",      "font", "i",     "ins",  "kbd",    "mark",   "q",    "rp",
+    "rt",   "ruby", "s",       "samp", "small", "span", "strike", "strong", "sub",  "sup",
+    "time", "tt",   "u",       "var",  "wbr",   "nobr", "label",  "abbr"};
+
+// Elements whose content no reader sees.
+constexpr const char* kHidden[] = {"script", "style", "template"};
+
+bool In(const char* name, const char* const* begin, const char* const* end) {
+  return std::any_of(begin, end, [&](const char* s) { return std::strcmp(s, name) == 0; });
+}
+
+constexpr size_t kFlushBytes = 64 << 10;
+
+}  // namespace
+
+bool IsHtmlName(std::string_view name) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || name.find('/', dot) != std::string_view::npos) {
+    return false;
+  }
+  std::string ext(name.substr(dot + 1));
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == "html" || ext == "htm" || ext == "xhtml" || ext == "xht" || ext == "shtml";
+}
+
+struct HtmlToText::Parser {
+  explicit Parser(ByteSink& o) : out(o) {
+    static std::once_flag init;
+    std::call_once(init, [] { xmlInitParser(); });  // before any use from several threads
+    htmlSAXHandler sax;
+    std::memset(&sax, 0, sizeof(sax));
+    sax.startElement = [](void* p, const xmlChar* name, const xmlChar**) {
+      static_cast<Parser*>(p)->Start(reinterpret_cast<const char*>(name));
+    };
+    sax.endElement = [](void* p, const xmlChar* name) {
+      static_cast<Parser*>(p)->End(reinterpret_cast<const char*>(name));
+    };
+    sax.characters = [](void* p, const xmlChar* text, int len) {
+      static_cast<Parser*>(p)->Text(reinterpret_cast<const char*>(text), len);
+    };
+    // Whitespace between elements still separates words.
+    sax.ignorableWhitespace = sax.characters;
+    // libxml2 hands <script> and <style> bodies to cdataBlock; they are dropped.
+    sax.cdataBlock = [](void*, const xmlChar*, int) {};
+    ctxt = htmlCreatePushParserCtxt(&sax, this, nullptr, 0, nullptr, XML_CHAR_ENCODING_UTF8);
+    if (ctxt == nullptr) throw std::bad_alloc();
+    // IGNORE_ENC: the text is UTF-8 already, whatever a <meta charset> says.
+    htmlCtxtUseOptions(ctxt, HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
+                                 HTML_PARSE_NONET | HTML_PARSE_IGNORE_ENC | XML_PARSE_HUGE);
+  }
+  ~Parser() {
+    if (ctxt != nullptr) htmlFreeParserCtxt(ctxt);
+  }
+
+  void Start(const char* name) {
+    if (In(name, std::begin(kHidden), std::end(kHidden))) ++hidden;
+    if (!In(name, std::begin(kInline), std::end(kInline))) Separate();
+  }
+  void End(const char* name) {
+    if (In(name, std::begin(kHidden), std::end(kHidden)) && hidden > 0) --hidden;
+    if (!In(name, std::begin(kInline), std::end(kInline))) Separate();
+  }
+  void Text(const char* text, int len) {
+    if (hidden > 0 || len <= 0) return;
+    pending.append(text, static_cast<size_t>(len));
+    last = text[len - 1];
+    if (pending.size() >= kFlushBytes) Flush();
+  }
+  void Separate() {
+    if (last != '\n' && last != '\0') {
+      pending += '\n';
+      last = '\n';
+    }
+  }
+  void Parse(std::string_view utf8) {
+    constexpr size_t kPiece = 1 << 20;  // htmlParseChunk takes an int length
+    for (size_t i = 0; i < utf8.size(); i += kPiece) {
+      size_t n = std::min(kPiece, utf8.size() - i);
+      htmlParseChunk(ctxt, utf8.data() + i, static_cast<int>(n), 0);
+    }
+  }
+  void Flush() {
+    if (pending.empty()) return;
+    out.Write(pending);
+    pending.clear();
+  }
+
+  ByteSink& out;
+  htmlParserCtxtPtr ctxt = nullptr;
+  int hidden = 0;       // depth inside elements no reader sees
+  std::string pending;  // text not yet written to out
+  char last = '\0';     // the last character of the text so far ('\0': none yet)
+  std::string held;     // input from an unclosed '<' at the end of the last write
+};
+
+HtmlToText::HtmlToText(ByteSink& out) : parser_(std::make_unique<Parser>(out)) {}
+
+HtmlToText::~HtmlToText() = default;
+
+void HtmlToText::Write(std::string_view utf8) {
+  // libxml2 2.9's push parser loses the text after a </script> or </style> whose end tag was
+  // cut between two chunks (measured: "</scri" + "pt>..." dropped the next paragraph). So a
+  // chunk is never cut inside a tag: bytes from a last '<' with no '>' after it wait for the
+  // next write (at most kMaxHeld of them: a '<' in script code or text is not a tag).
+  constexpr size_t kMaxHeld = 64 << 10;
+  std::string& held = parser_->held;
+  std::string joined;
+  std::string_view data = utf8;
+  if (!held.empty()) {
+    joined = std::move(held);
+    joined.append(utf8);
+    data = joined;
+  }
+  size_t cut = data.size();
+  size_t lt = data.rfind('<');
+  if (lt != std::string_view::npos && data.find('>', lt) == std::string_view::npos &&
+      data.size() - lt <= kMaxHeld) {
+    cut = lt;
+  }
+  parser_->Parse(data.substr(0, cut));
+  held.assign(data.substr(cut));
+  parser_->Flush();
+}
+
+void HtmlToText::Close() {
+  parser_->Parse(parser_->held);
+  parser_->held.clear();
+  htmlParseChunk(parser_->ctxt, nullptr, 0, 1);
+  parser_->Flush();
+  parser_->out.Close();
+}
+
+std::string HtmlText(std::string_view utf8_html) {
+  StringSink sink;
+  HtmlToText h(sink);
+  h.Write(utf8_html);
+  h.Close();
+  return std::move(sink.text);
+}
+
+}  // namespace bitsift::documents

@@ -1,0 +1,42 @@
+// HTML and XHTML to the text a reader sees, with libxml2's HTML push parser (SAX callbacks):
+// the title and the body's text, entities decoded; nothing from tags, attributes, comments,
+// <script>, <style> or <template>. Every element that is not inline text markup (<a>, <b>,
+// <span>, ...) separates words, so "</p><p>" and "<br>" are word breaks but "<b>x</b>y" is
+// "xy". Streams: memory grows only with the longest run of text without a '<' (libxml2 waits
+// for the end of a text) and with the nesting depth.
+#ifndef BITSIFT_DOCUMENTS_HTML_H_
+#define BITSIFT_DOCUMENTS_HTML_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "documents/stage.h"
+
+namespace bitsift::documents {
+
+// Whether a file name (without any compression suffix) names HTML: .html .htm .xhtml .xht
+// .shtml (any case).
+bool IsHtmlName(std::string_view name);
+
+// A ByteSink that takes UTF-8 HTML (decoded beforehand: a <meta charset> in it is ignored)
+// and writes the text to `out`. Malformed markup is recovered from as a browser would, never
+// an error. Not thread-safe; one per document.
+class HtmlToText : public ByteSink {
+ public:
+  explicit HtmlToText(ByteSink& out);
+  ~HtmlToText() override;
+  void Write(std::string_view utf8) override;
+  void Close() override;
+
+ private:
+  struct Parser;
+  std::unique_ptr<Parser> parser_;
+};
+
+// Whole-text convenience: the text of a UTF-8 HTML document.
+std::string HtmlText(std::string_view utf8_html);
+
+}  // namespace bitsift::documents
+
+#endif  // BITSIFT_DOCUMENTS_HTML_H_

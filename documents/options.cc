@@ -1,0 +1,80 @@
+#include "documents/options.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "documents/decode.h"
+#include "util/error.h"
+
+namespace bitsift::documents {
+namespace {
+
+constexpr const char* kEncoding = "documents.encoding";
+constexpr const char* kHidden = "documents.hidden";
+constexpr const char* kNoIgnore = "documents.no_ignore";
+constexpr const char* kGlobs = "documents.globs";
+constexpr const char* kMaxDecompressed = "documents.max_decompressed_bytes";
+
+bool ParseBool(const std::string& key, const std::string& v) {
+  if (v == "true") return true;
+  if (v == "false") return false;
+  throw Error(ErrorKind::kCorrupt, "setting " + key + ": not true or false: " + v);
+}
+
+}  // namespace
+
+void DocumentOptions::Validate() const {
+  Ensure(encoding.empty() || !CanonicalEncodingName(encoding).empty(), ErrorKind::kInvalidArgument,
+         "--encoding " + encoding + ": unknown encoding");
+  for (const std::string& g : globs) {
+    Ensure(!g.empty() && g != "!" && g.find('\n') == std::string::npos, ErrorKind::kInvalidArgument,
+           "--glob '" + g + "': empty or holds a newline");
+  }
+  Ensure(max_decompressed_bytes > 0, ErrorKind::kInvalidArgument,
+         "the decompressed size limit must be positive");
+}
+
+std::map<std::string, std::string> DocumentOptions::ToSettings() const {
+  std::string joined;
+  for (size_t i = 0; i < globs.size(); ++i) joined += (i ? "\n" : "") + globs[i];
+  return {{kEncoding, encoding},
+          {kHidden, hidden ? "true" : "false"},
+          {kNoIgnore, no_ignore ? "true" : "false"},
+          {kGlobs, joined},
+          {kMaxDecompressed, std::to_string(max_decompressed_bytes)}};
+}
+
+DocumentOptions DocumentOptions::FromSettings(const std::map<std::string, std::string>& settings) {
+  DocumentOptions o;
+  for (const auto& [key, value] : settings) {
+    if (key.compare(0, 10, "documents.") != 0) continue;
+    if (key == kEncoding) {
+      o.encoding = value;
+    } else if (key == kHidden) {
+      o.hidden = ParseBool(key, value);
+    } else if (key == kNoIgnore) {
+      o.no_ignore = ParseBool(key, value);
+    } else if (key == kGlobs) {
+      o.globs.clear();
+      size_t start = 0;
+      while (start < value.size()) {
+        size_t nl = value.find('\n', start);
+        if (nl == std::string::npos) nl = value.size();
+        o.globs.push_back(value.substr(start, nl - start));
+        start = nl + 1;
+      }
+    } else if (key == kMaxDecompressed) {
+      errno = 0;
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(value.c_str(), &end, 10);
+      Ensure(!value.empty() && value[0] != '-' && *end == '\0' && errno == 0 && v > 0,
+             ErrorKind::kCorrupt, "setting " + key + ": not a positive number: " + value);
+      o.max_decompressed_bytes = v;
+    } else {
+      throw Error(ErrorKind::kCorrupt, "unknown setting " + key + " (written by a newer bitsift?)");
+    }
+  }
+  return o;
+}
+
+}  // namespace bitsift::documents

@@ -1,0 +1,145 @@
+// HTML to text: what a reader sees, nothing from markup, in any pieces.
+#include "documents/html.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "documents/decode.h"
+#include "test_util.h"
+#include "tokenizer/tokenizer.h"
+
+using bitsift::documents::HtmlText;
+using bitsift::documents::HtmlToText;
+using bitsift::documents::IsHtmlName;
+using bitsift::documents::StringSink;
+
+namespace {
+
+// Words of the text, whitespace runs folded to one space (block separators are newlines).
+std::string Words(const std::string& text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      space = true;
+    } else {
+      if (space && !out.empty()) out += ' ';
+      space = false;
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string InPieces(const std::string& html, size_t piece) {
+  StringSink sink;
+  HtmlToText h(sink);
+  for (size_t i = 0; i < html.size(); i += piece) h.Write(std::string_view(html).substr(i, piece));
+  h.Close();
+  CHECK(sink.closed);
+  return sink.text;
+}
+
+}  // namespace
+
+TEST_CASE("HTML: title and body text, nothing from markup", "[documents][html]") {
+  const std::string html =
+      "<!DOCTYPE html><html lang=\"en\"><head><title>Bloom &amp; Co</title>"
+      "<meta name=\"keywords\" content=\"metaword\">"
+      "<style>.stylerule { color: red }</style>"
+      "<script>var scriptvar = \"<p>scripttext</p>\";</script></head>"
+      "<body class=\"bodyclass\"><!-- commentword -->"
+      "<h1 id=\"anchorid\">Heading</h1>"
+      "<p>Caf&eacute; &lt;tag&gt; &quot;quoted&quot; &#x4E2D;&#25991; a&nbsp;b &copy;</p>"
+      "<p>first</p><p>second</p>"
+      "<div>one<br>two<hr>three</div>"
+      "<p>in<b>line</b> <a href=\"http://hrefword.example\" title=\"titleattr\">link</a> "
+      "<span>sp</span>an</p>"
+      "<ul><li>item1</li><li>item2</li></ul>"
+      "<table><tr><td>cell1</td><td>cell2</td></tr></table>"
+      "<img src=\"x.png\" alt=\"altword\">"
+      "<template><p>templateword</p></template>"
+      "<noscript>noscriptword</noscript>"
+      "</body></html>";
+  const std::string text = HtmlText(html);
+  CHECK(Words(text) ==
+        "Bloom & Co Heading Café <tag> \"quoted\" 中文 a\u00A0b © first second one two three "
+        "inline link span item1 item2 cell1 cell2 noscriptword");
+  for (const char* absent :
+       {"metaword", "stylerule", "scriptvar", "scripttext", "bodyclass", "commentword", "anchorid",
+        "hrefword", "titleattr", "altword", "templateword", "keywords"}) {
+    INFO(absent);
+    CHECK(text.find(absent) == std::string::npos);
+  }
+  // A block boundary is a word break for the tokenizer; inline markup is not.
+  auto tokens = bitsift::tokenizer::TokenSet(text);
+  CHECK(std::count(tokens.begin(), tokens.end(), "first") == 1);
+  CHECK(std::count(tokens.begin(), tokens.end(), "firstsecond") == 0);
+  CHECK(std::count(tokens.begin(), tokens.end(), "inline") == 1);
+  CHECK(std::count(tokens.begin(), tokens.end(), "span") == 1);
+}
+
+TEST_CASE("HTML: malformed markup is recovered from", "[documents][html]") {
+  CHECK(Words(HtmlText("<p>unclosed <b>bold <i>italic</p><p>next")) == "unclosed bold italic next");
+  CHECK(Words(HtmlText("text before any tag <p>and after")) == "text before any tag and after");
+  CHECK(Words(HtmlText("<td>cell<table><tr><td>a</td><td>b</table>")) == "cell a b");
+  // libxml2 decodes only terminated entities.
+  CHECK(Words(HtmlText("a &unknown; b &amp c & d &lt;")) == "a &unknown; b &amp c & d <");
+  CHECK(Words(HtmlText("<div <p>x</p></div>>y")).find("x") != std::string::npos);
+  CHECK(Words(HtmlText("<p>open comment <!-- never closed")) == "open comment");
+  CHECK(Words(HtmlText("<script>unterminated script")) == "");
+  CHECK(Words(HtmlText("<SCRIPT>upper</SCRIPT><STYLE>x</STYLE><P>Shout</P>")) == "Shout");
+  CHECK(Words(HtmlText("")) == "");
+  CHECK(Words(HtmlText("no markup at all")) == "no markup at all");
+  // Deep nesting does not crash or lose the text.
+  std::string deep;
+  for (int i = 0; i < 5000; ++i) deep += "<div>";
+  deep += "deepword";
+  CHECK(HtmlText(deep).find("deepword") != std::string::npos);
+}
+
+TEST_CASE("XHTML: CDATA in scripts, self-closing tags, an XML declaration", "[documents][html]") {
+  const std::string xhtml =
+      "<?xml version=\"1.0\" encoding=\"iso-8859-1\"?>\n"
+      "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Strict//EN\" "
+      "\"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd\">\n"
+      "<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><title>X</title>"
+      "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\"/></head>"
+      "<body><p>été<br/>hiver</p><script type=\"text/javascript\">//<![CDATA[\n"
+      "var a = \"<p>notext</p>\";\n//]]></script></body></html>";
+  // The text is UTF-8 already: the declared charset is not applied again.
+  CHECK(Words(HtmlText(xhtml)) == "X été hiver");
+}
+
+TEST_CASE("HTML in any pieces gives the same text", "[documents][html]") {
+  std::string html = "<html><head><title>Pieces</title></head><body>";
+  for (int i = 0; i < 300; ++i) {
+    html += "<p class=\"c\">paragraph " + std::to_string(i) +
+            " with <b>bold</b> <i>and</i> caf&eacute; 布隆过滤器</p>\n<script>var x" +
+            std::to_string(i) + ";</script><!-- c" + std::to_string(i) + " -->";
+  }
+  html += "</body></html>";
+  const std::string whole = HtmlText(html);
+  for (size_t piece : {1, 2, 7, 64, 4096}) {
+    INFO(piece);
+    CHECK(Words(InPieces(html, piece)) == Words(whole));
+  }
+}
+
+TEST_CASE("HTML: a long text without markup streams through", "[documents][html]") {
+  std::string html = "<p>";
+  while (html.size() < (12 << 20)) html += "lorem ipsum dolor sit amet ";
+  html += "lastword</p>";
+  const std::string text = InPieces(html, 1 << 20);
+  CHECK(text.size() > (12 << 20) - 100);
+  CHECK(text.find("lastword") != std::string::npos);
+}
+
+TEST_CASE("HTML file names", "[documents][html]") {
+  for (const char* yes : {"a.html", "b/c.htm", "X.HTML", "x.xhtml", "y.xht", "z.shtml"}) {
+    CHECK(IsHtmlName(yes));
+  }
+  for (const char* no : {"html", "a.txt", "a.html.txt", "a.htmlx", "dir.html/file", ".html.d/x"}) {
+    CHECK_FALSE(IsHtmlName(no));
+  }
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# End-to-end: what `bitsift index` reads as documents, through the real binary: legacy
+# encodings, BOMs, HTML, compressed files, a decompression bomb, ignore rules and the flags
+# --no-ignore, --glob, --hidden, --encoding. Test files are made here with iconv, gzip, xz,
+# bzip2 and zstd. Usage: documents_test.sh BITSIFT
+set -u
+BITSIFT=$(realpath "$1")
+[ -x "$BITSIFT" ] || { echo "not an executable: $1"; exit 2; }
+for tool in iconv gzip xz bzip2 zstd; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (scripts/install-deps)"; exit 2; }
+done
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+pass=0 fail=0
+
+check() {  # check NAME EXPECTED ACTUAL
+  if [ "$2" == "$3" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi
+}
+status() { "$@" >/dev/null 2>&1; echo $?; }
+q() { "$BITSIFT" query "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
+
+D=$WORK/docs
+mkdir -p "$D/enc" "$D/web" "$D/packed"
+cd "$D" || exit 2
+
+# Texts kept in legacy encodings (each long enough for ICU's detector).
+zh="布隆过滤器是一种空间效率很高的概率数据结构，用来判断一个元素是否在一个集合中。搜索引擎在建立索引的时候经常使用这种数据结构。"
+ja="ブルームフィルタは、ある要素が集合に含まれているかどうかを調べるための確率的なデータ構造です。東京の図書館で古い新聞を探す。"
+ru="Фильтр Блума - это вероятностная структура данных, которая позволяет проверить, принадлежит ли элемент множеству. Москва славится библиотеками."
+de="Ein Bloom-Filter ist eine probabilistische Datenstruktur, mit der man prüfen kann, ob ein Element zu einer Menge gehört. Die Straße vor der Bücherei."
+printf '%s\n' "$zh" > enc/zh-utf8.txt
+printf '%s\n' "$zh" | iconv -t GB18030 > enc/zh-gb18030.txt
+printf '%s\n' "$ja" | iconv -t SHIFT_JIS > enc/ja-sjis.txt
+printf '%s\n' "$ja" | iconv -t EUC-JP > enc/ja-eucjp.txt
+printf '%s\n' "$ru" | iconv -t KOI8-R > enc/ru-koi8r.txt
+printf '%s\n' "$ru" | iconv -t CP1251 > enc/ru-cp1251.txt
+printf '%s\n' "$de" | iconv -t ISO-8859-1 > enc/de-latin1.txt
+printf '%s\n' "$ru" | iconv -t UTF-16 > enc/ru-utf16.txt  # with a byte-order mark
+printf '%s\n' "$zh" | iconv -t UTF-32 > enc/zh-utf32.txt
+
+# HTML: what a reader sees.
+cat > web/page.html <<'HTML'
+<!DOCTYPE html><html><head><title>Pagetitle</title>
+<style>.styleclass { color: red }</style>
+<script>var scriptvariable = "<p>scripttext</p>";</script></head>
+<body class="bodyclass"><!-- commentword -->
+<p>Caf&eacute; &amp; friends &quot;quoted&quot;</p><p>first</p><p>second</p>
+<a href="http://hrefword.example/" title="attrword">linktext</a>
+</body></html>
+HTML
+printf '<html><head><meta charset="windows-1251"></head><body><p>%s</p></body></html>\n' "$ru" |
+  iconv -t CP1251 > web/ru-cp1251.html
+
+# Compressed single files.
+echo "gzipped plainword" | gzip > packed/notes.txt.gz
+echo "xzipped plainword" | xz > packed/notes.txt.xz
+echo "bzipped plainword" | bzip2 > packed/notes.txt.bz2
+echo "zstded plainword" | zstd -q > packed/notes.txt.zst
+gzip -c web/page.html > packed/page.html.gz
+head -c 5000000 /dev/zero | tr '\0' 'a' | gzip > packed/bomb.txt.gz
+echo "not really gzip" > packed/broken.gz
+
+out=$("$BITSIFT" index . --max-decompressed-size 1000000 2>"$WORK/err"); code=$?
+check "index exit" 0 "$code"
+check "summary: bomb skipped" 1 "$(grep -c 'decompression-limit 1' <<<"$out")"
+check "summary: broken skipped" 1 "$(grep -c 'bad-compressed 1' <<<"$out")"
+check "bomb is a warning" 1 "$(grep -c 'warning: skipped packed/bomb.txt.gz (decompression-limit' "$WORK/err")"
+
+# Every encoding answers as the UTF-8 text.
+check "Chinese in UTF-8, GB18030, UTF-32" "enc/zh-gb18030.txt enc/zh-utf32.txt enc/zh-utf8.txt" "$(q 布隆过滤器)"
+check "Japanese in Shift_JIS, EUC-JP" "enc/ja-eucjp.txt enc/ja-sjis.txt" "$(q 東京 図書館)"
+check "Russian in KOI8-R, CP1251, UTF-16, HTML" "enc/ru-cp1251.txt enc/ru-koi8r.txt enc/ru-utf16.txt web/ru-cp1251.html" "$(q Москва библиотеками)"
+check "German in ISO-8859-1" "enc/de-latin1.txt" "$(q Straße Bücherei prüfen)"
+
+# HTML: text yes, markup no.
+check "html title" "packed/page.html.gz web/page.html" "$(q pagetitle)"
+check "html entities" "packed/page.html.gz web/page.html" "$(q café friends quoted)"
+check "html link text" "packed/page.html.gz web/page.html" "$(q linktext)"
+for word in styleclass scriptvariable scripttext bodyclass commentword hrefword attrword; do
+  check "html: no $word" 1 "$(status "$BITSIFT" query "$word")"
+done
+check "html: </p><p> is a word break" 1 "$(status "$BITSIFT" query firstsecond)"
+
+# Compressed files: by their content, under their own path.
+check "compressed" "packed/notes.txt.bz2 packed/notes.txt.gz packed/notes.txt.xz packed/notes.txt.zst" "$(q plainword)"
+check "bomb not indexed" 1 "$(status "$BITSIFT" query aaaaaaaa)"
+
+# A forced encoding for the whole run.
+"$BITSIFT" index enc --quiet --encoding KOI8-R
+check "--encoding KOI8-R" "ru-koi8r.txt" "$(cd enc && q Москва)"
+check "--encoding unknown" 2 "$(status "$BITSIFT" index enc --encoding no-such-thing)"
+rm -rf enc/.bitsift
+
+# Ignore rules in a git work tree.
+R=$WORK/repo
+mkdir -p "$R/.git/info" "$R/build" "$R/src/gen" "$R/logs" "$R/.config"
+cd "$R" || exit 2
+printf '*.log\n!keep.log\n/build/\n' > .gitignore
+printf 'gen/\n' > src/.gitignore
+printf 'private.txt\n' > .git/info/exclude
+printf 'draft*\n' > .ignore
+for f in a.txt keep.log debug.log build/out.txt src/b.txt src/gen/c.txt private.txt draft1.txt \
+         logs/x.log .config/hidden.txt .env; do
+  echo "repoword" > "$f"
+done
+out=$("$BITSIFT" index . --verbose 2>"$WORK/err")
+check "gitignore, exclude, .ignore" "a.txt keep.log src/b.txt" "$(q repoword)"
+check "ignored counted" 1 "$(grep -c 'ignored 6' <<<"$out")"
+check "ignored named with --verbose" 1 "$(grep -c 'skipped src/gen (ignored)' "$WORK/err")"
+"$BITSIFT" index . --quiet 2>"$WORK/err"
+check "ignored not named without --verbose" 0 "$(grep -c 'ignored' "$WORK/err")"
+"$BITSIFT" index . --quiet --no-ignore
+check "--no-ignore" "a.txt build/out.txt debug.log draft1.txt keep.log logs/x.log private.txt src/b.txt src/gen/c.txt" "$(q repoword)"
+"$BITSIFT" index . --quiet --hidden
+check "--hidden" ".config/hidden.txt .env a.txt keep.log src/b.txt" "$(q repoword)"
+check "--hidden never indexes .git or the index" 1 "$(status "$BITSIFT" query gitdirword)"
+"$BITSIFT" index . --quiet --glob '*.txt' --glob '!src/**'
+check "--glob (overrides .ignore and exclude too)" "a.txt draft1.txt private.txt" "$(q repoword)"
+"$BITSIFT" index . --quiet -g '!*.log'
+check "--glob exclude only" "a.txt src/b.txt" "$(q repoword)"
+"$BITSIFT" index . --quiet --glob debug.log
+check "--glob overrides .gitignore" "debug.log" "$(q repoword)"
+# Outside a git work tree .gitignore does not apply; .ignore does.
+rm -rf .git
+"$BITSIFT" index . --quiet
+check "no work tree" "a.txt build/out.txt debug.log keep.log logs/x.log private.txt src/b.txt src/gen/c.txt" "$(q repoword)"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,333 @@
+// Lazy verification: opening an index verifies its header, table and small sections; every other
+// 64 KiB chunk is verified when a query first reads it (format::IndexFile::Touch). A query that
+// reads a damaged chunk fails (kCorrupt, naming the file and the repair) instead of answering;
+// damage in a chunk the query does not read leaves its answer exact, and check finds it.
+#include <bitsift/bitsift.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "format/bloom.h"
+#include "format/index_format.h"
+#include "query/index_reader.h"
+#include "query/searcher.h"
+#include "reliability_util.h"
+#include "test_util.h"
+#include "util/error.h"
+
+using bitsift::Index;
+using bitsift::Status;
+using bitsift::format::SectionId;
+using namespace bitsift::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Generated documents of many sizes (several bands, frequent terms with exact rows; ROWS,
+// FORWARD_DATA and DOCS span several chunks), and two rare marker terms: "needle" in 3
+// documents, "pin" in 2 of them and one more. {"needle", "pin"} therefore uses Bloom rows
+// and verifies its candidates against their forward records.
+std::vector<bitsift::Document> LazyCorpus() {
+  std::mt19937_64 rng(11);
+  auto vocab = MixedVocabulary(4000, rng);
+  std::vector<bitsift::Document> docs;
+  int i = 0;
+  for (auto& d : GenerateCorpus(3000, 1500, vocab, rng)) {
+    std::string text = d.text;
+    if (i == 100 || i == 1700 || i == 2500) text += " needle";
+    if (i == 100 || i == 2500 || i == 1234) text += " pin";
+    docs.push_back({d.name, text, i++});
+  }
+  return docs;
+}
+
+const std::vector<std::string> kQuery = {"needle", "pin"};
+
+// The file holding an index's sections: the index itself, or the one segment of an index
+// directory.
+std::string SegmentOf(const std::string& index) {
+  if (!fs::is_directory(index)) return index;
+  for (const auto& e : fs::directory_iterator(index)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("seg-", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".bsg")
+      return e.path().string();
+  }
+  FAIL("no segment in " << index);
+  return "";
+}
+
+// Writes a copy of index `good` at `bad` whose sections file has `image` as its bytes; returns
+// the path of that file.
+std::string WriteCopy(const std::string& good, const std::string& bad, const std::string& image) {
+  fs::remove_all(bad);
+  if (fs::is_directory(good)) fs::copy(good, bad, fs::copy_options::recursive);
+  const std::string segment = fs::is_directory(good)
+                                  ? (fs::path(bad) / fs::path(SegmentOf(good)).filename()).string()
+                                  : bad;
+  WriteFile(segment, image);
+  return segment;
+}
+
+std::vector<std::string> Paths(const Index& index, const bitsift::QueryResult& r) {
+  std::vector<std::string> out;
+  for (uint32_t id : r.documents) out.push_back(index.document(id).path);
+  return out;
+}
+
+struct Answer {
+  Status status;
+  std::vector<std::string> paths;
+};
+
+Answer Ask(const std::string& index_path, const std::vector<std::string>& query) {
+  std::unique_ptr<Index> index;
+  Status s = Index::Open(index_path, &index);
+  REQUIRE(s.ok());
+  bitsift::QueryResult r;
+  Answer a{index->Query(query, {}, &r), {}};
+  a.paths = Paths(*index, r);
+  return a;
+}
+
+// Which chunks of a section a fresh reader of `segment` has verified after answering the query
+// as the API does (search, then the records of the results).
+std::vector<bool> TouchedChunks(const std::string& segment, SectionId id) {
+  bitsift::query::IndexReader reader(segment);
+  bitsift::query::Searcher searcher(reader);
+  bitsift::query::QueryStats stats;
+  for (uint32_t d : searcher.Search(kQuery, 0, &stats)) (void)reader.path(d);
+  std::vector<bool> touched;
+  const uint64_t chunks = bitsift::format::ChunkCount(reader.Section(id).size());
+  for (uint64_t c = 0; c < chunks; ++c) touched.push_back(reader.file().ChunkVerified(id, c));
+  return touched;
+}
+
+// A copy of `image` with the byte at `pos` changed (no checksum recomputed).
+std::string Flip(std::string image, uint64_t pos) {
+  image[pos] = static_cast<char>(image[pos] ^ 0x20);
+  return image;
+}
+
+template <typename T>
+T Load(const std::string& image, uint64_t offset) {
+  T v;
+  std::memcpy(&v, image.data() + offset, sizeof(T));
+  return v;
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+struct Fixture {
+  TempDir dir;
+  std::string good, segment, image;
+  Answer expected;
+  Fixture() {
+    REQUIRE(bitsift::BuildIndexFromDocuments(LazyCorpus(), dir / "good", {}).ok());
+    good = dir / "good";
+    segment = SegmentOf(good);
+    image = ReadFile(segment);
+    expected = Ask(good, kQuery);
+    REQUIRE(expected.status.ok());
+    REQUIRE(expected.paths.size() == 2);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("open verifies only the small sections; a query verifies the chunks it reads", "[lazy]") {
+  Fixture f;
+  bitsift::query::IndexReader reader(f.segment);
+  const auto& file = reader.file();
+  // The corpus is large enough for the large sections to be lazily verified.
+  for (SectionId id : {SectionId::kRows, SectionId::kForwardData, SectionId::kDocs}) {
+    INFO(bitsift::format::SectionName(id));
+    REQUIRE(reader.Section(id).size() > 2 * bitsift::format::kChunkBytes);
+    CHECK_FALSE(file.ChunkVerified(id, 0));
+  }
+  CHECK(file.ChunkVerified(SectionId::kMeta, 0));
+  CHECK(file.ChunkVerified(SectionId::kBands, 0));
+  const uint64_t at_open = file.verified_chunks();
+  CHECK(at_open < file.chunk_count() / 2);
+  bitsift::query::Searcher searcher(reader);
+  bitsift::query::QueryStats stats;
+  CHECK(searcher.Search(kQuery, 0, &stats).size() == 2);
+  const uint64_t after_query = file.verified_chunks();
+  CHECK(after_query > at_open);
+  CHECK(after_query < file.chunk_count());
+  reader.file().VerifyAll();
+  CHECK(file.verified_chunks() == file.chunk_count());
+}
+
+TEST_CASE("a damaged chunk that a query reads: the query fails naming the file and the repair",
+          "[lazy]") {
+  Fixture f;
+  const std::string bad = f.dir / "bad";
+  auto expect_refused = [&](const char* what, uint64_t pos, const char* section) {
+    const std::string segment = WriteCopy(f.good, bad, Flip(f.image, pos));
+    Answer a = Ask(bad, kQuery);
+    INFO(what << ": " << a.status.message());
+    CHECK(a.status.code() == Status::Code::kCorrupt);
+    CHECK(a.paths.empty());
+    CHECK(Contains(a.status.message(), segment));
+    CHECK(Contains(a.status.message(), std::string("of section ") + section));
+    CHECK(Contains(a.status.message(), "bitsift index --rebuild"));
+    // The program: exit 2, one line naming the file, nothing on stdout.
+    ProcessResult p = RunProcess({BitsiftProgram(), "query", "--index", bad, "needle", "pin"});
+    CHECK(p.exit_code == 2);
+    CHECK(p.out.empty());
+    CHECK(Contains(p.err, segment));
+    CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
+  };
+
+  // A byte of the first row that the query ANDs in band 0.
+  const auto [rows_at, rows_len] = SectionSpan(f.image, SectionId::kRows);
+  const auto [bands_at, bands_len] = SectionSpan(f.image, SectionId::kBands);
+  const auto band = Load<bitsift::format::BandRecord>(f.image, bands_at);
+  uint64_t row = UINT64_MAX;
+  bitsift::format::ForEachPosition(bitsift::format::HashTerm("needle"), band.width, band.k,
+                                   [&](uint64_t r) { row = std::min(row, r); });
+  expect_refused("a row the query reads",
+                 rows_at + band.rows_offset + row * band.words_per_row * 8 + 3, "ROWS");
+
+  // A byte of the forward record of a candidate (document "needle" and "pin" are in).
+  bitsift::query::IndexReader reader(f.segment);
+  uint32_t doc = UINT32_MAX;
+  for (uint32_t d = 0; d < reader.doc_count() && doc == UINT32_MAX; ++d) {
+    if (reader.path(d) == f.expected.paths[0]) doc = d;
+  }
+  REQUIRE(doc != UINT32_MAX);
+  const auto [offsets_at, offsets_len] = SectionSpan(f.image, SectionId::kForwardOffsets);
+  const auto [forward_at, forward_len] = SectionSpan(f.image, SectionId::kForwardData);
+  expect_refused("a candidate's forward record",
+                 forward_at + Load<uint64_t>(f.image, offsets_at + doc * 8ULL), "FORWARD_DATA");
+
+  // The record of a result (its path is printed).
+  const auto [docs_at, docs_len] = SectionSpan(f.image, SectionId::kDocs);
+  expect_refused("a result's document record",
+                 docs_at + doc * sizeof(bitsift::format::DocRecord) +
+                     offsetof(bitsift::format::DocRecord, size),
+                 "DOCS");
+}
+
+TEST_CASE("a damaged chunk that a query does not read: exact answer, and check finds it",
+          "[lazy]") {
+  Fixture f;
+  const std::string bad = f.dir / "bad";
+  for (SectionId id : {SectionId::kRows, SectionId::kForwardData}) {
+    const std::string name = bitsift::format::SectionName(id);
+    const std::vector<bool> touched = TouchedChunks(f.segment, id);
+    // The corpus is built so that the query reads some chunks of these sections, not all.
+    auto untouched = std::find(touched.begin(), touched.end(), false);
+    REQUIRE(untouched != touched.end());
+    REQUIRE(std::find(touched.begin(), touched.end(), true) != touched.end());
+    const uint64_t chunk = static_cast<uint64_t>(untouched - touched.begin());
+    const auto [at, len] = SectionSpan(f.image, id);
+    const uint64_t pos = at + chunk * bitsift::format::kChunkBytes +
+                         std::min<uint64_t>(777, len - chunk * bitsift::format::kChunkBytes - 1);
+    const std::string segment = WriteCopy(f.good, bad, Flip(f.image, pos));
+    INFO(name << " chunk " << chunk << " of " << touched.size());
+
+    Answer a = Ask(bad, kQuery);
+    INFO(a.status.message());
+    CHECK(a.status.ok());
+    CHECK(a.paths == f.expected.paths);
+    Status c = bitsift::CheckIndex(bad);
+    CHECK(c.code() == Status::Code::kCorrupt);
+    CHECK(Contains(c.message(), segment));
+    CHECK(Contains(c.message(), "chunk " + std::to_string(chunk) + " of section " + name));
+
+    ProcessResult q = RunProcess({BitsiftProgram(), "query", "--index", bad, "needle", "pin"});
+    CHECK(q.exit_code == 0);
+    ProcessResult k = RunProcess({BitsiftProgram(), "check", "--index", bad});
+    CHECK(k.exit_code == 2);
+    CHECK(Contains(k.err, "bitsift index --rebuild"));
+  }
+}
+
+TEST_CASE("a damaged CHUNK_SUMS, META or BANDS: open fails", "[lazy]") {
+  Fixture f;
+  const std::string bad = f.dir / "bad";
+  for (SectionId id : {SectionId::kChunkSums, SectionId::kMeta, SectionId::kBands}) {
+    const auto [at, len] = SectionSpan(f.image, id);
+    for (uint64_t pos : {at, at + len / 2, at + len - 1}) {
+      const std::string segment = WriteCopy(f.good, bad, Flip(f.image, pos));
+      std::unique_ptr<Index> index;
+      Status s = Index::Open(bad, &index);
+      INFO(bitsift::format::SectionName(id) << " +" << pos - at << ": " << s.message());
+      CHECK(s.code() == Status::Code::kCorrupt);
+      CHECK(Contains(s.message(), segment));
+      CHECK(Contains(s.message(), bitsift::format::SectionName(id)));
+    }
+  }
+}
+
+TEST_CASE("Touch from many threads at once on fresh chunks", "[lazy][concurrent]") {
+  Fixture f;
+  const std::vector<SectionId> lazy = {SectionId::kRows,        SectionId::kDocs,
+                                       SectionId::kForwardData, SectionId::kForwardOffsets,
+                                       SectionId::kTermBytes,   SectionId::kTermOffsets};
+  // Every thread touches every chunk of the lazily verified sections, each in its own order and
+  // with ranges that cross chunk boundaries: the first touches of a chunk race.
+  auto touch_all = [&](const bitsift::format::IndexFile& file, std::atomic<uint64_t>& failures) {
+    tbb::parallel_for(0, 64, 1, [&](int t) {
+      std::mt19937_64 rng(static_cast<uint64_t>(t));
+      for (SectionId id : lazy) {
+        const uint64_t len = file.Section(id).size();
+        const uint64_t chunks = bitsift::format::ChunkCount(len);
+        for (uint64_t i = 0; i < chunks; ++i) {
+          const uint64_t c = (i + static_cast<uint64_t>(t)) % chunks;
+          const uint64_t offset =
+              std::min(len - 1, c * bitsift::format::kChunkBytes + rng() % 70000);
+          try {
+            (void)file.Touch(id, offset, std::min<uint64_t>(len - offset, 1 + rng() % 4096));
+          } catch (const bitsift::Error&) {
+            failures.fetch_add(1);
+          }
+        }
+      }
+    });
+  };
+  {
+    bitsift::query::IndexReader reader(f.segment);
+    std::atomic<uint64_t> failures{0};
+    touch_all(reader.file(), failures);
+    CHECK(failures.load() == 0);
+    for (SectionId id : lazy) {
+      for (uint64_t c = 0; c < bitsift::format::ChunkCount(reader.Section(id).size()); ++c)
+        CHECK(reader.file().ChunkVerified(id, c));
+    }
+  }
+  {
+    // A damaged chunk is never recorded as verified, however many threads touch it.
+    const auto [rows_at, rows_len] = SectionSpan(f.image, SectionId::kRows);
+    WriteCopy(f.good, f.dir / "bad", Flip(f.image, rows_at + bitsift::format::kChunkBytes + 5));
+    bitsift::query::IndexReader reader(SegmentOf(f.dir / "bad"));
+    std::atomic<uint64_t> failures{0};
+    touch_all(reader.file(), failures);
+    CHECK(failures.load() > 0);
+    CHECK_FALSE(reader.file().ChunkVerified(SectionId::kRows, 1));
+    CHECK(reader.file().ChunkVerified(SectionId::kRows, 0));
+    CHECK_THROWS_AS(reader.file().Touch(SectionId::kRows, bitsift::format::kChunkBytes, 1),
+                    bitsift::Error);
+  }
+}
+
+TEST_CASE("Touch refuses a range outside its section", "[lazy]") {
+  Fixture f;
+  bitsift::query::IndexReader reader(f.segment);
+  const auto& file = reader.file();
+  const uint64_t len = file.Section(SectionId::kPaths).size();
+  CHECK_NOTHROW(file.Touch(SectionId::kPaths, len, 0));
+  CHECK_NOTHROW(file.Touch(SectionId::kPaths, 0, len));
+  CHECK_THROWS_AS(file.Touch(SectionId::kPaths, len, 1), bitsift::Error);
+  CHECK_THROWS_AS(file.Touch(SectionId::kPaths, 1, len), bitsift::Error);
+  CHECK_THROWS_AS(file.Touch(SectionId::kPaths, UINT64_MAX, 2), bitsift::Error);
+  CHECK_THROWS_AS(reader.doc(static_cast<uint32_t>(reader.doc_count())), bitsift::Error);
+}

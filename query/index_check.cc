@@ -253,10 +253,10 @@ void CheckIndex(const IndexReader& index) {
     const std::string name = "band " + std::to_string(b);
     if (band.doc_count == 0) Fail(index, name + " is empty");
     if (band.rows_offset != row_cursor * 8) Fail(index, name + " rows are not packed");
-    if (band.words_per_row != (band.doc_count + 63) / 64)
-      Fail(index, name + " row length");
+    if (band.words_per_row != (band.doc_count + 63) / 64) Fail(index, name + " row length");
     const uint64_t rows = band.width + exact;
-    row_cursor = (row_cursor + rows * band.words_per_row + 7) / 8 * 8;  // bands start 64-byte aligned
+    row_cursor =
+        (row_cursor + rows * band.words_per_row + 7) / 8 * 8;  // bands start 64-byte aligned
     for (uint64_t c = 0; c < band.doc_count; ++c) {
       const uint32_t d = index.BandDoc(band, c);
       if (index.doc(d).term_count == 0)

@@ -391,9 +391,10 @@ void TokenizeQueryText(std::string_view text, std::vector<std::string>* tokens,
   struct Collect : tokenizer::OffsetTokenSink {
     std::vector<std::string>* tokens;
     std::vector<bool>* joined;
-    void OnToken(std::string_view t, uint64_t, uint64_t, bool continues_run) override {
+    bool OnToken(std::string_view t, uint64_t, uint64_t, bool continues_run) override {
       tokens->emplace_back(t);
       joined->push_back(continues_run);
+      return true;
     }
   } collect;
   tokens->clear();

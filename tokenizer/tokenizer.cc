@@ -57,6 +57,7 @@ struct Tokenizer::Impl {
   uint64_t chunk_base = 0;              // the chunk's offset in the whole text
   TokenSink* sink = nullptr;
   OffsetTokenSink* offset_sink = nullptr;
+  bool stopped = false;  // the offset sink asked to stop
 
   // Whether a chunk may start with the code point at bytes[i] (it must be complete and valid).
   bool StartsCleanly(std::string_view bytes, size_t i) const {
@@ -150,8 +151,10 @@ struct Tokenizer::Impl {
       AppendUtf8(c, token);
     }
     if constexpr (kOffsets) {
-      offset_sink->OnToken(token, chunk_base + piece_begin[unit_piece[a]],
-                           chunk_base + piece_begin[unit_piece[b - 1] + 1], continues_run);
+      if (stopped) return;
+      stopped = !offset_sink->OnToken(token, chunk_base + piece_begin[unit_piece[a]],
+                                      chunk_base + piece_begin[unit_piece[b - 1] + 1],
+                                      continues_run);
     } else {
       sink->OnToken(token);
     }
@@ -179,6 +182,9 @@ struct Tokenizer::Impl {
     run.clear();
     for (int32_t end = words->next(); end != icu::BreakIterator::DONE;
          start = end, end = words->next()) {
+      if constexpr (kOffsets) {
+        if (stopped) return;
+      }
       int32_t rule = words->getRuleStatus();
       if (rule >= kFirstCjkStatus && rule < kCjkStatusLimit) {
         // Consecutive segments are directly adjacent, so the run simply continues.
@@ -318,8 +324,10 @@ void Tokenizer::Tokenize(std::string_view text, TokenSink& sink) {
 void Tokenizer::TokenizeWithOffsets(std::string_view text, OffsetTokenSink& sink) {
   Impl& s = *impl_;
   s.offset_sink = &sink;
+  s.stopped = false;
   // The chunks of Feed(text) + Finish: the same cuts give the same tokens.
   auto process = [&](std::string_view chunk, size_t at) {
+    if (s.stopped) return;
     s.chunk_base = at;
     s.ProcessChunkWithOffsets(chunk);
   };
@@ -330,8 +338,9 @@ void Tokenizer::TokenizeWithOffsets(std::string_view text, OffsetTokenSink& sink
 std::vector<PositionedToken> TokenSequence(std::string_view text) {
   struct Collect : OffsetTokenSink {
     std::vector<PositionedToken> tokens;
-    void OnToken(std::string_view t, uint64_t begin, uint64_t end, bool continues) override {
+    bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool continues) override {
       tokens.push_back(PositionedToken{std::string(t), begin, end, continues});
+      return true;
     }
   } collect;
   Tokenizer tokenizer;

@@ -43,7 +43,8 @@ class OffsetTokenSink {
   // every token made from its expansion, so ranges of adjacent tokens may overlap.
   // `continues_run` is true for the second and later bigrams of one kana/ideographic run: the
   // token shares its first character with the previous token's last.
-  virtual void OnToken(std::string_view token, uint64_t begin, uint64_t end,
+  // Returns true to go on, false to stop: no further token of this text is reported.
+  virtual bool OnToken(std::string_view token, uint64_t begin, uint64_t end,
                        bool continues_run) = 0;
 };
 
@@ -85,7 +86,7 @@ class Tokenizer {
   void Tokenize(std::string_view text, TokenSink& sink);
 
   // Tokenizes the whole of `text` as Tokenize does (the same tokens in the same order, the same
-  // chunk cuts) and reports each token's source byte range. Slower than Tokenize (it maps every
+  // chunk cuts) and reports each token's source byte range, until the sink asks to stop. Slower than Tokenize (it maps every
   // normalized character back to its source bytes). Independent of a text being streamed with
   // Feed: that text's state is left as it was.
   void TokenizeWithOffsets(std::string_view text, OffsetTokenSink& sink);

@@ -57,9 +57,10 @@ TEST_CASE("tokenizer throughput", "[.bench][tokenizer-speed]") {
   });
   struct CountOffsets : bitsift::tokenizer::OffsetTokenSink {
     uint64_t tokens = 0, bytes = 0;
-    void OnToken(std::string_view t, uint64_t begin, uint64_t end, bool) override {
+    bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool) override {
       ++tokens;
       bytes += t.size() + (end - begin);
+      return true;
     }
   } offsets;
   double offsets_mbps = BestMBps(text, [&] {

@@ -497,8 +497,9 @@ TEST_CASE("offsets: chunked text gives the fast path's tokens and whole-text ran
     chunked.SetChunkBytesForTesting(chunk, max_chunk);
     struct Seq : bitsift::tokenizer::OffsetTokenSink {
       std::vector<PositionedToken> tokens;
-      void OnToken(std::string_view t, uint64_t b, uint64_t e, bool c) override {
+      bool OnToken(std::string_view t, uint64_t b, uint64_t e, bool c) override {
         tokens.push_back(PositionedToken{std::string(t), b, e, c});
+        return true;
       }
     } seq;
     chunked.TokenizeWithOffsets(text, seq);

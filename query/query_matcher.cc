@@ -1,0 +1,156 @@
+#include "query/query_matcher.h"
+
+#include <algorithm>
+
+namespace bitsift::query {
+
+using Kind = QueryNode::Kind;
+
+QueryMatcher::QueryMatcher(const QueryNode& root) {
+  Collect(root, true);
+  for (uint32_t p = 0; p < patterns_.size(); ++p) {
+    const Pattern& pattern = patterns_[p];
+    longest_ = std::max(longest_, pattern.elements.size());
+    for (uint32_t e = 0; e < pattern.elements.size(); ++e) {
+      const Element& element = pattern.elements[e];
+      if (element.prefix) {
+        prefixes_.emplace_back(element.text, Hit{p, e});
+      } else {
+        exact_[element.text].push_back(Hit{p, e});
+      }
+    }
+  }
+}
+
+void QueryMatcher::Collect(const QueryNode& node, bool positive) {
+  switch (node.kind) {
+    case Kind::kTerm:
+    case Kind::kPrefix:
+      patterns_.push_back(
+          Pattern{{Element{node.terms[0], node.kind == Kind::kPrefix, false}}, positive, &node});
+      return;
+    case Kind::kPhrase: {
+      Pattern p;
+      p.positive = positive;
+      p.node = &node;
+      for (size_t i = 0; i < node.terms.size(); ++i) {
+        p.elements.push_back(Element{node.terms[i],
+                                     node.last_is_prefix && i + 1 == node.terms.size(),
+                                     i > 0 && node.joined[i]});
+      }
+      patterns_.push_back(std::move(p));
+      return;
+    }
+    case Kind::kAnd:
+    case Kind::kOr:
+      for (const QueryNode& c : node.children) Collect(c, positive);
+      for (const QueryNode& e : node.excluded) Collect(e, false);
+      return;
+  }
+}
+
+int QueryMatcher::PatternOf(const QueryNode* node) const {
+  for (size_t p = 0; p < patterns_.size(); ++p) {
+    if (patterns_[p].node == node) return static_cast<int>(p);
+  }
+  return -1;
+}
+
+// The per-text state of a scan: for every pattern, the bit set of j such that the tokens
+// ending at the current one match its elements 0..j (shift-and over tokens).
+class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
+ public:
+  Sink(QueryMatcher& m, bool spans, const std::vector<bool>& wanted, Result* out)
+      : m_(m), spans_(spans), wanted_(wanted), out_(out), begins_(m.longest_) {
+    const size_t n = m.patterns_.size();
+    first_word_.resize(n + 1);
+    for (size_t p = 0; p < n; ++p) {
+      first_word_[p + 1] = first_word_[p] + (m.patterns_[p].elements.size() + 63) / 64;
+    }
+    cur_.assign(first_word_[n], 0);
+    next_.assign(first_word_[n], 0);
+    stamp_.assign(n, UINT64_MAX);
+    for (size_t p = 0; p < n; ++p) {
+      if (wanted_[p]) ++missing_;
+    }
+  }
+
+  bool done() const { return !spans_ && missing_ == 0; }
+
+  bool OnToken(std::string_view token, uint64_t begin, uint64_t end, bool continues) override {
+    begins_[index_ % begins_.size()] = begin;
+    touched_.clear();
+    auto consider = [&](const Hit& h) {
+      const Element& e = m_.patterns_[h.pattern].elements[h.element];
+      const uint64_t* cur = &cur_[first_word_[h.pattern]];
+      bool ok = h.element == 0 || (((cur[(h.element - 1) / 64] >> ((h.element - 1) % 64)) & 1) &&
+                                   (!e.joined || continues));
+      if (!ok) return;
+      next_[first_word_[h.pattern] + h.element / 64] |= uint64_t{1} << (h.element % 64);
+      if (stamp_[h.pattern] != index_) {
+        stamp_[h.pattern] = index_;
+        touched_.push_back(h.pattern);
+      }
+    };
+    if (auto it = m_.exact_.find(token); it != m_.exact_.end()) {
+      for (const Hit& h : it->second) consider(h);
+    }
+    for (const auto& [prefix, hit] : m_.prefixes_) {
+      if (token.substr(0, prefix.size()) == prefix) consider(hit);
+    }
+    // Patterns active before this token and not touched by it lose their partial matches.
+    for (uint32_t p : active_) {
+      if (stamp_[p] != index_) {
+        std::fill(cur_.begin() + first_word_[p], cur_.begin() + first_word_[p + 1], 0);
+      }
+    }
+    active_.clear();
+    for (uint32_t p : touched_) {
+      bool any = false;
+      for (size_t w = first_word_[p]; w < first_word_[p + 1]; ++w) {
+        cur_[w] = next_[w];
+        next_[w] = 0;
+        any |= cur_[w] != 0;
+      }
+      if (any) active_.push_back(p);
+      const size_t last = m_.patterns_[p].elements.size() - 1;
+      if ((cur_[first_word_[p] + last / 64] >> (last % 64)) & 1) Occurs(p, last, end);
+    }
+    ++index_;
+    return !done();
+  }
+
+ private:
+  void Occurs(uint32_t p, size_t last, uint64_t end) {
+    if (!out_->found[p]) {
+      out_->found[p] = true;
+      if (wanted_[p]) --missing_;
+    }
+    if (spans_ && m_.patterns_[p].positive) {
+      out_->spans.push_back(MatchSpan{begins_[(index_ - last) % begins_.size()], end});
+    }
+  }
+
+  QueryMatcher& m_;
+  const bool spans_;
+  const std::vector<bool>& wanted_;
+  Result* out_;
+  std::vector<uint64_t> begins_;  // begins of the last longest_ tokens (a ring)
+  std::vector<size_t> first_word_;
+  std::vector<uint64_t> cur_, next_;
+  std::vector<uint64_t> stamp_;  // the token index that last touched each pattern
+  std::vector<uint32_t> touched_, active_;
+  uint64_t index_ = 0;
+  size_t missing_ = 0;
+};
+
+void QueryMatcher::Scan(std::string_view text, bool spans, const std::vector<bool>& wanted,
+                        Result* out) {
+  out->found.assign(patterns_.size(), false);
+  out->spans.clear();
+  Sink sink(*this, spans, wanted, out);
+  if (sink.done()) return;
+  tokenizer_.TokenizeWithOffsets(text, sink);
+}
+
+}  // namespace bitsift::query

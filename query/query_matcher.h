@@ -1,0 +1,90 @@
+// Finding a query's terms, prefixes and phrases in a document's text, by position: the exact
+// check of phrases (query_eval) and the spans of matching lines (answers/lines) both come from
+// one pass of the offsets tokenizer over the text.
+#ifndef BITSIFT_QUERY_QUERY_MATCHER_H_
+#define BITSIFT_QUERY_QUERY_MATCHER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "query/query_parser.h"
+#include "tokenizer/tokenizer.h"
+
+namespace bitsift::query {
+
+// A byte range [begin, end) of a text.
+struct MatchSpan {
+  uint64_t begin = 0, end = 0;
+  bool operator==(const MatchSpan& o) const { return begin == o.begin && end == o.end; }
+};
+
+// The patterns of a query: one per term, prefix and phrase node of its tree (a term or prefix
+// is a pattern of one element). A pattern occurs in a text where consecutive tokens of the
+// text match its elements in order: an exact element by equality, a prefix element (a
+// phrase's last, or a prefix node) by starting with it, and an element joined to the previous
+// one (QueryNode::joined) only by a token that continues the previous token's run.
+//
+// Not thread-safe (it owns a tokenizer and scratch state); use one per thread. The query tree
+// given to the constructor must outlive it (nodes are identified by address).
+class QueryMatcher {
+ public:
+  explicit QueryMatcher(const QueryNode& root);
+
+  size_t pattern_count() const { return patterns_.size(); }
+  // The pattern of a term, prefix or phrase node of the tree, or -1.
+  int PatternOf(const QueryNode* node) const;
+  // Whether pattern p lies under no exclusion (its occurrences are what a user looks for).
+  bool positive(size_t p) const { return patterns_[p].positive; }
+  // Whether pattern p comes from a phrase node.
+  bool is_phrase(size_t p) const { return patterns_[p].elements.size() > 1; }
+
+  struct Result {
+    std::vector<bool> found;       // found[p]: pattern p occurs in the text
+    std::vector<MatchSpan> spans;  // with spans: every occurrence of every positive pattern,
+                                   // from its first token's begin to its last token's end, in
+                                   // the order the occurrences end (not merged)
+  };
+  // Tokenizes text (the offsets tokenizer) and records where the patterns occur. Without
+  // `spans`, stops as soon as every pattern marked in `wanted` (size pattern_count()) has been
+  // found. Throws std::runtime_error only if ICU fails.
+  void Scan(std::string_view text, bool spans, const std::vector<bool>& wanted, Result* out);
+
+ private:
+  struct Element {
+    std::string text;
+    bool prefix = false;
+    bool joined = false;  // must continue the previous token's run
+  };
+  struct Pattern {
+    std::vector<Element> elements;
+    bool positive = true;
+    const QueryNode* node = nullptr;
+  };
+  struct Hit {
+    uint32_t pattern;
+    uint32_t element;
+  };
+  class Sink;
+  // Lets the token map be searched with a string_view (no string built per token).
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  void Collect(const QueryNode& node, bool positive);
+
+  std::vector<Pattern> patterns_;
+  std::unordered_map<std::string, std::vector<Hit>, Hash, std::equal_to<>>
+      exact_;                                          // token -> elements it matches
+  std::vector<std::pair<std::string, Hit>> prefixes_;  // prefix elements
+  size_t longest_ = 1;                                 // elements of the longest pattern
+  tokenizer::Tokenizer tokenizer_;
+};
+
+}  // namespace bitsift::query
+
+#endif  // BITSIFT_QUERY_QUERY_MATCHER_H_

@@ -1,5 +1,8 @@
 #include "query/query_eval.h"
 
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -51,6 +54,20 @@ struct Doc {
   QueryMatcher::Result found;
 };
 
+// What one thread needs to test documents: its own matcher (tokenizer and scratch) and
+// counters, merged into the query's statistics at the end.
+struct Worker {
+  explicit Worker(const QueryNode& query) : matcher(query) {}
+  QueryMatcher matcher;
+  uint64_t phrase_candidates = 0, text_bytes = 0, unreadable = 0;
+  double phrase_us = 0;
+};
+
+// Text tests of at least this many candidates run in parallel (when allowed); with a limit,
+// in blocks of kParallelBlock candidates, so that little work is wasted past the limit.
+constexpr size_t kParallelMin = 16;
+constexpr size_t kParallelBlock = 256;
+
 bool Sorted(const std::vector<uint32_t>& v, uint32_t x) {
   return std::binary_search(v.begin(), v.end(), x);
 }
@@ -67,7 +84,12 @@ class Evaluator {
  public:
   Evaluator(const IndexReader& index, const Searcher& searcher, const QueryNode& query,
             const EvalOptions& options, EvalStats* stats)
-      : index_(index), searcher_(searcher), options_(options), stats_(stats), matcher_(query) {
+      : index_(index),
+        searcher_(searcher),
+        options_(options),
+        stats_(stats),
+        matcher_(query),
+        workers_([&query] { return Worker(query); }) {
     for (size_t p = 0; p < matcher_.pattern_count(); ++p) {
       phrase_patterns_.push_back(matcher_.is_phrase(p));
       if (matcher_.is_phrase(p)) has_phrase_ = true;
@@ -82,6 +104,12 @@ class Evaluator {
   EvalResult Run(const QueryNode& query) {
     Plan plan = Build(query);
     Docs docs = Materialize(plan, options_.limit);
+    for (const Worker& w : workers_) {
+      stats_->phrase_candidates += w.phrase_candidates;
+      stats_->text_bytes += w.text_bytes;
+      stats_->unreadable += w.unreadable;
+      stats_->phrase_us += w.phrase_us;
+    }
     EvalResult out;
     out.documents = std::move(docs.yes);
     out.unreadable = std::move(docs.unknown);
@@ -291,7 +319,7 @@ class Evaluator {
     for (uint32_t d : base.unknown) {
       Doc doc;
       doc.id = d;
-      if (Test(p, doc) != Truth::kNo) out.unknown.push_back(d);
+      if (Test(p, doc, workers_.local()) != Truth::kNo) out.unknown.push_back(d);
     }
     std::sort(out.unknown.begin(), out.unknown.end());
     return out;
@@ -329,7 +357,8 @@ class Evaluator {
   }
 
   // Keeps the candidates (ascending, not deleted) that pass every filter and match no
-  // exclusion, at most `limit` of them; forward-record tests run before text tests.
+  // exclusion, at most `limit` of them; forward-record tests run before text tests. Text tests
+  // of many candidates run in parallel when options_.parallel allows.
   Docs Apply(std::vector<uint32_t> base, const std::vector<Filter>& filters,
              const std::vector<const Plan*>& excluded, uint64_t limit) {
     Docs out;
@@ -338,30 +367,62 @@ class Evaluator {
       out.yes = std::move(base);
       return out;
     }
-    for (uint32_t d : base) {
-      Doc doc;
-      doc.id = d;
-      Truth t = Truth::kYes;
-      for (bool text : {false, true}) {
-        for (const Filter& f : filters) {
-          if (t == Truth::kNo || f.plan->needs_text != text) continue;
-          Truth r = f.terms_known && f.plan->kind == Kind::kPhrase ? TestPhrase(*f.plan, doc, true)
-                                                                   : Test(*f.plan, doc);
-          if (r == Truth::kNo) t = Truth::kNo;
-          if (r == Truth::kUnknown) t = Truth::kUnknown;
-        }
-        for (const Plan* e : excluded) {
-          if (t == Truth::kNo || e->needs_text != text) continue;
-          Truth r = Test(*e, doc);
-          if (r == Truth::kYes) t = Truth::kNo;
-          if (r == Truth::kUnknown) t = Truth::kUnknown;
-        }
-      }
+    bool text = false;
+    for (const Filter& f : filters) text |= f.plan->needs_text;
+    for (const Plan* e : excluded) text |= e->needs_text;
+    auto keep = [&](uint32_t d, Truth t) {
       if (t == Truth::kYes) out.yes.push_back(d);
       if (t == Truth::kUnknown) out.unknown.push_back(d);
-      if (limit != 0 && out.yes.size() >= limit) break;
+      return limit != 0 && out.yes.size() >= limit;
+    };
+    if (!text || !options_.parallel || base.size() < kParallelMin) {
+      Worker& w = workers_.local();
+      for (uint32_t d : base) {
+        if (keep(d, Decide(d, filters, excluded, w))) break;
+      }
+      return out;
+    }
+    std::vector<Truth> truth;
+    for (size_t i = 0; i < base.size();) {
+      const size_t n = limit == 0 ? base.size() - i : std::min(kParallelBlock, base.size() - i);
+      truth.assign(n, Truth::kNo);
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 4),
+                        [&](const tbb::blocked_range<size_t>& r) {
+                          Worker& w = workers_.local();
+                          for (size_t j = r.begin(); j != r.end(); ++j) {
+                            truth[j] = Decide(base[i + j], filters, excluded, w);
+                          }
+                        });
+      bool full = false;
+      for (size_t j = 0; j < n && !full; ++j) full = keep(base[i + j], truth[j]);
+      if (full) break;
+      i += n;
     }
     return out;
+  }
+
+  // Whether document d passes the filters and no exclusion holds.
+  Truth Decide(uint32_t d, const std::vector<Filter>& filters,
+               const std::vector<const Plan*>& excluded, Worker& w) {
+    Doc doc;
+    doc.id = d;
+    Truth t = Truth::kYes;
+    for (bool text : {false, true}) {
+      for (const Filter& f : filters) {
+        if (t == Truth::kNo || f.plan->needs_text != text) continue;
+        Truth r = f.terms_known && f.plan->kind == Kind::kPhrase ? TestPhrase(*f.plan, doc, true, w)
+                                                                 : Test(*f.plan, doc, w);
+        if (r == Truth::kNo) t = Truth::kNo;
+        if (r == Truth::kUnknown) t = Truth::kUnknown;
+      }
+      for (const Plan* e : excluded) {
+        if (t == Truth::kNo || e->needs_text != text) continue;
+        Truth r = Test(*e, doc, w);
+        if (r == Truth::kYes) t = Truth::kNo;
+        if (r == Truth::kUnknown) t = Truth::kUnknown;
+      }
+    }
+    return t;
   }
 
   const std::vector<uint32_t>& Terms(Doc& doc) {
@@ -382,26 +443,26 @@ class Evaluator {
 
   // Whether the phrase's pattern occurs in the document's text (read once per document, and
   // every phrase of the query is looked for in that one pass).
-  Truth TextHas(Doc& doc, int pattern) {
+  Truth TextHas(Doc& doc, int pattern, Worker& w) {
     if (doc.text == Doc::kNotRead) {
       const auto start = Clock::now();
       std::string text;
       if (!options_.text(doc.id, &text)) {
         doc.text = Doc::kUnreadable;
-        ++stats_->unreadable;
+        ++w.unreadable;
       } else {
         doc.text = Doc::kRead;
-        ++stats_->phrase_candidates;
-        stats_->text_bytes += text.size();
-        matcher_.Scan(text, false, phrase_patterns_, &doc.found);
+        ++w.phrase_candidates;
+        w.text_bytes += text.size();
+        w.matcher.Scan(text, false, phrase_patterns_, &doc.found);
       }
-      stats_->phrase_us += MicrosSince(start);
+      w.phrase_us += MicrosSince(start);
     }
     if (doc.text == Doc::kUnreadable) return Truth::kUnknown;
     return doc.found.found[pattern] ? Truth::kYes : Truth::kNo;
   }
 
-  Truth TestPhrase(const Plan& p, Doc& doc, bool terms_known) {
+  Truth TestPhrase(const Plan& p, Doc& doc, bool terms_known, Worker& w) {
     if (p.impossible) return Truth::kNo;
     if (!terms_known) {
       for (uint32_t id : p.exact_ids) {
@@ -409,11 +470,11 @@ class Evaluator {
       }
     }
     if (p.prefix != nullptr && !HasAny(doc, *p.prefix)) return Truth::kNo;
-    return TextHas(doc, p.pattern);
+    return TextHas(doc, p.pattern, w);
   }
 
   // The exact truth of a node for one document (Kleene logic over undecidable texts).
-  Truth Test(const Plan& p, Doc& doc) {
+  Truth Test(const Plan& p, Doc& doc, Worker& w) {
     if (p.impossible) return Truth::kNo;
     switch (p.kind) {
       case Kind::kTerm:
@@ -421,19 +482,19 @@ class Evaluator {
       case Kind::kPrefix:
         return HasAny(doc, *p.prefix) ? Truth::kYes : Truth::kNo;
       case Kind::kPhrase:
-        return TestPhrase(p, doc, false);
+        return TestPhrase(p, doc, false, w);
       case Kind::kAnd: {
         Truth t = Truth::kYes;
         for (bool text : {false, true}) {
           for (const Plan& c : p.children) {
             if (c.needs_text != text) continue;
-            Truth r = Test(c, doc);
+            Truth r = Test(c, doc, w);
             if (r == Truth::kNo) return Truth::kNo;
             if (r == Truth::kUnknown) t = Truth::kUnknown;
           }
           for (const Plan& e : p.excluded) {
             if (e.needs_text != text) continue;
-            Truth r = Test(e, doc);
+            Truth r = Test(e, doc, w);
             if (r == Truth::kYes) return Truth::kNo;
             if (r == Truth::kUnknown) t = Truth::kUnknown;
           }
@@ -445,7 +506,7 @@ class Evaluator {
         for (bool text : {false, true}) {
           for (const Plan& c : p.children) {
             if (c.needs_text != text) continue;
-            Truth r = Test(c, doc);
+            Truth r = Test(c, doc, w);
             if (r == Truth::kYes) return Truth::kYes;
             if (r == Truth::kUnknown) t = Truth::kUnknown;
           }
@@ -460,7 +521,8 @@ class Evaluator {
   const Searcher& searcher_;
   const EvalOptions& options_;
   EvalStats* stats_;
-  QueryMatcher matcher_;
+  QueryMatcher matcher_;  // for the patterns' numbering; workers scan with their own
+  tbb::enumerable_thread_specific<Worker> workers_;
   std::vector<bool> phrase_patterns_;
   bool has_phrase_ = false;
   std::map<std::string, std::optional<uint32_t>> ids_;

@@ -30,13 +30,15 @@ namespace bitsift::query {
 
 // Reads the text of document `doc` (a local id of the segment) as it was indexed into *text.
 // Returns false if it cannot (the file is gone, changed since indexing, unreadable). Called
-// only for candidates of phrases, one document at a time, never concurrently.
+// only for candidates of phrases, at most once per document and query; from several threads
+// at once (for different documents) unless EvalOptions::parallel is false.
 using TextProvider = std::function<bool(uint32_t doc, std::string* text)>;
 
 struct EvalOptions {
   uint64_t limit = 0;                 // at most this many documents (the first ones); 0 = all
   const uint64_t* deleted = nullptr;  // bitmap over local ids: never returned, never read
   TextProvider text;                  // needed when the query has a phrase
+  bool parallel = true;               // texts of many candidates are checked on TBB's threads
 };
 
 struct EvalStats : QueryStats {

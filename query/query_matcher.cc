@@ -144,10 +144,80 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
   size_t missing_ = 0;
 };
 
+namespace {
+
+bool AsciiAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+}
+
+}  // namespace
+
+size_t QueryMatcher::AsciiEnd(size_t p, size_t e, size_t i, std::string_view lower) const {
+  const std::vector<Element>& elements = patterns_[p].elements;
+  if (e == elements.size()) return i;
+  const std::string& t = elements[e].text;
+  size_t best = std::string_view::npos;
+  // A token may itself start with a byte that is not a letter or digit ('_' say), so every
+  // place in the run of such bytes is tried.
+  for (size_t j = i; j <= lower.size(); ++j) {
+    if (lower.compare(j, t.size(), t) == 0) {
+      size_t end = AsciiEnd(p, e + 1, j + t.size(), lower);
+      if (end != std::string_view::npos && (best == std::string_view::npos || end > best)) {
+        best = end;
+      }
+    }
+    if (j == lower.size() || AsciiAlnum(lower[j])) break;
+  }
+  return best;
+}
+
+int QueryMatcher::FindInAscii(size_t p, std::string_view text, std::string_view lower) {
+  auto is_cut = [&](size_t i) {  // a chunk may begin at i
+    return i == 0 || i == text.size() || text[i - 1] == ' ' || text[i - 1] == '\n' ||
+           text[i - 1] == '\t';
+  };
+  const std::string& first = patterns_[p].elements[0].text;
+  size_t window_begin = 0, window_end = 0;  // the last window tokenized
+  for (size_t at = lower.find(first); at != std::string_view::npos;
+       at = lower.find(first, at + 1)) {
+    const size_t end = AsciiEnd(p, 1, at + first.size(), lower);
+    if (end == std::string_view::npos) continue;
+    if (at >= window_begin && end <= window_end) continue;  // settled by the last window
+    window_begin = at;
+    while (!is_cut(window_begin)) --window_begin;
+    window_end = end;
+    while (!is_cut(window_end)) ++window_end;
+    // Longer windows could hold a cut forced by a long stretch without a safe one.
+    if (window_end - window_begin > tokenizer::Tokenizer::kChunkBytes) return -1;
+    single_.assign(patterns_.size(), false);
+    single_[p] = true;
+    window_.found.assign(patterns_.size(), false);
+    window_.spans.clear();
+    Sink sink(*this, false, single_, &window_);
+    tokenizer_.TokenizeWithOffsets(text.substr(window_begin, window_end - window_begin), sink);
+    if (window_.found[p]) return 1;
+  }
+  return 0;
+}
+
 void QueryMatcher::Scan(std::string_view text, bool spans, const std::vector<bool>& wanted,
                         Result* out) {
   out->found.assign(patterns_.size(), false);
   out->spans.clear();
+  if (!spans && std::all_of(text.begin(), text.end(),
+                            [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    lower_.resize(text.size());
+    std::transform(text.begin(), text.end(), lower_.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
+    bool undecided = false;
+    for (size_t p = 0; p < patterns_.size(); ++p) {
+      if (!wanted[p]) continue;
+      const int r = FindInAscii(p, text, lower_);
+      out->found[p] = r == 1;
+      undecided |= r < 0;
+    }
+    if (!undecided) return;
+  }
   Sink sink(*this, spans, wanted, out);
   if (sink.done()) return;
   tokenizer_.TokenizeWithOffsets(text, sink);

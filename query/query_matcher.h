@@ -49,8 +49,11 @@ class QueryMatcher {
                                    // the order the occurrences end (not merged)
   };
   // Tokenizes text (the offsets tokenizer) and records where the patterns occur. Without
-  // `spans`, stops as soon as every pattern marked in `wanted` (size pattern_count()) has been
-  // found. Throws std::runtime_error only if ICU fails.
+  // `spans`, only the patterns marked in `wanted` (size pattern_count()) are sure to be
+  // reported, and the scan stops as soon as every one of them has been found. Without spans, a
+  // text of ASCII bytes only is not tokenized whole: each wanted pattern's bytes are searched
+  // for, and only the lines around such places are tokenized (FindInAscii). Throws
+  // std::runtime_error only if ICU fails.
   void Scan(std::string_view text, bool spans, const std::vector<bool>& wanted, Result* out);
 
  private:
@@ -76,6 +79,17 @@ class QueryMatcher {
   };
 
   void Collect(const QueryNode& node, bool positive);
+  // For a text of ASCII bytes only (lowered A-Z -> a-z in `lower`): whether pattern p occurs,
+  // or -1 if this cannot tell (a window too long). NFKC_Casefold maps ASCII only by lowering
+  // A-Z, and every ASCII letter or digit is in a kept word segment, so where tokens are adjacent
+  // in the token sequence the bytes hold the first's bytes, then bytes other than letters and
+  // digits, then the second's (AsciiEnd finds such places). A place is then settled by
+  // tokenizing the window around it between safe cuts (after a space, tab or newline: the cuts
+  // that chunking makes, which leave the tokens unchanged). No such place: p does not occur.
+  int FindInAscii(size_t p, std::string_view text, std::string_view lower);
+  // The largest end of the bytes of elements e.. of pattern p following byte i as above, or
+  // npos if they cannot follow.
+  size_t AsciiEnd(size_t p, size_t e, size_t i, std::string_view lower) const;
 
   std::vector<Pattern> patterns_;
   std::unordered_map<std::string, std::vector<Hit>, Hash, std::equal_to<>>
@@ -83,6 +97,9 @@ class QueryMatcher {
   std::vector<std::pair<std::string, Hit>> prefixes_;  // prefix elements
   size_t longest_ = 1;                                 // elements of the longest pattern
   tokenizer::Tokenizer tokenizer_;
+  std::string lower_;         // scratch: the lowered ASCII text
+  std::vector<bool> single_;  // scratch: one pattern wanted
+  Result window_;             // scratch: the result of one window
 };
 
 }  // namespace bitsift::query

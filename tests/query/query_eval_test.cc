@@ -3,6 +3,7 @@
 #include "query/query_eval.h"
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <map>
 #include <random>
@@ -116,15 +117,28 @@ std::vector<testing::GeneratedDoc> MakeCorpus(size_t n, std::mt19937_64& rng) {
   std::vector<double> weights(vocab.size());
   for (size_t i = 0; i < vocab.size(); ++i) weights[i] = 1.0 / static_cast<double>(i + 1);
   std::discrete_distribution<size_t> zipf(weights.begin(), weights.end());
+  auto is_ascii = [](const std::string& w) {
+    return std::all_of(w.begin(), w.end(),
+                       [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  };
+  // Every third document is ASCII only (phrase checks then start with a byte search).
+  const std::vector<std::string> ascii_code = {"std::vector", "e-mail", "foo.bar", "x_y",
+                                               "_foo",        "foo_",   "3.14",    "a->b",
+                                               "f(x)",        "vector", "std"};
   const char* separators[] = {" ", " ", " ", ", ", ". ", "\n", " - ", "\t", "", "。"};
   std::vector<testing::GeneratedDoc> out;
   for (size_t d = 0; d < n; ++d) {
     testing::GeneratedDoc doc;
     doc.name = "doc" + std::to_string(1000 + d);
+    const bool ascii = d % 3 == 0;
     size_t words = 1 + rng() % (d % 7 == 0 ? 400 : 40);
     for (size_t w = 0; w < words; ++w) {
-      doc.text += rng() % 4 == 0 ? code[rng() % code.size()] : vocab[zipf(rng)];
-      doc.text += separators[rng() % 10];
+      std::string word = rng() % 4 == 0 ? (ascii ? ascii_code[rng() % ascii_code.size()]
+                                                 : code[rng() % code.size()])
+                                        : vocab[zipf(rng)];
+      if (ascii && !is_ascii(word)) continue;
+      doc.text += word;
+      doc.text += separators[rng() % (ascii ? 9 : 10)];
     }
     out.push_back(std::move(doc));
   }
@@ -255,7 +269,7 @@ struct Fixture {
     }
   }
 
-  query::TextProvider Texts(uint64_t* calls) const {
+  query::TextProvider Texts(std::atomic<uint64_t>* calls) const {
     return [this, calls](uint32_t id, std::string* text) {
       ++*calls;
       const size_t i = oracle_of.at(id);
@@ -296,10 +310,11 @@ void CheckQueries(const Fixture& f, size_t count, uint64_t seed, const uint64_t*
       if (t == Truth::kYes) want.push_back(id);
       if (t == Truth::kUnknown) want_unknown.push_back(id);
     }
-    uint64_t calls = 0;
+    std::atomic<uint64_t> calls{0};
     query::EvalOptions options;
     options.deleted = deleted;
     options.text = f.Texts(&calls);
+    options.parallel = rng() % 2 == 0;  // texts checked on several threads, or on this one
     query::EvalStats stats;
     query::EvalResult got = query::Evaluate(*f.reader, *f.searcher, parsed.root, options, &stats);
     REQUIRE(got.documents == want);

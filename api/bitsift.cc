@@ -2,6 +2,7 @@
 #include "bitsift/bitsift.h"
 
 #include <sys/stat.h>
+#include <tbb/parallel_for.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,11 +11,13 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <optional>
 
 #include "format/bloom.h"
 #include "indexer/index_builder.h"
 #include "query/index_reader.h"
 #include "query/index_set.h"
+#include "query/scope.h"
 #include "query/searcher.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -104,6 +107,50 @@ void Summarize(const indexer::BuildReport& r, IndexSummary* s) {
   s->seconds = r.seconds;
 }
 
+// The documents of each opened index that a query with `options` may return.
+std::vector<query::IndexScope> ScopeOf(const query::IndexSet& set, const QueryOptions& options) {
+  std::vector<query::IndexScope> out(set.indexes().size());
+  if (options.scope.empty() && options.working_dir.empty()) return out;
+  std::vector<std::string> entries;
+  for (const std::string& e : options.scope) {
+    entries.push_back(!e.empty() && e[0] == '/' ? query::CanonicalPath(e) : e);
+  }
+  const std::string dir =
+      options.working_dir.empty() ? "" : query::CanonicalPath(options.working_dir);
+  // An absolute entry must lie in some index's tree: a path outside all of them is a mistake.
+  std::string roots;
+  for (const query::IndexSet::Index& index : set.indexes()) {
+    roots += (roots.empty() ? "" : ", ") + (index.root.empty() ? "(in-memory)" : index.root);
+  }
+  for (const std::string& e : entries) {
+    bool somewhere = e.empty() || e[0] != '/';
+    for (const query::IndexSet::Index& index : set.indexes()) {
+      somewhere = somewhere || query::ResolveScopeEntry(index.root, e).has_value();
+    }
+    Ensure(somewhere, ErrorKind::kInvalidArgument,
+           e + ": not inside the indexed directory (" + roots + ")");
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string& root = set.indexes()[i].root;
+    query::IndexScope& s = out[i];
+    if (std::optional<std::string> inside = query::FolderInside(root, dir);
+        !dir.empty() && inside) {
+      s = {false, {*inside}};
+    }
+    if (entries.empty()) continue;
+    query::Prefixes selected;
+    for (const std::string& e : entries) {
+      if (std::optional<std::string> p = query::ResolveScopeEntry(root, e)) selected.push_back(*p);
+    }
+    s.prefixes = s.all ? selected : query::IntersectPrefixes(s.prefixes, selected);
+    s.all = false;
+  }
+  for (query::IndexScope& s : out) {
+    if (std::find(s.prefixes.begin(), s.prefixes.end(), "") != s.prefixes.end()) s = {};
+  }
+  return out;
+}
+
 std::vector<indexer::MemoryDocument> MemoryDocuments(const std::vector<Document>& documents) {
   std::vector<indexer::MemoryDocument> docs;
   docs.reserve(documents.size());
@@ -151,6 +198,19 @@ Status CompactIndex(const std::string& index_path, const IndexOptions& options,
     indexer::BuildReport report;
     indexer::CompactIndex(index_path, ConfigOf(options), &report);
     Summarize(report, summary);
+  });
+}
+
+Status CompareWithTree(const std::string& index_path, TreeStatus* status) {
+  return Guard([&] {
+    indexer::TreeStatus t = indexer::CompareWithTree(index_path);
+    *status = TreeStatus{};
+    status->root = std::move(t.root);
+    status->documents = t.documents;
+    status->unchanged = t.unchanged;
+    status->added = std::move(t.added);
+    status->changed = std::move(t.changed);
+    status->removed = std::move(t.removed);
   });
 }
 
@@ -210,15 +270,31 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     std::vector<std::string> terms = query::Searcher::ParseQuery(arguments);
     double tokenize_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    std::vector<query::IndexScope> scope = ScopeOf(rep_->set, options);
+    result->scoped =
+        std::any_of(scope.begin(), scope.end(), [](const query::IndexScope& s) { return !s.all; });
     query::SetQueryStats st;
-    std::vector<uint32_t> documents = rep_->set.Search(terms, options.limit, &st);
-    // Verify the records document() will read for these results (chunks are verified lazily):
-    // damage there fails this Query (with no documents), never meets document().
-    for (uint32_t id : documents) {
-      const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
-      (void)s.reader->path(id - s.first_id);
+    // With check_files, vanished files leave gaps that the next matches fill: ask again for
+    // as many more as were left out (rarely needed: files vanish between updates).
+    for (uint64_t ask = options.limit;;) {
+      std::vector<uint32_t> documents =
+          rep_->set.Search(terms, ask, &st, result->scoped ? &scope : nullptr);
+      // Verify the records document() will read for these results (chunks are verified
+      // lazily): damage there fails this Query (with no documents), never meets document().
+      for (uint32_t id : documents) {
+        const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+        (void)s.reader->path(id - s.first_id);
+      }
+      result->documents = std::move(documents);
+      if (!options.check_files) break;
+      const uint64_t found = result->documents.size();
+      SetAsideStaleFiles(result);
+      if (options.limit == 0 || found < ask || result->documents.size() >= options.limit) break;
+      ask = options.limit + result->vanished.size();
     }
-    result->documents = std::move(documents);
+    if (options.limit != 0 && result->documents.size() > options.limit) {
+      result->documents.resize(options.limit);
+    }
     QueryStats& out = result->stats;
     out.terms = st.terms;
     out.candidates = st.candidates;
@@ -227,12 +303,72 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     out.bytes_read = st.bytes_read;
     out.segments_searched = st.segments_searched;
     out.segments_skipped = st.segments_skipped;
+    out.segments_out_of_scope = st.segments_out_of_scope;
     out.parse_us = st.parse_us + tokenize_us;
     out.and_us = st.and_us;
     out.verify_us = st.verify_us;
     out.total_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   });
+}
+
+void Index::SetAsideStaleFiles(QueryResult* result) const {
+  const std::vector<uint32_t>& docs = result->documents;
+  // Thousands of lstat calls are spread over threads (each is a few microseconds of kernel).
+  std::vector<FileState> states(docs.size());
+  auto look = [&](size_t i) { states[i] = file_state(docs[i]); };
+  if (docs.size() >= 1024) {
+    tbb::parallel_for(size_t{0}, docs.size(), look);
+  } else {
+    for (size_t i = 0; i < docs.size(); ++i) look(i);
+  }
+  std::vector<uint32_t> kept;
+  result->changed.clear();
+  result->vanished.clear();
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const uint32_t id = docs[i];
+    const FileState state = states[i];
+    if (state == FileState::kVanished) {
+      result->vanished.push_back(id);
+      continue;
+    }
+    if (state == FileState::kChanged) result->changed.push_back(id);
+    kept.push_back(id);
+  }
+  result->documents.swap(kept);
+}
+
+FileState Index::file_state(uint32_t id) const {
+  const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+  const std::string& root = rep_->set.indexes()[s.index].root;
+  if (root.empty()) return FileState::kUnknown;
+  const uint32_t local = id - s.first_id;
+  const std::string path = (root == "/" ? "" : root) + "/" + std::string(s.reader->path(local));
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return FileState::kVanished;
+  return indexer::SameFileFacts(s.reader->doc(local), st) ? FileState::kCurrent
+                                                          : FileState::kChanged;
+}
+
+std::string ShellPath(const DocumentInfo& d, const std::string& from_dir) {
+  if (d.root.empty()) return d.path;
+  const std::string abs = (d.root == "/" ? "" : d.root) + "/" + d.path;
+  if (from_dir.empty() || from_dir[0] != '/') return abs;
+  // from[0, common) is the longest run of whole components that abs begins with.
+  const std::string from = from_dir == "/" ? "" : from_dir;
+  size_t common = 0;
+  for (size_t i = 1; i <= from.size(); ++i) {
+    if (i < from.size() && from[i] != '/') continue;
+    if (i >= abs.size() || abs.compare(0, i, from, 0, i) != 0 || abs[i] != '/') break;
+    common = i;
+  }
+  std::string rel;
+  for (size_t i = common; i < from.size(); ++i) {
+    if (from[i] == '/') rel += "../";
+  }
+  rel += abs.substr(common + 1);
+  if (rel[0] == '-') rel = "./" + rel;
+  return rel.size() < abs.size() ? rel : abs;
 }
 
 uint64_t Index::document_count() const { return rep_->set.id_count(); }
@@ -250,6 +386,9 @@ DocumentInfo Index::document(uint32_t id) const {
     info.size = d.size;
     info.mtime_ns = d.mtime_ns;
     info.terms = d.term_count;
+    info.file_size = d.file_size;
+    info.ctime_ns = d.ctime_ns;
+    info.inode = d.inode;
     return info;
   } catch (const Error&) {
     // A damaged record (Query verified those of its results, so not one of them).

@@ -13,8 +13,20 @@
       The set runs N times; the last pass is reported. An FTS5 error (e.g. a term with no
       tokens) counts as an empty result. OUTFILE: LINENO<TAB>PATH; TIMINGFILE:
       LINENO<TAB>MATCHES<TAB>MICROSECONDS.
+  fts5_peer.py update DB DOCDIR MAPFILE CHANGES
+      Applies one batch of changes in one transaction (bench/living). MAPFILE maps rowids to
+      paths in LISTFILE's format (line i = rowid i; an empty line is a deleted rowid); it starts
+      as a copy of the LISTFILE the database was indexed from and is rewritten by each update.
+      CHANGES has one line per operation: "-<TAB>PATH<TAB>OLDFILE" (the document is gone or
+      changed; OLDFILE holds its text as it was indexed) or "+<TAB>PATH" (index DOCDIR/PATH).
+      A contentless table cannot DELETE a row in SQLite 3.40: a row is removed with FTS5's
+      'delete' command, which needs the indexed text again (OLDFILE). A changed document is a
+      'delete' of its rowid followed by an INSERT under the same rowid; a new one gets the next
+      rowid. The database keeps SQLite's default durability (rollback journal, synchronous=FULL),
+      unlike the bulk build. Prints a JSON line.
 """
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -48,6 +60,54 @@ def index(db, docdir, listfile, tok):
     con.execute("INSERT INTO docs(docs) VALUES ('optimize')")  # autocommit: one merged b-tree
     con.close()
     print(json.dumps({"documents": n, "bytes": nbytes, "seconds": time.perf_counter() - t0}))
+
+
+def update(db, docdir, mapfile, changes):
+    t0 = time.perf_counter()
+    with open(mapfile, encoding="utf-8") as f:
+        paths = f.read().split("\n")
+    if paths and paths[-1] == "":
+        paths.pop()
+    rowid_of = {p: i for i, p in enumerate(paths, 1) if p}
+    removed, added = [], []
+    with open(changes, encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if parts[0] == "-" and len(parts) == 3:
+                removed.append((parts[1], parts[2]))
+            elif parts[0] == "+" and len(parts) == 2:
+                added.append(parts[1])
+    con = sqlite3.connect(db, isolation_level=None)
+    con.execute("BEGIN")
+    free = {}
+    for rel, oldfile in removed:
+        rowid = rowid_of.pop(rel)
+        with open(oldfile, "rb") as f:
+            old = f.read().decode("utf-8", errors="replace")
+        con.execute("INSERT INTO docs(docs, rowid, body) VALUES ('delete', ?, ?)", (rowid, old))
+        free[rel] = rowid
+        paths[rowid - 1] = ""
+    n_rep = n_add = 0
+    for rel in added:
+        with open(f"{docdir}/{rel}", "rb") as f:
+            text = f.read().decode("utf-8", errors="replace")
+        rowid = free.pop(rel, None)
+        if rowid is None:
+            paths.append(rel)
+            rowid = len(paths)
+            n_add += 1
+        else:
+            paths[rowid - 1] = rel
+            n_rep += 1
+        rowid_of[rel] = rowid
+        con.execute("INSERT INTO docs(rowid, body) VALUES (?, ?)", (rowid, text))
+    con.execute("COMMIT")
+    con.close()
+    with open(mapfile + ".tmp", "w", encoding="utf-8") as f:
+        f.write("".join(p + "\n" for p in paths))
+    os.replace(mapfile + ".tmp", mapfile)
+    print(json.dumps({"documents": len(rowid_of), "deleted": len(free), "replaced": n_rep,
+                      "added": n_add, "seconds": time.perf_counter() - t0}))
 
 
 def fts_query(line):
@@ -97,6 +157,8 @@ def main():
         index(*a[1:])
     elif len(a) == 6 and a[0] == "query":
         query(*a[1:], repeat)
+    elif len(a) == 5 and a[0] == "update":
+        update(*a[1:])
     else:
         sys.exit(__doc__)
 

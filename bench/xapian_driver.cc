@@ -1,10 +1,26 @@
 // xapian_driver: the Xapian peer for bench/run. Written for bitsift's benchmark harness.
 //
-//   xapian_driver index DBDIR DOCDIR LISTFILE [--cjk]
+//   xapian_driver index DBDIR DOCDIR LISTFILE [--cjk] [--idterms]
 //       Indexes the files named in LISTFILE (one path relative to DOCDIR per line) in that order,
 //       so docid i+1 is line i. TermGenerator with no stemmer, no positions
 //       (index_text_without_positions), FLAG_CJK_NGRAM with --cjk. Document data = the path.
-//       Prints one JSON line: documents, seconds.
+//       --idterms also adds Xapian's conventional unique-id term ("Q" + path) to each document,
+//       so that `update` can replace or delete a document by its path (bench/living uses it;
+//       bench/run does not). Prints one JSON line: documents, seconds.
+//
+//   xapian_driver update DBDIR DOCDIR CHANGES [--cjk]
+//       Applies one batch of changes to a database built with --idterms, in one transaction
+//       (one commit): CHANGES has one line per operation, "-<TAB>PATH" (the document is gone or
+//       changed) or "+<TAB>PATH" (index the file DOCDIR/PATH). A path with both is a changed
+//       document: replace_document("Q" + path, new document). "-" alone: delete_document(term);
+//       "+" alone: replace_document(term, doc), which adds it. Prints one JSON line: documents
+//       after the update, deleted, replaced, added, seconds.
+//
+//   xapian_driver oneshot DBDIR QUERY [--cjk]
+//       One query in one process, as a command-line search would run it (bench/living's control
+//       beside `quest`): opens the database, turns QUERY into terms exactly as `query` does
+//       (TermGenerator, no stemmer, no stopwords), OP_AND, BoolWeight, docid order, every match,
+//       and prints each match's path (document data), one per line. Exit 0 matches, 1 none.
 //
 //   xapian_driver query DBDIR QUERYFILE OUTFILE TIMINGFILE [--cjk] [--repeat N]
 //       Opens the database once, then for each query line (terms separated by spaces): turns
@@ -17,11 +33,13 @@
 #include <xapian.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,8 +63,29 @@ bool read_file(const std::string& path, std::string& out) {
   return true;
 }
 
+// Xapian's unique-id term for a path. Terms are limited to 245 bytes: longer paths are replaced
+// by an FNV-1a hash (no corpus here has such paths; the hash keeps the driver total).
+std::string id_term(const std::string& rel) {
+  if (rel.size() <= 200) return "Q" + rel;
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : rel) h = (h ^ c) * 1099511628211ull;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "QH%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+bool make_document(Xapian::TermGenerator& tg, const std::string& doc_dir, const std::string& rel,
+                   bool idterms, Xapian::Document& doc, std::string& text) {
+  if (!read_file(doc_dir + "/" + rel, text)) return false;
+  doc.set_data(rel);
+  if (idterms) doc.add_boolean_term(id_term(rel));
+  tg.set_document(doc);
+  tg.index_text_without_positions(text);
+  return true;
+}
+
 int do_index(const std::string& db_dir, const std::string& doc_dir, const std::string& list,
-             bool cjk) {
+             bool cjk, bool idterms) {
   auto t0 = Clock::now();
   Xapian::WritableDatabase db(db_dir, Xapian::DB_CREATE_OR_OVERWRITE);
   Xapian::TermGenerator tg = make_generator(cjk);
@@ -59,14 +98,11 @@ int do_index(const std::string& db_dir, const std::string& doc_dir, const std::s
   std::size_t n = 0, bytes = 0;
   while (std::getline(lf, rel)) {
     if (rel.empty()) continue;
-    if (!read_file(doc_dir + "/" + rel, text)) {
+    Xapian::Document doc;
+    if (!make_document(tg, doc_dir, rel, idterms, doc, text)) {
       std::cerr << "cannot read " << rel << "\n";
       return 2;
     }
-    Xapian::Document doc;
-    doc.set_data(rel);
-    tg.set_document(doc);
-    tg.index_text_without_positions(text);
     db.add_document(doc);
     ++n;
     bytes += text.size();
@@ -76,6 +112,75 @@ int do_index(const std::string& db_dir, const std::string& doc_dir, const std::s
   double s = std::chrono::duration<double>(Clock::now() - t0).count();
   std::printf("{\"documents\":%zu,\"bytes\":%zu,\"seconds\":%.3f}\n", n, bytes, s);
   return 0;
+}
+
+int do_update(const std::string& db_dir, const std::string& doc_dir, const std::string& changes,
+              bool cjk) {
+  auto t0 = Clock::now();
+  std::ifstream cf(changes);
+  if (!cf) {
+    std::cerr << "cannot open changes " << changes << "\n";
+    return 2;
+  }
+  std::set<std::string> removed, added;
+  std::string line;
+  while (std::getline(cf, line)) {
+    if (line.size() < 3 || line[1] != '\t' || (line[0] != '-' && line[0] != '+')) continue;
+    (line[0] == '-' ? removed : added).insert(line.substr(2));
+  }
+  Xapian::WritableDatabase db(db_dir, Xapian::DB_OPEN);
+  Xapian::TermGenerator tg = make_generator(cjk);
+  std::size_t n_del = 0, n_rep = 0, n_add = 0;
+  std::string text;
+  db.begin_transaction();
+  for (const std::string& rel : removed) {
+    if (added.count(rel)) continue;
+    db.delete_document(id_term(rel));
+    ++n_del;
+  }
+  for (const std::string& rel : added) {
+    Xapian::Document doc;
+    if (!make_document(tg, doc_dir, rel, true, doc, text)) {
+      std::cerr << "cannot read " << rel << "\n";
+      return 2;
+    }
+    db.replace_document(id_term(rel), doc);
+    ++(removed.count(rel) ? n_rep : n_add);
+  }
+  db.commit_transaction();
+  Xapian::doccount n = db.get_doccount();
+  db.close();
+  double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("{\"documents\":%u,\"deleted\":%zu,\"replaced\":%zu,\"added\":%zu,"
+              "\"seconds\":%.3f}\n",
+              n, n_del, n_rep, n_add, s);
+  return 0;
+}
+
+int do_oneshot(const std::string& db_dir, const std::string& query, bool cjk) {
+  Xapian::Database db(db_dir);
+  Xapian::TermGenerator tg = make_generator(cjk);
+  Xapian::Document qdoc;
+  tg.set_document(qdoc);
+  tg.index_text_without_positions(query);
+  std::vector<std::string> terms;
+  for (Xapian::TermIterator t = qdoc.termlist_begin(); t != qdoc.termlist_end(); ++t)
+    terms.push_back(*t);
+  if (terms.empty()) {
+    std::cerr << "query without terms\n";
+    return 2;
+  }
+  Xapian::Enquire enquire(db);
+  enquire.set_weighting_scheme(Xapian::BoolWeight());
+  enquire.set_docid_order(Xapian::Enquire::ASCENDING);
+  enquire.set_query(Xapian::Query(Xapian::Query::OP_AND, terms.begin(), terms.end()));
+  Xapian::MSet mset = enquire.get_mset(0, db.get_doccount());
+  for (Xapian::MSetIterator m = mset.begin(); m != mset.end(); ++m) {
+    const std::string data = m.get_document().get_data();
+    std::fwrite(data.data(), 1, data.size(), stdout);
+    std::fputc('\n', stdout);
+  }
+  return mset.empty() ? 1 : 0;
 }
 
 int do_query(const std::string& db_dir, const std::string& qfile, const std::string& outfile,
@@ -148,22 +253,29 @@ int do_query(const std::string& db_dir, const std::string& qfile, const std::str
 int main(int argc, char** argv) {
   try {
     std::vector<std::string> pos;
-    bool cjk = false;
+    bool cjk = false, idterms = false;
     int repeat = 1;
     for (int i = 1; i < argc; ++i) {
       if (!std::strcmp(argv[i], "--cjk"))
         cjk = true;
+      else if (!std::strcmp(argv[i], "--idterms"))
+        idterms = true;
       else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
         repeat = std::atoi(argv[++i]);
       else
         pos.push_back(argv[i]);
     }
     if (repeat < 1) repeat = 1;
-    if (pos.size() == 4 && pos[0] == "index") return do_index(pos[1], pos[2], pos[3], cjk);
+    if (pos.size() == 4 && pos[0] == "index")
+      return do_index(pos[1], pos[2], pos[3], cjk, idterms);
+    if (pos.size() == 4 && pos[0] == "update") return do_update(pos[1], pos[2], pos[3], cjk);
+    if (pos.size() == 3 && pos[0] == "oneshot") return do_oneshot(pos[1], pos[2], cjk);
     if (pos.size() == 5 && pos[0] == "query")
       return do_query(pos[1], pos[2], pos[3], pos[4], cjk, repeat);
     std::cerr
-        << "usage: xapian_driver index DBDIR DOCDIR LISTFILE [--cjk]\n"
+        << "usage: xapian_driver index DBDIR DOCDIR LISTFILE [--cjk] [--idterms]\n"
+           "       xapian_driver update DBDIR DOCDIR CHANGES [--cjk]\n"
+           "       xapian_driver oneshot DBDIR QUERY [--cjk]\n"
            "       xapian_driver query DBDIR QUERYFILE OUTFILE TIMINGFILE [--cjk] [--repeat N]\n";
     return 2;
   } catch (const Xapian::Error& e) {

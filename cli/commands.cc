@@ -1,17 +1,25 @@
 #include "cli/commands.h"
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cctype>
+#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "bitsift/bitsift.h"
 
@@ -25,6 +33,10 @@ constexpr int kExitMatch = 0, kExitNoMatch = 1, kExitError = 2;
 int Fail(const std::string& message) {
   std::fprintf(stderr, "bitsift: error: %s\n", message.c_str());
   return kExitError;
+}
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 // Parses args into vm; returns an exit code if the command should stop (help or a bad flag).
@@ -101,33 +113,114 @@ std::string JsonString(std::string_view s) {
   return out + "\"";
 }
 
-// The path printed for a document: relative to its index's root with one index open, joined
-// to the root with several (so lines stay unambiguous).
-std::string PrintedPath(const DocumentInfo& d, bool several) {
-  if (!several || d.root.empty()) return d.path;
-  return d.root == "/" ? "/" + d.path : d.root + "/" + d.path;
+// ---------------------------------------------------------------------------------------------
+// Query output: paths a shell can use, stale hits.
+
+// The working directory (physical, as getcwd gives it), or "" if it cannot be found (then
+// paths are printed absolute and no folder scope applies).
+std::string WorkingDirectory() {
+  std::vector<char> buf(4096);
+  while (::getcwd(buf.data(), buf.size()) == nullptr) {
+    if (errno != ERANGE) return "";
+    buf.resize(buf.size() * 2);
+  }
+  return buf.data();
 }
 
-std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix, bool several) {
+struct QueryFlags {
+  bool count = false, json = false, stats = false;
+  bool null = false;     // NUL after each path instead of a newline
+  bool several = false;  // more than one index open
+  std::string cwd;       // printed paths are relative to it (ShellPath)
+  QueryOptions options;
+};
+
+// One match as a JSON object: `path` as printed, `index_path` (within the index) and `root`,
+// `index` with several indexes, `stale` if its file changed since indexing.
+std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix,
+                         const QueryFlags& f, bool stale) {
   DocumentInfo d = index.document(id);
   std::ostringstream out;
-  out << "{" << prefix << "\"path\":" << JsonString(PrintedPath(d, several));
-  if (several) out << ",\"index\":" << d.index;
-  out << ",\"size\":" << d.size << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms
-      << "}";
+  out << "{" << prefix << "\"path\":" << JsonString(ShellPath(d, f.cwd))
+      << ",\"index_path\":" << JsonString(d.path) << ",\"root\":" << JsonString(d.root);
+  if (f.several) out << ",\"index\":" << d.index;
+  out << ",\"size\":" << d.size << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms;
+  if (stale) out << ",\"stale\":true";
+  out << "}";
   return out.str();
 }
 
+// The hits of a run whose files changed or vanished since indexing (each once, whatever the
+// number of queries that returned it), reported once at the end.
+struct StaleHits {
+  std::set<uint32_t> changed, vanished;
+};
+
+// `s` quoted for a POSIX shell when it needs it.
+std::string ShellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789/._-+,:@%") == std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The command that updates the index at `index_path` of the tree `root`.
+std::string UpdateCommand(const std::string& root, const std::string& index_path) {
+  std::string cmd = "bitsift index " + ShellQuote(root);
+  char* real = ::realpath(index_path.c_str(), nullptr);
+  const bool is_default = real != nullptr && std::string(real) == root + "/.bitsift";
+  std::free(real);
+  return is_default ? cmd : cmd + " --index " + ShellQuote(index_path);
+}
+
+// Prints the stale hits on stderr, once (nothing if there are none): the counts, up to kListed
+// paths of each kind, and the command that brings each index concerned up to date.
+// `index_paths` are the indexes opened, in order.
+void ReportStale(const Index& index, const StaleHits& stale, const std::string& cwd,
+                 const std::vector<std::string>& index_paths) {
+  constexpr size_t kListed = 10;
+  if (stale.changed.empty() && stale.vanished.empty()) return;
+  std::fprintf(
+      stderr,
+      "bitsift: warning: %s out of date (%s changed, %" PRIu64 " vanished since indexing%s):\n",
+      Plural(stale.changed.size() + stale.vanished.size(), "match is", "matches are").c_str(),
+      Plural(stale.changed.size(), "file", "files").c_str(),
+      static_cast<uint64_t>(stale.vanished.size()),
+      stale.vanished.empty() ? "" : "; vanished ones are not printed");
+  std::map<uint32_t, std::string> roots;  // the indexes concerned
+  for (const auto& [ids, what] :
+       {std::pair{&stale.changed, "changed"}, {&stale.vanished, "vanished"}}) {
+    size_t shown = 0;
+    for (uint32_t id : *ids) {
+      DocumentInfo d = index.document(id);
+      roots[d.index] = d.root;
+      if (shown++ < kListed) std::fprintf(stderr, "  %s: %s\n", what, ShellPath(d, cwd).c_str());
+    }
+    if (ids->size() > kListed) {
+      std::fprintf(stderr, "  ... and %zu more %s\n", ids->size() - kListed, what);
+    }
+  }
+  std::set<std::string> commands;
+  for (const auto& [i, root] : roots) commands.insert(UpdateCommand(root, index_paths.at(i)));
+  for (const std::string& c : commands) {
+    std::fprintf(stderr, "bitsift: hint: run '%s' to update the index\n", c.c_str());
+  }
+}
+
 std::string StatsJson(const QueryStats& s, uint64_t matches, const std::string& prefix) {
-  char buf[640];
+  char buf[720];
   std::snprintf(buf, sizeof(buf),
                 "{%s\"terms\":%" PRIu64 ",\"matches\":%" PRIu64 ",\"candidates\":%" PRIu64
                 ",\"false_positives\":%" PRIu64 ",\"rows_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64
                 ",\"segments_searched\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
+                ",\"segments_out_of_scope\":%" PRIu64
                 ",\"parse_us\":%.1f,\"and_us\":%.1f,\"verify_us\":%.1f,\"total_us\":%.1f}",
                 prefix.c_str(), s.terms, matches, s.candidates, s.false_positives, s.rows_read,
-                s.bytes_read, s.segments_searched, s.segments_skipped, s.parse_us, s.and_us,
-                s.verify_us, s.total_us);
+                s.bytes_read, s.segments_searched, s.segments_skipped, s.segments_out_of_scope,
+                s.parse_us, s.and_us, s.verify_us, s.total_us);
   return buf;
 }
 
@@ -137,26 +230,20 @@ void PrintStatsText(const QueryStats& s, uint64_t matches) {
                ", false positives removed %" PRIu64
                "\n"
                "rows read %" PRIu64 ", bytes read %" PRIu64 ", segments searched %" PRIu64
-               ", skipped %" PRIu64
+               ", skipped %" PRIu64 ", out of scope %" PRIu64
                "\n"
                "time: parse %.1f us, and %.1f us, verify %.1f us, total %.1f us\n",
                s.terms, matches, s.candidates, s.false_positives, s.rows_read, s.bytes_read,
-               s.segments_searched, s.segments_skipped, s.parse_us, s.and_us, s.verify_us,
-               s.total_us);
+               s.segments_searched, s.segments_skipped, s.segments_out_of_scope, s.parse_us,
+               s.and_us, s.verify_us, s.total_us);
 }
 
-struct QueryFlags {
-  bool count = false, json = false, stats = false;
-  bool several = false;  // more than one index open
-  uint64_t limit = 0;
-};
-
-// Runs one query and prints its output; `line` > 0 in batch mode. Returns matches or nullopt
-// on error (already reported).
+// Runs one query and prints its output; `line` > 0 in batch mode. Stale hits go to *stale.
+// Returns the matches printed (or counted) or nullopt on error (already reported).
 std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::string>& terms,
-                                  const QueryFlags& f, uint64_t line) {
+                                  const QueryFlags& f, uint64_t line, StaleHits* stale) {
   QueryResult result;
-  Status s = index.Query(terms, QueryOptions{f.limit}, &result);
+  Status s = index.Query(terms, f.options, &result);
   if (!s.ok()) {
     if (line > 0) {
       std::fprintf(stderr, "bitsift: error: query line %" PRIu64 ": %s\n", line,
@@ -166,6 +253,8 @@ std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::str
     }
     return std::nullopt;
   }
+  stale->changed.insert(result.changed.begin(), result.changed.end());
+  stale->vanished.insert(result.vanished.begin(), result.vanished.end());
   const std::string json_prefix = line > 0 ? "\"line\":" + std::to_string(line) + "," : "";
   const std::string text_prefix = line > 0 ? std::to_string(line) + "\t" : "";
   const uint64_t n = result.documents.size();
@@ -176,14 +265,16 @@ std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::str
       std::printf("%s%" PRIu64 "\n", text_prefix.c_str(), n);
     }
   } else {
+    const std::set<uint32_t> changed(result.changed.begin(), result.changed.end());
     for (uint32_t id : result.documents) {
       if (f.json) {
-        std::printf("%s\n", DocumentJson(index, id, json_prefix, f.several).c_str());
+        std::printf("%s\n", DocumentJson(index, id, json_prefix, f, changed.count(id) > 0).c_str());
       } else {
-        std::string path = PrintedPath(index.document(id), f.several);
+        // The path's bytes as they are (a name that is not UTF-8 still opens).
+        std::string path = ShellPath(index.document(id), f.cwd);
         std::fwrite(text_prefix.data(), 1, text_prefix.size(), stdout);
         std::fwrite(path.data(), 1, path.size(), stdout);
-        std::fputc('\n', stdout);
+        std::fputc(f.null ? '\0' : '\n', stdout);
       }
     }
   }
@@ -193,6 +284,12 @@ std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::str
     } else {
       PrintStatsText(result.stats, n);
     }
+  }
+  if (n == 0 && line == 0 && result.scoped && f.options.scope.empty()) {
+    std::fprintf(stderr,
+                 "bitsift: no match under %s (the folder you are in); --all searches "
+                 "the whole index\n",
+                 f.cwd.c_str());
   }
   return n;
 }
@@ -205,7 +302,10 @@ std::vector<std::string> SplitLine(const std::string& line) {
   return out;
 }
 
-Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* index) {
+// Opens the indexes named by --index flags, or the one Index::Find finds from the working
+// directory; *opened (if not null) receives their paths in order.
+Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* index,
+                 std::vector<std::string>* opened = nullptr) {
   std::vector<std::string> paths = flags;
   if (paths.empty()) {
     std::string path;
@@ -213,6 +313,7 @@ Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* 
     if (!s.ok()) return s;
     paths.push_back(path);
   }
+  if (opened != nullptr) *opened = paths;
   return Index::Open(paths, index);
 }
 
@@ -250,8 +351,98 @@ std::optional<uint64_t> ParseBytes(const std::string& text) {
   return v * mult;
 }
 
-std::string Plural(uint64_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
+// ---------------------------------------------------------------------------------------------
+// Numeric options. Each is read as text and checked here: Boost's unsigned parsing reads "-1"
+// as 2^64 - 1, so a negative number would pass as a huge one.
+
+constexpr uint64_t kMaxLimit = UINT32_MAX;  // document ids are 32-bit: no answer is larger
+constexpr uint64_t kMaxThreads = 1024;
+constexpr uint64_t kMaxBytes = 1ULL << 40;  // 1024G for --memory and --max-file-size
+
+// Reports on stderr that option `name` must be `what`, quoting what it got; returns nullopt.
+std::nullopt_t BadNumber(const char* name, const std::string& what, const std::string& text) {
+  Fail(std::string("--") + name + " must be " + what + ", got '" + text + "'");
+  return std::nullopt;
+}
+
+// Parses a whole number written with decimal digits only (no sign, space or unit); nullopt if
+// `text` is not one or does not fit in 64 bits.
+std::optional<uint64_t> ParseWhole(const std::string& text) {
+  if (text.empty() || text.size() > 20 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  errno = 0;
+  uint64_t v = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) return std::nullopt;
+  return v;
+}
+
+// The whole-number option `name` of vm, in [min, max]; nullopt (reported) otherwise. `what`
+// says what the number means, for the message.
+std::optional<uint64_t> WholeOption(const po::variables_map& vm, const char* name, uint64_t min,
+                                    uint64_t max, const std::string& what) {
+  const std::string text = vm[name].as<std::string>();
+  std::optional<uint64_t> v = ParseWhole(text);
+  if (!v || *v < min || *v > max) {
+    return BadNumber(name,
+                     "a whole number from " + std::to_string(min) + " to " + std::to_string(max) +
+                         " (" + what + ")",
+                     text);
+  }
+  return v;
+}
+
+// The byte-count option `name` of vm (units K, M, G), in [min, kMaxBytes]; nullopt (reported)
+// otherwise.
+std::optional<uint64_t> BytesOption(const po::variables_map& vm, const char* name, uint64_t min,
+                                    const std::string& min_text) {
+  const std::string text = vm[name].as<std::string>();
+  std::optional<uint64_t> v = ParseBytes(text);
+  if (!v || *v < min || *v > kMaxBytes) {
+    return BadNumber(
+        name, "a byte count from " + min_text + " to 1024G (e.g. 300000, 512K, 256M, 1G)", text);
+  }
+  return v;
+}
+
+// --fp-rate: a decimal number in [1e-9, 1) (below that the signatures grow without use).
+std::optional<double> FpRateOption(const po::variables_map& vm) {
+  const std::string text = vm["fp-rate"].as<std::string>();
+  char* end = nullptr;
+  errno = 0;
+  double v = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
+                 ? 0
+                 : std::strtod(text.c_str(), &end);
+  if (end == nullptr || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < 1e-9 ||
+      v >= 1) {
+    return BadNumber("fp-rate", "a false-positive rate from 1e-9 to below 1 (e.g. 0.01)", text);
+  }
+  return v;
+}
+
+// The cores this process may run on (its CPU affinity, as TBB counts them).
+unsigned AvailableCores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+    return static_cast<unsigned>(CPU_COUNT(&set));
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// --threads: 0 (one per core) to kMaxThreads; above the cores available it is capped with a
+// note on stderr (more threads than cores only add contention).
+std::optional<unsigned> ThreadsOption(const po::variables_map& vm) {
+  std::optional<uint64_t> v = WholeOption(vm, "threads", 0, kMaxThreads, "0 = one per core");
+  if (!v) return std::nullopt;
+  const unsigned cores = AvailableCores();
+  if (*v > cores) {
+    std::fprintf(stderr,
+                 "bitsift: note: --threads %" PRIu64 " is more than the %s available; using %u\n",
+                 *v, Plural(cores, "core", "cores").c_str(), cores);
+    return cores;
+  }
+  return static_cast<unsigned>(*v);
 }
 
 void PrintSummary(const IndexSummary& summary, const std::string& index_path) {
@@ -285,16 +476,19 @@ void AddDocumentOptions(po::options_description& d) {
       "no-ignore", "do not apply .gitignore, .ignore and .git/info/exclude files")(
       "glob,g", po::value<std::vector<std::string>>()->composing()->value_name("GLOB"),
       "index only files matching GLOB; !GLOB excludes (repeatable, the last match wins)")(
-      "max-decompressed-size", po::value<uint64_t>()->default_value(256ULL << 20),
-      "skip compressed files whose content is larger than this many bytes");
+      "max-decompressed-size", po::value<std::string>()->default_value("256M"),
+      "skip compressed files whose content is larger than this (bytes, or 512K, 256M, 1G)");
 }
 
-void ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
+// Returns false after reporting a bad value on stderr.
+bool ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
   if (vm.count("encoding")) options->encoding = vm["encoding"].as<std::string>();
   options->hidden = vm.count("hidden") > 0;
   options->no_ignore = vm.count("no-ignore") > 0;
   if (vm.count("glob")) options->globs = vm["glob"].as<std::vector<std::string>>();
-  options->max_decompressed_bytes = vm["max-decompressed-size"].as<uint64_t>();
+  std::optional<uint64_t> limit = BytesOption(vm, "max-decompressed-size", 1, "1");
+  if (limit) options->max_decompressed_bytes = *limit;
+  return limit.has_value();
 }
 
 }  // namespace
@@ -312,12 +506,13 @@ int RunIndex(const std::vector<std::string>& args) {
       "rebuild", "index every file again instead of updating the index")(
       "memory", po::value<std::string>()->default_value("256MiB"),
       "memory budget for building: a segment is written when this is reached (e.g. 512M, 1G)")(
-      "fp-rate", po::value<double>()->default_value(0.01),
-      "per-term false-positive target of the signatures, in (0, 1)")(
-      "threads", po::value<unsigned>()->default_value(0), "worker threads (0 = one per core)")(
-      "max-file-size", po::value<uint64_t>()->default_value(256ULL << 20),
-      "skip files larger than this many bytes")("verbose,v", "name every skipped file on stderr")(
-      "quiet,q", "no progress, no summary");
+      "fp-rate", po::value<std::string>()->default_value("0.01"),
+      "per-term false-positive target of the signatures, from 1e-9 to below 1")(
+      "threads", po::value<std::string>()->default_value("0"),
+      "worker threads (0 = one per core; capped at the cores available)")(
+      "max-file-size", po::value<std::string>()->default_value("256M"),
+      "skip files larger than this (bytes, or with a unit: 512K, 256M, 1G)")(
+      "verbose,v", "name every skipped file on stderr")("quiet,q", "no progress, no summary");
   AddDocumentOptions(visible);
   po::options_description all;
   all.add(visible).add_options()("dir", po::value<std::vector<std::string>>());
@@ -333,18 +528,18 @@ int RunIndex(const std::vector<std::string>& args) {
       vm.count("index") ? vm["index"].as<std::string>() : dir + "/.bitsift";
   const bool verbose = vm.count("verbose") > 0, quiet = vm.count("quiet") > 0;
   IndexOptions options;
-  options.fp_rate = vm["fp-rate"].as<double>();
-  options.threads = vm["threads"].as<unsigned>();
-  options.max_file_size = vm["max-file-size"].as<uint64_t>();
-  options.rebuild = vm.count("rebuild") > 0;
-  ReadDocumentOptions(vm, &options);
-  if (!(options.fp_rate > 0 && options.fp_rate < 1)) return Fail("--fp-rate must be in (0, 1)");
-  std::optional<uint64_t> memory = ParseBytes(vm["memory"].as<std::string>());
-  if (!memory || *memory < (16ULL << 20)) {
-    return Fail("--memory must be a byte count of at least 16M (e.g. 256M, 1G), got '" +
-                vm["memory"].as<std::string>() + "'");
-  }
+  std::optional<double> fp_rate = FpRateOption(vm);
+  std::optional<uint64_t> max_file_size = BytesOption(vm, "max-file-size", 1, "1");
+  std::optional<uint64_t> memory = BytesOption(vm, "memory", 16ULL << 20, "16M");
+  if (!fp_rate || !max_file_size || !memory) return kExitError;
+  std::optional<unsigned> threads = ThreadsOption(vm);
+  if (!threads) return kExitError;
+  options.fp_rate = *fp_rate;
+  options.threads = *threads;
+  options.max_file_size = *max_file_size;
+  if (!ReadDocumentOptions(vm, &options)) return kExitError;
   options.memory_budget = *memory;
+  options.rebuild = vm.count("rebuild") > 0;
   const bool tty = !quiet && ::isatty(STDERR_FILENO);
   if (tty) {
     options.progress = [](const IndexProgress& p) {
@@ -373,16 +568,36 @@ int RunIndex(const std::vector<std::string>& args) {
   return kExitMatch;
 }
 
+// The query command's scope from its flags: the folder the user is in (unless --all), replaced
+// by the PATHs given after "--" or with --in (taken from the working directory, as grep and
+// ripgrep take their paths).
+void SetQueryScope(const po::variables_map& vm, const std::vector<std::string>& paths,
+                   QueryFlags* f) {
+  std::vector<std::string> given = paths;
+  if (vm.count("in")) {
+    for (const std::string& p : vm["in"].as<std::vector<std::string>>()) given.push_back(p);
+  }
+  for (const std::string& p : given) {
+    f->options.scope.push_back(p.empty() || p[0] == '/' || f->cwd.empty() ? p : f->cwd + "/" + p);
+  }
+  if (given.empty() && !vm.count("all")) f->options.working_dir = f->cwd;
+}
+
 int RunQuery(const std::vector<std::string>& args) {
   const char* usage =
-      "usage: bitsift query [--index PATH] [--count] [--json] [--limit N] "
-      "[--stats] (TERM... | --queries FILE)";
+      "usage: bitsift query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
+      "                     [--all | --in PATH...] (TERM... | --queries FILE) [-- PATH...]";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::vector<std::string>>(),
       "index directory (default: .bitsift here or in a parent); repeat to search several as one")(
       "count,c", "print the number of matches only")("json", "print one JSON object per match")(
-      "limit", po::value<uint64_t>()->default_value(0), "print at most N matches (0 = all)")(
+      "limit", po::value<std::string>()->default_value("0"), "print at most N matches (0 = all)")(
+      "null,0", "end each printed path with a NUL byte instead of a newline (for xargs -0)")(
+      "all", "search the whole index, not only the folder you are in")(
+      "in", po::value<std::vector<std::string>>(),
+      "only documents under PATH (a file or folder, from the current directory; repeatable; "
+      "the same as PATHs after --)")(
       "stats", "print candidates, false positives, rows and bytes read, and timings on stderr")(
       "queries", po::value<std::string>(),
       "answer one query per line of FILE ('-' = stdin); output lines start with the line number");
@@ -390,13 +605,26 @@ int RunQuery(const std::vector<std::string>& args) {
   all.add(visible).add_options()("term", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
   pos.add("term", -1);
+  // TERMS -- PATH...: what follows the first "--" is paths, not terms.
+  auto dashes = std::find(args.begin(), args.end(), "--");
+  const std::vector<std::string> paths(dashes == args.end() ? dashes : dashes + 1, args.end());
   po::variables_map vm;
-  if (auto code = Parse(args, usage, visible, all, pos, vm)) return *code;
+  if (auto code = Parse({args.begin(), dashes}, usage, visible, all, pos, vm)) return *code;
   QueryFlags f;
   f.count = vm.count("count") > 0;
   f.json = vm.count("json") > 0;
   f.stats = vm.count("stats") > 0;
-  f.limit = vm["limit"].as<uint64_t>();
+  f.null = vm.count("null") > 0;
+  if (f.null && (f.count || f.json)) {
+    return Fail("-0/--null ends printed paths with NUL; it does not go with --count or --json");
+  }
+  std::optional<uint64_t> limit = WholeOption(vm, "limit", 0, kMaxLimit, "0 = all");
+  if (!limit) return kExitError;
+  f.options.limit = *limit;
+  // --count prints no path: it counts the index's answers without looking at the files.
+  f.options.check_files = !f.count;
+  f.cwd = WorkingDirectory();
+  SetQueryScope(vm, paths, &f);
   std::vector<std::string> terms;
   if (vm.count("term")) terms = vm["term"].as<std::vector<std::string>>();
   const bool batch = vm.count("queries") > 0;
@@ -406,11 +634,15 @@ int RunQuery(const std::vector<std::string>& args) {
         usage);
   }
   std::unique_ptr<Index> index;
-  Status s = OpenIndex(IndexFlags(vm), &index);
+  std::vector<std::string> index_paths;
+  Status s = OpenIndex(IndexFlags(vm), &index, &index_paths);
   if (!s.ok()) return Fail(s.message());
-  f.several = IndexFlags(vm).size() > 1;
+  f.several = index_paths.size() > 1;
+  StaleHits stale;
   if (!batch) {
-    std::optional<uint64_t> n = AnswerOne(*index, terms, f, 0);
+    std::optional<uint64_t> n = AnswerOne(*index, terms, f, 0, &stale);
+    std::fflush(stdout);
+    ReportStale(*index, stale, f.cwd, index_paths);
     if (!n) return kExitError;
     return *n > 0 ? kExitMatch : kExitNoMatch;
   }
@@ -418,7 +650,7 @@ int RunQuery(const std::vector<std::string>& args) {
   std::ifstream in_file;
   if (file != "-") {
     in_file.open(file);
-    if (!in_file) return Fail(file + ": cannot open query file");
+    if (!in_file) return Fail(file + ": cannot open the query file: " + std::strerror(errno));
   }
   std::istream& in = file == "-" ? std::cin : in_file;
   bool any_match = false, any_error = false;
@@ -427,7 +659,7 @@ int RunQuery(const std::vector<std::string>& args) {
     ++line_no;
     std::vector<std::string> words = SplitLine(line);
     if (words.empty()) continue;  // blank lines are not queries
-    std::optional<uint64_t> n = AnswerOne(*index, words, f, line_no);
+    std::optional<uint64_t> n = AnswerOne(*index, words, f, line_no, &stale);
     if (!n) {
       any_error = true;
     } else if (*n > 0) {
@@ -435,6 +667,7 @@ int RunQuery(const std::vector<std::string>& args) {
     }
   }
   std::fflush(stdout);
+  ReportStale(*index, stale, f.cwd, index_paths);
   if (any_error) return kExitError;
   return any_match ? kExitMatch : kExitNoMatch;
 }
@@ -506,8 +739,8 @@ int RunCompact(const std::vector<std::string>& args) {
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::string>(), "index directory (default: .bitsift here or in a parent)")(
-      "threads", po::value<unsigned>()->default_value(0), "worker threads (0 = one per core)")(
-      "quiet,q", "no summary");
+      "threads", po::value<std::string>()->default_value("0"),
+      "worker threads (0 = one per core; capped at the cores available)")("quiet,q", "no summary");
   po::positional_options_description pos;
   po::variables_map vm;
   if (auto code = Parse(args, usage, visible, visible, pos, vm)) return *code;
@@ -517,8 +750,10 @@ int RunCompact(const std::vector<std::string>& args) {
   } else if (Status s = Index::Find(".", &path); !s.ok()) {
     return Fail(s.message());
   }
+  std::optional<unsigned> threads = ThreadsOption(vm);
+  if (!threads) return kExitError;
   IndexOptions options;
-  options.threads = vm["threads"].as<unsigned>();
+  options.threads = *threads;
   IndexSummary summary;
   Status s = CompactIndex(path, options, &summary);
   if (!s.ok()) return Fail(s.message());
@@ -529,6 +764,52 @@ int RunCompact(const std::vector<std::string>& args) {
                 HumanBytes(summary.index_bytes).c_str());
   }
   return kExitMatch;
+}
+
+int RunStatus(const std::vector<std::string>& args) {
+  const char* usage = "usage: bitsift status [--index PATH] [--verbose]";
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")(
+      "index", po::value<std::string>(), "index directory (default: .bitsift here or in a parent)")(
+      "verbose,v", "list the added, changed and removed paths");
+  po::positional_options_description pos;
+  po::variables_map vm;
+  if (auto code = Parse(args, usage, visible, visible, pos, vm)) return *code;
+  std::string path;
+  if (vm.count("index")) {
+    path = vm["index"].as<std::string>();
+  } else if (Status s = Index::Find(".", &path); !s.ok()) {
+    return Fail(s.message());
+  }
+  TreeStatus st;
+  Status s = CompareWithTree(path, &st);
+  if (!s.ok()) return Fail(s.message());
+  const uint64_t behind = st.added.size() + st.changed.size() + st.removed.size();
+  std::printf("index %s of %s: %s\n", path.c_str(), st.root.c_str(),
+              Plural(st.documents, "document", "documents").c_str());
+  if (behind == 0) {
+    std::printf("up to date: %s unchanged\n", Plural(st.unchanged, "file", "files").c_str());
+    return kExitMatch;
+  }
+  std::printf("behind the tree: %zu added, %zu changed, %zu removed (%" PRIu64 " unchanged)\n",
+              st.added.size(), st.changed.size(), st.removed.size(), st.unchanged);
+  if (vm.count("verbose")) {
+    const std::string cwd = WorkingDirectory();
+    for (const auto& [paths, what] :
+         {std::pair{&st.added, "added:  "}, {&st.changed, "changed:"}, {&st.removed, "removed:"}}) {
+      for (const std::string& p : *paths) {
+        DocumentInfo d;
+        d.root = st.root;
+        d.path = p;
+        const std::string shown = ShellPath(d, cwd);
+        std::printf("  %s ", what);
+        std::fwrite(shown.data(), 1, shown.size(), stdout);
+        std::fputc('\n', stdout);
+      }
+    }
+  }
+  std::printf("run '%s' to update it\n", UpdateCommand(st.root, path).c_str());
+  return kExitNoMatch;
 }
 
 int RunTokenize(const std::vector<std::string>& args) {

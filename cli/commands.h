@@ -13,6 +13,8 @@ int RunQuery(const std::vector<std::string>& args);
 int RunStats(const std::vector<std::string>& args);
 int RunCheck(const std::vector<std::string>& args);
 int RunCompact(const std::vector<std::string>& args);
+// 0 = the index is up to date with its tree, 1 = it is behind (files added, changed, removed).
+int RunStatus(const std::vector<std::string>& args);
 int RunTokenize(const std::vector<std::string>& args);
 
 }  // namespace bitsift::cli

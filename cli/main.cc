@@ -17,6 +17,7 @@ const char kUsage[] =
     "  query TERM...  print the documents that contain every term\n"
     "  stats          describe an index: segments, bands, widths, fill, sizes\n"
     "  compact        merge an index's segments into one, dropping deleted documents\n"
+    "  status         compare an index with its tree: files added, changed, removed\n"
     "  check          verify an index completely (exit 0 = sound, 2 = damaged)\n"
     "  tokenize TEXT  print the terms of TEXT under the token contract\n"
     "\n"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   if (command == "stats") return bitsift::cli::RunStats(args);
   if (command == "check") return bitsift::cli::RunCheck(args);
   if (command == "compact") return bitsift::cli::RunCompact(args);
+  if (command == "status") return bitsift::cli::RunStatus(args);
   if (command == "tokenize") return bitsift::cli::RunTokenize(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::fputs(kUsage, stdout);

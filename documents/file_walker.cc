@@ -235,10 +235,19 @@ class TokenizerStage : public ByteSink {
   uint64_t bytes_ = 0;
 };
 
-SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path,
-                       uint64_t max_file_size, const DocumentOptions& options,
-                       tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
-                       FileFacts* facts, std::string* detail) {
+// Text that goes nowhere (ProbeDocumentFile needs only the stage's verdict).
+class DiscardStage : public ByteSink {
+ public:
+  void Write(std::string_view) override {}
+  void Close() override {}
+};
+
+// Streams root/relative_path through the stage: [decompress] -> decode -> [HTML] -> `text`.
+// With read_limit > 0, stops after that many bytes of the file without closing the stage (the
+// verdict on what was read). Fills *facts except size. Returns kCount or why it is skipped.
+SkipReason FeedStage(const std::string& root, const std::string& relative_path,
+                     uint64_t max_file_size, const DocumentOptions& options, ByteSink& text,
+                     uint64_t read_limit, FileFacts* facts, std::string* detail) {
   // O_NONBLOCK: if the entry was replaced by a FIFO since listing, open must not wait.
   Fd fd(OpenUnder(root, relative_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
@@ -271,10 +280,9 @@ SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path
                       ? std::string()
                       : std::string(CompressionName(compression)) + "+";
   facts->format += html ? "html" : "text";
-  TokenizerStage tokens(tokenizer, sink);
   std::optional<HtmlToText> html_stage;
-  ByteSink* text_out = &tokens;
-  if (html) text_out = &html_stage.emplace(tokens);
+  ByteSink* text_out = &text;
+  if (html) text_out = &html_stage.emplace(text);
   Decoder decoder(options.encoding, html, *text_out);
   std::unique_ptr<Decompressor> decompressor;
   ByteSink* head = &decoder;
@@ -301,6 +309,7 @@ SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path
         return SkipReason::kTooLarge;
       }
       head->Write(std::string_view(buffer.data(), static_cast<size_t>(n)));
+      if (read_limit != 0 && total >= read_limit) return SkipReason::kCount;
     }
     head->Close();
   } catch (const SkipDocument& skip) {
@@ -308,10 +317,32 @@ SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path
     return skip.reason();
   }
   facts->encoding = decoder.encoding();
-  facts->size = tokens.bytes();
   return SkipReason::kCount;
 }
+
+SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path,
+                       uint64_t max_file_size, const DocumentOptions& options,
+                       tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
+                       FileFacts* facts, std::string* detail) {
+  TokenizerStage tokens(tokenizer, sink);
+  SkipReason r =
+      FeedStage(root, relative_path, max_file_size, options, tokens, 0, facts, detail);
+  facts->size = tokens.bytes();
+  return r;
+}
 }  // namespace
+
+SkipReason ProbeDocumentFile(const std::string& root, const std::string& relative_path,
+                             uint64_t max_file_size, const DocumentOptions& options,
+                             std::string* detail) {
+  // The decoder decides after kProbeBytes and checks the first kBinaryProbeBytes of decoded
+  // text (at most 4 bytes each): reading that much settles what decoding can decide.
+  constexpr uint64_t kProbeReadBytes = kProbeBytes + 4 * kBinaryProbeBytes;
+  DiscardStage discard;
+  FileFacts facts;
+  return FeedStage(root, relative_path, max_file_size, options, discard, kProbeReadBytes, &facts,
+                   detail);
+}
 
 SkipReason ReadDocumentFile(const std::string& root, const std::string& relative_path,
                             uint64_t max_file_size, const DocumentOptions& options,

@@ -56,6 +56,16 @@ SkipReason ReadDocumentFile(const std::string& root, const std::string& relative
                             tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
                             FileFacts* facts, std::string* detail);
 
+// Whether ReadDocumentFile would index root/relative_path, without tokenizing it: the same
+// open, type and size checks and the same stage, but only over the first bytes of the file
+// (those that settle decoding: the encoding choice and the binary probe). Skips that only the
+// whole file shows (a compressed file over the decompression limit or truncated, a file growing
+// past the size limit) are not seen. Returns kCount if it would be indexed, otherwise the
+// reason it would be skipped (with *detail set).
+SkipReason ProbeDocumentFile(const std::string& root, const std::string& relative_path,
+                             uint64_t max_file_size, const DocumentOptions& options,
+                             std::string* detail);
+
 }  // namespace bitsift::documents
 
 #endif  // BITSIFT_DOCUMENTS_FILE_WALKER_H_

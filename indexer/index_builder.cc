@@ -34,6 +34,9 @@ using Clock = std::chrono::steady_clock;
 
 // Documents tokenized between two checks of the memory estimate.
 constexpr size_t kBatchDocuments = 512;
+// A reader that finds a segment gone (a writer committed meanwhile) reads MANIFEST again, at
+// most this many times in all (each retry needs another commit).
+constexpr int kReadAttempts = 8;
 // Tiered merging: this many segments of one size tier are merged into one.
 constexpr size_t kMergeFactor = 8;
 // Segments below this size are all in the lowest tier.
@@ -139,6 +142,20 @@ struct LiveSegment {
     return *opened;
   }
 
+  // The committed segment `e` of the index directory `dir`, mapped (and checked against e).
+  static LiveSegment Open(const std::string& dir, const format::ManifestSegment& e) {
+    LiveSegment s;
+    s.entry = e;
+    s.path = dir + "/" + format::SegmentFileName(e.number);
+    Ensure(
+        s.reader().doc_count() == e.doc_count, ErrorKind::kCorrupt,
+        dir + ": segment " + format::SegmentFileName(e.number) +
+            " does not match the manifest; rebuild the index with 'bitsift index --rebuild DIR'");
+    s.deleted_bits.assign((e.doc_count + 63) / 64, 0);
+    for (uint32_t id : e.deleted) s.deleted_bits[id / 64] |= uint64_t{1} << (id % 64);
+    return s;
+  }
+
   bool deleted(uint32_t id) const { return (deleted_bits[id / 64] >> (id % 64)) & 1; }
   void Delete(uint32_t id) {
     if (!deleted(id)) {
@@ -181,16 +198,7 @@ class IndexState {
     }
     manifest_.settings = std::move(settings);
     for (const format::ManifestSegment& e : manifest_.segments) {
-      LiveSegment s;
-      s.entry = e;
-      s.path = dir_ + "/" + format::SegmentFileName(e.number);
-      Ensure(
-          s.reader().doc_count() == e.doc_count, ErrorKind::kCorrupt,
-          dir_ + ": segment " + format::SegmentFileName(e.number) +
-              " does not match the manifest; rebuild the index with 'bitsift index --rebuild DIR'");
-      s.deleted_bits.assign((e.doc_count + 63) / 64, 0);
-      for (uint32_t id : e.deleted) s.deleted_bits[id / 64] |= uint64_t{1} << (id % 64);
-      segments_.push_back(std::move(s));
+      segments_.push_back(LiveSegment::Open(dir_, e));
     }
   }
 
@@ -444,13 +452,6 @@ std::function<bool(const std::string&)> IndexExcluder(const std::string& root_ab
   };
 }
 
-bool SameFacts(const format::DocRecord& d, const struct stat& st) {
-  return d.file_size == static_cast<uint64_t>(st.st_size) &&
-         d.mtime_ns == static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec &&
-         d.ctime_ns == static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec &&
-         d.inode == static_cast<uint64_t>(st.st_ino);
-}
-
 // Walks the live documents of every segment in path order beside a sorted list of names.
 // For each name, Find returns its live location (if any); documents passed over without being
 // found are reported to on_gone.
@@ -490,6 +491,41 @@ class LiveCursor {
   std::vector<uint32_t> next_;
 };
 
+// What an update does to the live documents for the files of a tree (its classify phase).
+struct TreePlan {
+  std::vector<std::string> to_read;                    // new and changed files, in path order
+  std::vector<std::pair<int64_t, uint32_t>> replaced;  // live {segment, id} of to_read[i]; -1: new
+  std::vector<std::pair<size_t, uint32_t>> gone;       // live documents whose file is not listed
+  uint64_t unchanged = 0;                              // files kept without reading them
+};
+
+// Classifies `names` (the sorted relative paths WalkDirectory listed under root) against the
+// live documents of `segments`: a file whose facts equal its document's is unchanged, any
+// other listed file is to be read, and a live document whose path is not listed is gone. Reads
+// nothing but the segments' document tables and one lstat per file already indexed.
+TreePlan ClassifyTree(const std::string& root, const std::vector<std::string>& names,
+                      std::vector<LiveSegment>& segments) {
+  TreePlan plan;
+  LiveCursor cursor(segments);
+  auto gone = [&](size_t s, uint32_t id) { plan.gone.push_back({s, id}); };
+  for (const std::string& name : names) {
+    auto [seg, id] = cursor.Find(name, gone);
+    if (seg >= 0) {
+      struct stat st;
+      const std::string full = root + "/" + name;
+      if (::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          SameFileFacts(segments[seg].reader().doc(id), st)) {
+        plan.unchanged++;
+        continue;
+      }
+    }
+    plan.to_read.push_back(name);
+    plan.replaced.push_back({seg, id});
+  }
+  cursor.Finish(gone);
+  return plan;
+}
+
 // Tokenizes `names` with `read` into segments of at most the memory budget.
 void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
                     const DocumentReader& read, const std::string& root, const BuildConfig& config,
@@ -526,6 +562,13 @@ void WithThreads(const BuildConfig& config, F&& f) {
 
 }  // namespace
 
+bool SameFileFacts(const format::DocRecord& d, const struct stat& st) {
+  return d.file_size == static_cast<uint64_t>(st.st_size) &&
+         d.mtime_ns == static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec &&
+         d.ctime_ns == static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec &&
+         d.inode == static_cast<uint64_t>(st.st_ino);
+}
+
 void UpdateIndexFromDirectory(const std::string& root, const std::string& index_dir,
                               const BuildConfig& config, BuildReport* report) {
   const auto start = Clock::now();
@@ -546,28 +589,12 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
     IndexState state(index_dir, config, SettingsOf(root_abs, config));
     report->rebuilt = state.rebuilt();
     // Phase 3: classify every listed file against the live documents.
-    std::vector<std::string> to_read;
-    std::vector<std::pair<int64_t, uint32_t>> replaced;  // old location of to_read[i], if any
-    LiveCursor cursor(state.segments());
-    auto gone = [&](size_t s, uint32_t id) {
-      state.segments()[s].Delete(id);
-      report->removed++;
-    };
-    for (const std::string& name : names) {
-      auto [seg, id] = cursor.Find(name, gone);
-      if (seg >= 0) {
-        struct stat st;
-        const std::string full = root + "/" + name;
-        if (::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-            SameFacts(state.segments()[seg].reader().doc(id), st)) {
-          report->unchanged++;
-          continue;
-        }
-      }
-      to_read.push_back(name);
-      replaced.push_back({seg, id});
-    }
-    cursor.Finish(gone);
+    const TreePlan plan = ClassifyTree(root, names, state.segments());
+    const std::vector<std::string>& to_read = plan.to_read;
+    const std::vector<std::pair<int64_t, uint32_t>>& replaced = plan.replaced;
+    for (auto [s, id] : plan.gone) state.segments()[s].Delete(id);
+    report->removed += plan.gone.size();
+    report->unchanged = plan.unchanged;
     // Phase 4: index new and changed files into new segments.
     std::vector<uint8_t> indexed;
     const uint64_t max_size = config.max_file_size;
@@ -597,6 +624,57 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
     state.Commit(report);
   });
   report->seconds = SecondsSince(start);
+}
+
+TreeStatus CompareWithTree(const std::string& index_dir) {
+  // The committed state, read as a reader reads it: a writer may replace MANIFEST and remove a
+  // segment between our reading both; then the newer MANIFEST is read (bounded retries).
+  format::Manifest manifest;
+  std::vector<LiveSegment> segments;
+  for (int attempt = 1;; ++attempt) {
+    manifest = format::ReadManifest(index_dir);
+    segments.clear();
+    try {
+      for (const format::ManifestSegment& e : manifest.segments) {
+        segments.push_back(LiveSegment::Open(index_dir, e));
+      }
+      break;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kNotFound || attempt == kReadAttempts) throw;
+    }
+  }
+  TreeStatus status;
+  auto setting = manifest.settings.find("root");
+  Ensure(setting != manifest.settings.end() && !setting->second.empty(),
+         ErrorKind::kInvalidArgument,
+         index_dir + ": an index of documents given in memory has no directory to compare with");
+  status.root = setting->second;
+  uint64_t max_file_size = BuildConfig{}.max_file_size;
+  if (auto m = manifest.settings.find("max_file_size"); m != manifest.settings.end()) {
+    max_file_size = std::stoull(m->second);
+  }
+  for (const LiveSegment& s : segments) status.documents += s.live();
+  // The document rules the index records (defaults for those it does not).
+  const documents::DocumentOptions rules = documents::DocumentOptions::FromSettings(manifest.settings);
+  const std::vector<std::string> names =
+      WalkDirectory(status.root, rules, IndexExcluder(status.root, index_dir),
+                    [](const std::string&, SkipReason, const std::string&) {});
+  const TreePlan plan = ClassifyTree(status.root, names, segments);
+  status.unchanged = plan.unchanged;
+  for (auto [s, id] : plan.gone) status.removed.emplace_back(segments[s].reader().path(id));
+  for (size_t i = 0; i < plan.to_read.size(); ++i) {
+    std::string detail;
+    const bool indexable = documents::ProbeDocumentFile(status.root, plan.to_read[i],
+                                                        max_file_size, rules,
+                                                        &detail) == SkipReason::kCount;
+    if (plan.replaced[i].first >= 0) {
+      (indexable ? status.changed : status.removed).push_back(plan.to_read[i]);
+    } else if (indexable) {
+      status.added.push_back(plan.to_read[i]);
+    }
+  }
+  std::sort(status.removed.begin(), status.removed.end());
+  return status;
 }
 
 void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,

@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "documents/file_walker.h"
+#include "format/index_format.h"
+
+struct stat;
 
 namespace bitsift::indexer {
 
@@ -86,6 +89,29 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
 void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
                            const std::vector<std::string>& deletes, const std::string& index_dir,
                            const BuildConfig& config, BuildReport* report);
+
+// How an index differs from the tree it indexes (what the next update would do).
+struct TreeStatus {
+  std::string root;                  // the indexed directory (absolute)
+  uint64_t documents = 0;            // live documents in the index
+  uint64_t unchanged = 0;            // files whose size, mtime, ctime and inode are as indexed
+  std::vector<std::string> added;    // new files an update would index
+  std::vector<std::string> changed;  // indexed files that differ and would be indexed again
+  std::vector<std::string> removed;  // documents whose file is gone or would now be skipped
+};
+
+// Compares the index directory `index_dir` with the files now under the root it indexes,
+// classifying them as UpdateIndexFromDirectory does (same walk, same classification), without
+// taking the writer lock and without writing anything. A new or changed file is opened only for
+// the checks that decide whether an update would index it (type, size limit, the binary probe
+// of its first 8 KiB); an unchanged one is not opened. Paths are relative to the root, in path
+// order. Throws Error: kNotFound for no index, kInvalidArgument for an index of in-memory
+// documents (it has no tree), kCorrupt for a damaged one.
+TreeStatus CompareWithTree(const std::string& index_dir);
+
+// Whether the file facts recorded for a document (size, mtime, ctime, inode) all equal `st`'s:
+// an update keeps such a file without reading it; a query reports any other as changed.
+bool SameFileFacts(const format::DocRecord& d, const struct stat& st);
 
 // Merges every segment into one and drops deleted documents. Its memory is that of building one
 // segment of all live documents (the budget does not apply). Throws Error.

@@ -108,7 +108,7 @@ template <typename T>
 std::vector<T> SectionArray(const IndexReader& index, SectionId id) {
   std::string_view bytes = index.Section(id);
   std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
   return out;
 }
 

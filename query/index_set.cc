@@ -77,23 +77,37 @@ const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
 }
 
 std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, uint64_t limit,
-                                       SetQueryStats* stats) const {
+                                       SetQueryStats* stats,
+                                       const std::vector<IndexScope>* scope) const {
   *stats = SetQueryStats{};
   stats->terms = terms.size();
   std::vector<uint32_t> out;
-  for (const Index& index : indexes_) {
+  for (size_t x = 0; x < indexes_.size(); ++x) {
+    const Index& index = indexes_[x];
     if (limit != 0 && out.size() >= limit) break;
     const uint64_t want = limit == 0 ? 0 : limit - out.size();
+    const IndexScope* in = scope == nullptr || scope->at(x).all ? nullptr : &scope->at(x);
     // Each segment answers in its own path order; a k-way merge by path gives the index's.
     // Segments are searched in parallel (each search may itself run in parallel); a segment
-    // whose dictionary lacks a term returns at once.
+    // whose dictionary lacks a term returns at once, so does one with nothing in the scope.
     const size_t n = index.segments.size();
     std::vector<std::vector<uint32_t>> hits(n);
     std::vector<QueryStats> st(n);
+    std::vector<std::vector<IdRange>> ranges(n);
+    std::vector<const std::vector<IdRange>*> limits(n, nullptr);
+    for (size_t i = 0; in != nullptr && i < n; ++i) {
+      const IndexReader& r = *segments_[index.segments[i]].reader;
+      ranges[i] = RangesUnder(r, in->prefixes);
+      const bool whole =
+          ranges[i].size() == 1 && ranges[i][0] == IdRange{0, static_cast<uint32_t>(r.doc_count())};
+      if (!whole) limits[i] = &ranges[i];
+      if (ranges[i].empty()) stats->segments_out_of_scope++;
+    }
     auto search = [&](size_t i) {
+      if (limits[i] != nullptr && limits[i]->empty()) return;
       const Segment& s = segments_[index.segments[i]];
-      hits[i] =
-          s.searcher->Search(terms, want, &st[i], s.deleted.empty() ? nullptr : s.deleted.data());
+      hits[i] = s.searcher->Search(terms, want, &st[i],
+                                   s.deleted.empty() ? nullptr : s.deleted.data(), limits[i]);
     };
     if (n > 1) {
       tbb::parallel_for(size_t{0}, n, search);
@@ -103,6 +117,7 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
     std::vector<std::vector<uint32_t>> parts;
     std::vector<size_t> part_segment;
     for (size_t i = 0; i < n; ++i) {
+      if (limits[i] != nullptr && limits[i]->empty()) continue;
       (st[i].absent_term ? stats->segments_skipped : stats->segments_searched)++;
       stats->candidates += st[i].candidates;
       stats->false_positives += st[i].false_positives;

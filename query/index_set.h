@@ -12,6 +12,7 @@
 
 #include "format/manifest.h"
 #include "query/index_reader.h"
+#include "query/scope.h"
 #include "query/searcher.h"
 
 namespace bitsift::query {
@@ -21,6 +22,7 @@ namespace bitsift::query {
 struct SetQueryStats : QueryStats {
   uint64_t segments_searched = 0;  // segments whose rows were read
   uint64_t segments_skipped = 0;   // segments whose dictionary lacks a term (no row read)
+  uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (nothing read)
 };
 
 class IndexSet {
@@ -62,10 +64,13 @@ class IndexSet {
 
   // The live documents containing every term (from Searcher::ParseQuery), as global ids: index
   // by index in the order given, and in path order within an index. At most `limit` (0 = all).
-  // A segment whose dictionary lacks a term is skipped without reading a row. Throws
+  // A segment whose dictionary lacks a term is skipped without reading a row. `scope`, if not
+  // null, holds one IndexScope per index: documents outside it are never returned nor counted
+  // against the limit, and a segment with no document in it is not searched. Throws
   // Error(kCorrupt) if a damaged record or chunk is met.
   std::vector<uint32_t> Search(const std::vector<std::string>& terms, uint64_t limit,
-                               SetQueryStats* stats) const;
+                               SetQueryStats* stats,
+                               const std::vector<IndexScope>* scope = nullptr) const;
 
   // The full check (`bitsift check`): every segment (query/index_check.h), and no path live in
   // two segments of one index. Throws Error(kCorrupt) naming the path and the first problem.

@@ -59,12 +59,14 @@ std::vector<uint32_t> Searcher::Candidates(const std::vector<std::string>& terms
   for (const std::string& t : terms) planned.push_back(Plan(t));
   std::stable_sort(planned.begin(), planned.end(),
                    [](const RowTerm& a, const RowTerm& b) { return a.df < b.df; });
-  return CandidatesFor(planned, parallel, stats);
+  return CandidatesFor(planned, parallel, stats, nullptr, nullptr);
 }
 
 std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
-                                              QueryStats* stats) const {
+                                              QueryStats* stats, const std::vector<IdRange>* scope,
+                                              uint64_t* all) const {
   std::vector<uint32_t> out;
+  uint64_t scoped_out = 0;  // candidates outside the scope
   std::vector<const uint64_t*> rows;
   std::vector<uint64_t> row_ids;
   std::vector<uint64_t> bits;
@@ -94,10 +96,29 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
     }
     stats->rows_read += rows.size();
     stats->bytes_read += read * 8;
+    if (scope == nullptr) {
+      for (uint64_t w = 0; w < band.words_per_row; ++w) {
+        for (uint64_t v = bits[w]; v != 0; v &= v - 1) {
+          uint64_t col = w * 64 + static_cast<uint64_t>(__builtin_ctzll(v));
+          if (col < band.doc_count) out.push_back(index_.BandDoc(band, col));
+        }
+      }
+      continue;
+    }
+    // A band's columns are ordered by document size, not id, so a scope cannot narrow the
+    // rows read (docs/design.md, "Scoped queries"); it drops candidates as they become ids.
+    const IdRange* ranges = scope->data();
+    const size_t nranges = scope->size();
     for (uint64_t w = 0; w < band.words_per_row; ++w) {
       for (uint64_t v = bits[w]; v != 0; v &= v - 1) {
         uint64_t col = w * 64 + static_cast<uint64_t>(__builtin_ctzll(v));
-        if (col < band.doc_count) out.push_back(index_.BandDoc(band, col));
+        if (col >= band.doc_count) continue;
+        uint32_t d = index_.BandDoc(band, col);
+        if (InRanges(ranges, nranges, d)) {
+          out.push_back(d);
+        } else {
+          ++scoped_out;
+        }
       }
     }
   }
@@ -118,14 +139,20 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
     std::sort(out.begin(), out.end());
   }
   stats->candidates = out.size();
+  if (all != nullptr) *all = out.size() + scoped_out;
   return out;
 }
 
 std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, uint64_t limit,
-                                       QueryStats* stats, const uint64_t* deleted) const {
+                                       QueryStats* stats, const uint64_t* deleted,
+                                       const std::vector<IdRange>* scope) const {
   const auto start = Clock::now();
   *stats = QueryStats{};
   stats->terms = terms.size();
+  if (scope != nullptr && scope->empty()) {
+    stats->total_us = MicrosSince(start);
+    return {};
+  }
   // Look up every term; a term no document contains settles the query.
   std::vector<RowTerm> planned;
   std::vector<uint32_t> verify_ids;  // ids of the terms the rows do not answer exactly
@@ -146,7 +173,8 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   stats->parse_us = MicrosSince(start);
 
   const auto and_start = Clock::now();
-  std::vector<uint32_t> candidates = CandidatesFor(planned, true, stats);
+  uint64_t all_candidates = 0;
+  std::vector<uint32_t> candidates = CandidatesFor(planned, true, stats, scope, &all_candidates);
   stats->and_us = MicrosSince(and_start);
 
   const auto verify_start = Clock::now();
@@ -154,9 +182,8 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   uint64_t verified = 0;
   // Exact rows answer their terms exactly. With only such terms, or with one Bloom term whose
   // df equals the candidate count (candidates contain all df true matches), the candidates
-  // are the answer.
-  const bool exact =
-      verify_ids.empty() || (planned.size() == 1 && candidates.size() == planned[0].df);
+  // are the answer (counted before the scope: the df counts documents everywhere).
+  const bool exact = verify_ids.empty() || (planned.size() == 1 && all_candidates == planned[0].df);
   // Deleted documents go after that test (it counts every document holding the term).
   if (deleted != nullptr) {
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "query/index_reader.h"
+#include "query/scope.h"
 
 namespace bitsift::query {
 
@@ -35,9 +36,12 @@ class Searcher {
   // at most `limit` of them (0 = no limit). Terms absent from the dictionary give an empty
   // result at once. Throws Error(kCorrupt) if a damaged record is met.
   // `deleted`, if not null, is a bitmap over document ids: those documents are never returned
-  // (nor counted against the limit).
+  // (nor counted against the limit). `scope`, if not null, holds the only ids that may be
+  // returned (sorted, disjoint ranges, as RangesUnder gives): candidates outside it are dropped
+  // as the rows' bits become ids, before verification and the limit.
   std::vector<uint32_t> Search(const std::vector<std::string>& terms, uint64_t limit,
-                               QueryStats* stats, const uint64_t* deleted = nullptr) const;
+                               QueryStats* stats, const uint64_t* deleted = nullptr,
+                               const std::vector<IdRange>* scope = nullptr) const;
 
   // Returns the documents whose signature rows contain every term (ascending): a superset of
   // the exact answer, before verification and without the dictionary's absent-term shortcut.
@@ -54,8 +58,11 @@ class Searcher {
     uint32_t df;
   };
   RowTerm Plan(const std::string& term) const;
+  // The candidates of `terms` (in `scope` if not null), ascending. *all, if not null, receives
+  // the number of candidates before the scope was applied.
   std::vector<uint32_t> CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
-                                      QueryStats* stats) const;
+                                      QueryStats* stats, const std::vector<IdRange>* scope,
+                                      uint64_t* all) const;
 
   const IndexReader& index_;
 };

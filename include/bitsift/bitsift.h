@@ -147,6 +147,25 @@ Status UpdateDocuments(const std::vector<Document>& upserts,
 Status CompactIndex(const std::string& index_path, const IndexOptions& options,
                     IndexSummary* summary = nullptr);
 
+// How an index differs from the directory tree it indexes: what the next BuildIndex would do.
+struct TreeStatus {
+  std::string root;        // the indexed directory (absolute)
+  uint64_t documents = 0;  // live documents in the index
+  uint64_t unchanged = 0;  // files whose size, mtime, ctime and inode are as indexed
+  // Paths relative to root, in path order:
+  std::vector<std::string> added;    // new files an update would index
+  std::vector<std::string> changed;  // indexed files that differ and would be indexed again
+  std::vector<std::string> removed;  // documents whose file is gone (or would now be skipped)
+};
+
+// Compares the index directory `index_path` with the files now under its root, classifying
+// them exactly as BuildIndex's update would, in the time of a directory walk: a stat per file;
+// only new and changed files are opened, to read at most 8 KiB (the binary probe). Takes no
+// lock and writes nothing (it runs beside a writer and sees the state committed when it
+// starts). Returns kNotFound for no index, kInvalidArgument for an index of in-memory
+// documents, kCorrupt for a damaged index.
+Status CompareWithTree(const std::string& index_path, TreeStatus* status);
+
 // Returns in *tokens the sorted distinct terms of `text` under the token contract (README).
 // Returns kInternal only if ICU's data cannot be loaded.
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens);
@@ -158,10 +177,46 @@ struct DocumentInfo {
   uint64_t size = 0;     // bytes indexed
   int64_t mtime_ns = 0;  // modification time when indexed
   uint32_t terms = 0;    // distinct terms
+  // The file's facts when indexed (an update compares them; Index::file_state too).
+  uint64_t file_size = 0;  // st_size (the text size for in-memory documents)
+  int64_t ctime_ns = 0;    // status change time (0 for in-memory documents)
+  uint64_t inode = 0;      // st_ino (0 for in-memory documents)
+};
+
+// The path by which a process whose working directory is `from_dir` (absolute) opens document
+// `d`'s file: relative to from_dir ("../tree/a.txt" from a sibling folder) when that is shorter
+// than the absolute path (d.root + "/" + d.path), the absolute path otherwise or when from_dir
+// is empty. A relative path that would start with "-" is written "./-..." so that a command it
+// is passed to does not read it as an option. An in-memory document's path is returned as is.
+// Bytes are kept as they are (no UTF-8 validation).
+std::string ShellPath(const DocumentInfo& d, const std::string& from_dir);
+
+// What became of a document's file since it was indexed.
+enum class FileState {
+  kCurrent,   // a regular file with the size, mtime, ctime and inode recorded
+  kChanged,   // a regular file, but one of those differs (its answer may be out of date)
+  kVanished,  // no regular file at its path any more (the next update removes the document)
+  kUnknown,   // an in-memory document: there is no file to look at
 };
 
 struct QueryOptions {
   uint64_t limit = 0;  // return at most this many documents (the first in path order); 0 = all
+  // Only documents under these paths (files or folders; "a/b" holds "a/b" and "a/b/c", not
+  // "a/bc"). A relative path is relative to each index's root (the indexed directory); an
+  // absolute one selects, in each index, the part of its tree under it (all of it if the path
+  // holds the root, nothing if the path lies outside the tree). Empty: no restriction. A
+  // relative path that leaves the root ("../x") is kInvalidArgument.
+  std::vector<std::string> scope;
+  // The directory the query is asked from (absolute or relative to the process's working
+  // directory), or empty. In each index whose tree holds it strictly (not its root), only
+  // documents under it are returned, as `git grep` answers from a subfolder; other indexes are
+  // not narrowed. With `scope` too, a document must satisfy both.
+  std::string working_dir;
+  // Look at the file of every document returned (one lstat each, see Index::file_state):
+  // a document whose file vanished is left out and listed in QueryResult::vanished (with a
+  // limit, the next matches take its place); one whose file changed is returned and listed in
+  // QueryResult::changed.
+  bool check_files = false;
 };
 
 struct QueryStats {
@@ -172,6 +227,7 @@ struct QueryStats {
   uint64_t bytes_read = 0;         // row bytes read
   uint64_t segments_searched = 0;  // segments whose rows were read
   uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
+  uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (not read)
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
 };
 
@@ -179,6 +235,12 @@ struct QueryResult {
   // Matching document ids: index by index in the order opened, by path within an index.
   std::vector<uint32_t> documents;
   QueryStats stats;
+  // Whether the scope or working_dir narrowed the search in at least one index.
+  bool scoped = false;
+  // With QueryOptions::check_files: the documents returned whose file changed since indexing,
+  // and the matches left out because their file vanished (each in the order of `documents`).
+  std::vector<uint32_t> changed;
+  std::vector<uint32_t> vanished;
 };
 
 struct BandStats {
@@ -254,6 +316,10 @@ class Index {
   // verified by that Query; another id whose record lies in a damaged chunk gives an empty
   // DocumentInfo (Check reports the damage).
   DocumentInfo document(uint32_t id) const;
+  // Compares document `id`'s file (its root joined with its path; one lstat, symbolic links
+  // not followed) with the facts recorded when it was indexed. Precondition: id <
+  // document_count().
+  FileState file_state(uint32_t id) const;
   // Reads every row to compute fill ratios: O(index size).
   IndexStats Stats() const;
   // Verifies everything Open does not: every checksum of every section and chunk, zero
@@ -270,6 +336,9 @@ class Index {
  private:
   struct Rep;
   explicit Index(std::unique_ptr<Rep> rep);
+  // Moves the documents of result->documents whose file vanished to result->vanished and lists
+  // those whose file changed in result->changed.
+  void SetAsideStaleFiles(QueryResult* result) const;
   std::unique_ptr<Rep> rep_;
 };
 

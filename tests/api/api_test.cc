@@ -68,7 +68,9 @@ TEST_CASE("build from a directory, open, query", "[api]") {
   Status s = index->Query({"!!", "--"}, {}, &r);
   CHECK(s.code() == Status::Code::kInvalidArgument);
   // Limit keeps the first matches in path order.
-  REQUIRE(index->Query({"bloom"}, {1}, &r).ok());
+  bitsift::QueryOptions first;
+  first.limit = 1;
+  REQUIRE(index->Query({"bloom"}, first, &r).ok());
   CHECK(Paths(*index, r) == std::vector<std::string>{"a.txt"});
   // Find walks up from a subdirectory.
   std::string found;

@@ -24,9 +24,10 @@ check "index directory exists" yes "$([ -d .bitsift ] && [ -f .bitsift/MANIFEST 
 check "summary counts binary skip" 1 "$(grep -c 'binary 1' <<<"$out")"
 check "summary counts hidden skip" 1 "$(grep -c 'hidden [0-9]' <<<"$out")"
 
-# Queries from the index found in a parent directory.
-check "bloom filter" "$(printf 'de/uebersetzung.txt\ndocs/overview.md\nen/bloom_filters.txt\nen/search_engines.txt\nen/signature_files.txt')" \
-  "$(cd en && "$BITSIFT" query bloom filter)"
+# Queries from the index found in a parent directory (--all: the whole tree, not only en/;
+# paths are printed from the current directory).
+check "bloom filter" "$(printf '../de/uebersetzung.txt\n../docs/overview.md\nbloom_filters.txt\nsearch_engines.txt\nsignature_files.txt')" \
+  "$(cd en && "$BITSIFT" query --all bloom filter)"
 check "exit 0 on match" 0 "$(status "$BITSIFT" query bloom)"
 check "exit 1 on no match" 1 "$(status "$BITSIFT" query zzzunknownzzz)"
 check "hidden file not indexed" 1 "$(status "$BITSIFT" query hiddenword)"

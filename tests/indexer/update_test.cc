@@ -62,6 +62,16 @@ Paths Answer(const Index& index, const std::vector<std::string>& query) {
   return out;
 }
 
+// As Answer, without Catch2's macros (which are not thread-safe): for reader threads. An error
+// gives {"<error>"}.
+Paths AnswerQuietly(const Index& index, const std::vector<std::string>& query) {
+  bitsift::QueryResult r;
+  if (!index.Query(query, {}, &r).ok()) return {"<error>"};
+  Paths out;
+  for (uint32_t id : r.documents) out.push_back(index.document(id).path);
+  return out;
+}
+
 std::string RandomText(std::mt19937_64& rng, const std::vector<std::string>& vocab) {
   std::string text;
   size_t words = 1 + rng() % 60;
@@ -338,7 +348,7 @@ TEST_CASE("readers keep answering during updates and compactions", "[update][con
       Paths got;
       for (uint32_t id : r.documents) got.push_back(index->document(id).path);
       if (got != expected) ++wrong;
-      if (Answer(*first, {"common", "w3"}) != expected) ++wrong;
+      if (AnswerQuietly(*first, {"common", "w3"}) != expected) ++wrong;
     }
   };
   std::thread r1(reader), r2(reader);

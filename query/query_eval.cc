@@ -103,6 +103,7 @@ class Evaluator {
 
   EvalResult Run(const QueryNode& query) {
     Plan plan = Build(query);
+    stats_->absent_term = plan.impossible;
     Docs docs = Materialize(plan, options_.limit);
     for (const Worker& w : workers_) {
       stats_->phrase_candidates += w.phrase_candidates;
@@ -128,6 +129,10 @@ class Evaluator {
 
   bool Deleted(uint32_t d) const {
     return options_.deleted != nullptr && ((options_.deleted[d / 64] >> (d % 64)) & 1);
+  }
+  bool OutOfScope(uint32_t d) const {
+    return options_.scope != nullptr &&
+           !InRanges(options_.scope->data(), options_.scope->size(), d);
   }
 
   std::optional<uint32_t> Lookup(const std::string& term) {
@@ -243,7 +248,8 @@ class Evaluator {
   // The exact answer of a conjunction of terms through the rows and the forward store.
   std::vector<uint32_t> SearchTerms(const std::vector<std::string>& terms, uint64_t limit) {
     QueryStats st;
-    std::vector<uint32_t> out = searcher_.Search(terms, limit, &st, options_.deleted);
+    std::vector<uint32_t> out =
+        searcher_.Search(terms, limit, &st, options_.deleted, options_.scope);
     stats_->row_searches++;
     stats_->candidates += st.candidates;
     stats_->false_positives += st.false_positives;
@@ -344,7 +350,7 @@ class Evaluator {
     // Too many terms: every live document's forward record.
     std::vector<uint32_t> out;
     for (uint32_t d = 0; d < index_.doc_count(); ++d) {
-      if (Deleted(d)) continue;
+      if (Deleted(d) || OutOfScope(d)) continue;
       ++stats_->forward_scans;
       Doc doc;
       doc.id = d;
@@ -539,7 +545,7 @@ EvalResult Evaluate(const IndexReader& index, const Searcher& searcher, const Qu
   std::vector<std::string> terms;
   if (IsPlainConjunction(query, &terms)) {
     // 0.1's query: exactly the searcher's path.
-    out.documents = searcher.Search(terms, options.limit, stats, options.deleted);
+    out.documents = searcher.Search(terms, options.limit, stats, options.deleted, options.scope);
     stats->row_searches = 1;
   } else {
     Evaluator evaluator(index, searcher, query, options, stats);

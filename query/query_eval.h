@@ -24,6 +24,7 @@
 
 #include "query/index_reader.h"
 #include "query/query_parser.h"
+#include "query/scope.h"
 #include "query/searcher.h"
 
 namespace bitsift::query {
@@ -37,6 +38,9 @@ using TextProvider = std::function<bool(uint32_t doc, std::string* text)>;
 struct EvalOptions {
   uint64_t limit = 0;                 // at most this many documents (the first ones); 0 = all
   const uint64_t* deleted = nullptr;  // bitmap over local ids: never returned, never read
+  // The only local ids that may be returned (sorted disjoint ranges, RangesUnder), or null for
+  // all: others are dropped before verification, never read and not counted against the limit.
+  const std::vector<IdRange>* scope = nullptr;
   TextProvider text;                  // needed when the query has a phrase
   bool parallel = true;               // texts of many candidates are checked on TBB's threads
 };
@@ -59,7 +63,9 @@ struct EvalResult {
 };
 
 // Answers `query` (a tree from ParseQueryString/ParseQueryArguments without error) over the
-// segment `index` exactly. A plain conjunction of terms runs Searcher::Search unchanged.
+// segment `index` exactly. A plain conjunction of terms runs Searcher::Search unchanged. When
+// the query cannot match in this segment for want of a term (an exact term absent from its
+// dictionary, a prefix of no term), stats->absent_term is set and no row is read.
 // Throws Error(kCorrupt) if a damaged part of the segment is met, Error(kInvalidArgument) if
 // the query has a phrase and options.text is empty. Exceptions thrown by options.text pass.
 EvalResult Evaluate(const IndexReader& index, const Searcher& searcher, const QueryNode& query,

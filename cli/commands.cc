@@ -288,7 +288,7 @@ void PrintStatsText(const QueryStats& s, uint64_t matches) {
                "rows read %" PRIu64 ", bytes read %" PRIu64 ", segments searched %" PRIu64
                ", skipped %" PRIu64 ", out of scope %" PRIu64
                "\n"
-               "prefix terms %" PRIu64 ", phrase candidates read %" PRIu64 " (%" PRIu64
+               "prefix terms %" PRIu64 ", texts read for phrases %" PRIu64 " (%" PRIu64
                " bytes)\n"
                "time: parse %.1f us, and %.1f us, verify %.1f us, phrases %.1f us, total %.1f us\n",
                s.terms, matches, s.candidates, s.false_positives, s.rows_read, s.bytes_read,

@@ -325,7 +325,7 @@ struct QueryResult {
 struct LineSpan {
   size_t start = 0;
   size_t end = 0;
-  bool operator==(const LineSpan&) const = default;
+  bool operator==(const LineSpan& o) const { return start == o.start && end == o.end; }
 };
 
 struct MatchLine {

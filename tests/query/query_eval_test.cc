@@ -2,6 +2,8 @@
 // every document's token sequence (with offsets) and a direct reading of the query tree.
 #include "query/query_eval.h"
 
+#include <bitsift/bitsift.h>
+
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -9,6 +11,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "indexer/index_builder.h"
 #include "query/index_reader.h"
@@ -408,4 +411,225 @@ TEST_CASE("evaluation specifics", "[eval]") {
       query::ParseQueryString("\"free software\"", query::QueryMode::kLanguage);
   query::EvalStats stats;
   CHECK_THROWS_AS(query::Evaluate(reader, searcher, phrase.root, {}, &stats), Error);
+}
+
+namespace {
+
+// Two indexes answered as one through the public API, each of several segments (one update per
+// batch, merges off) with deleted and replaced documents, in folders for scopes; the oracle
+// holds every live document's current text. Texts come from document_text; a few are
+// unreadable.
+struct SetFixture {
+  TempDir dir;
+  std::map<std::string, OracleDoc> live[2];  // per index: name -> oracle (path order)
+  std::map<std::string, std::string> texts;  // index-qualified name -> text
+  std::vector<std::string> all_texts;
+  std::unique_ptr<bitsift::Index> index;
+  uint64_t segments = 0;
+
+  static std::string Key(size_t x, const std::string& name) { return std::to_string(x) + name; }
+
+  void Put(size_t x, const std::string& name, const std::string& text) {
+    OracleDoc d;
+    d.tokens = tokenizer::TokenSequence(text);
+    for (const auto& t : d.tokens) d.terms.insert(t.text);
+    d.readable = std::hash<std::string>{}(name + text) % 19 != 3;
+    live[x][name] = std::move(d);
+    texts[Key(x, name)] = text;
+    all_texts.push_back(text);
+  }
+
+  explicit SetFixture(uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<testing::GeneratedDoc> corpus = MakeCorpus(520, rng);
+    bitsift::IndexOptions options;
+    options.merge = false;
+    for (size_t x = 0; x < 2; ++x) {
+      const std::string path = dir / ("index" + std::to_string(x));
+      const size_t first = x * 260;
+      // Three batches, then an update that deletes some documents and replaces others.
+      for (size_t b = 0; b < 3; ++b) {
+        std::vector<bitsift::Document> batch;
+        for (size_t i = first + b * 80; i < first + (b + 1) * 80; ++i) {
+          const std::string name = std::string("f").append(1, static_cast<char>('0' + i % 3)).append("/").append(corpus[i].name);
+          batch.push_back({name, corpus[i].text, 0});
+          Put(x, name, corpus[i].text);
+        }
+        REQUIRE(bitsift::UpdateDocuments(batch, {}, path, options).ok());
+      }
+      std::vector<bitsift::Document> upserts;
+      std::vector<std::string> deletes;
+      size_t k = 0;
+      for (auto it = live[x].begin(); it != live[x].end(); ++k) {
+        if (k % 7 == 0) {
+          deletes.push_back(it->first);
+          texts.erase(Key(x, it->first));
+          it = live[x].erase(it);
+          continue;
+        }
+        if (k % 11 == 0) {
+          const std::string text = corpus[first + 240 + k % 20].text;
+          upserts.push_back({it->first, text, 0});
+          const std::string name = it->first;
+          ++it;
+          Put(x, name, text);
+          continue;
+        }
+        ++it;
+      }
+      REQUIRE(bitsift::UpdateDocuments(upserts, deletes, path, options).ok());
+    }
+    REQUIRE(bitsift::Index::Open(std::vector<std::string>{dir / "index0", dir / "index1"}, &index)
+                .ok());
+    bitsift::IndexStats st = index->Stats();
+    segments = st.segments.size();
+    REQUIRE(segments >= 6);
+  }
+
+  bitsift::DocumentText Texts() const {
+    return [this](const bitsift::DocumentInfo& d, std::string* text) {
+      auto it = texts.find(Key(d.index, d.path));
+      if (it == texts.end() || !live[d.index].at(d.path).readable) return false;
+      *text = it->second;
+      return true;
+    };
+  }
+
+  // The oracle's answer as "index:name" strings in the set's order, and the undecided ones.
+  void Expect(const QueryNode& root, const std::string& folder, std::vector<std::string>* yes,
+              std::set<std::string>* unknown) const {
+    for (size_t x = 0; x < 2; ++x) {
+      for (const auto& [name, d] : live[x]) {
+        if (!folder.empty() && name.compare(0, folder.size() + 1, folder + "/") != 0) continue;
+        Truth t = OracleTruth(root, d);
+        if (t == Truth::kYes) yes->push_back(std::to_string(x) + ":" + name);
+        if (t == Truth::kUnknown) unknown->insert(std::to_string(x) + ":" + name);
+      }
+    }
+  }
+
+  std::string Name(uint32_t id) const {
+    bitsift::DocumentInfo d = index->document(id);
+    return std::to_string(d.index) + ":" + d.path;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("several indexes of several segments answer as the positional oracle",
+          "[eval][oracle][set]") {
+  SetFixture f(41);
+  std::mt19937_64 rng(43);
+  std::vector<OracleDoc> sample;
+  for (const auto& x : f.live) {
+    for (const auto& [name, d] : x) sample.push_back(d);
+  }
+  size_t made = 0, with_matches = 0, skipped_some = 0;
+  while (made < 400) {
+    const std::string q = MakeQuery(sample, f.all_texts, rng);
+    query::ParsedQuery tree = query::ParseQueryString(q, query::QueryMode::kLanguage);
+    bitsift::ParsedQuery parsed;
+    bitsift::QueryError error;
+    const bitsift::Status ps =
+        bitsift::ParsedQuery::Parse(q, bitsift::QuerySyntax::kLanguage, &parsed, &error);
+    REQUIRE(ps.ok() == tree.ok());
+    if (!tree.ok()) continue;
+    ++made;
+    INFO("query: " << q << "  parsed: " << tree.root.ToString());
+    CHECK(parsed.ToString() == tree.root.ToString());
+    bitsift::QueryOptions options;
+    options.document_text = f.Texts();
+    const std::string folder = rng() % 4 == 0 ? std::string("f").append(1, static_cast<char>('0' + rng() % 3)) : "";
+    if (!folder.empty()) options.scope = {folder};
+    std::vector<std::string> want;
+    std::set<std::string> want_unknown;
+    f.Expect(tree.root, folder, &want, &want_unknown);
+    bitsift::QueryResult r;
+    REQUIRE(f.index->Query(parsed, options, &r).ok());
+    std::vector<std::string> got;
+    for (uint32_t id : r.documents) got.push_back(f.Name(id));
+    std::set<std::string> got_unknown;
+    for (uint32_t id : r.unreadable) got_unknown.insert(f.Name(id));
+    REQUIRE(got == want);
+    REQUIRE(got_unknown == want_unknown);
+    CHECK(r.stats.segments_searched + r.stats.segments_skipped + r.stats.segments_out_of_scope ==
+          f.segments);
+    skipped_some += r.stats.segments_skipped > 0;
+    with_matches += !want.empty();
+    // A limit keeps the first matches in the set's order.
+    if (want.size() > 1) {
+      options.limit = 1 + rng() % (want.size() - 1);
+      REQUIRE(f.index->Query(parsed, options, &r).ok());
+      got.clear();
+      for (uint32_t id : r.documents) got.push_back(f.Name(id));
+      REQUIRE(got == std::vector<std::string>(want.begin(), want.begin() + options.limit));
+    }
+  }
+  CHECK(with_matches > made / 3);
+  CHECK(skipped_some > 0);
+}
+
+TEST_CASE("queries and matching lines from many threads at once equal one thread's",
+          "[eval][race]") {
+  SetFixture f(51);
+  std::mt19937_64 rng(53);
+  std::vector<OracleDoc> sample;
+  for (const auto& x : f.live) {
+    for (const auto& [name, d] : x) sample.push_back(d);
+  }
+  struct Case {
+    bitsift::ParsedQuery query;
+    std::vector<uint32_t> documents;
+    std::string lines;  // the first matching document's lines, spans included
+  };
+  bitsift::QueryOptions options;
+  options.document_text = f.Texts();
+  bitsift::LineOptions line_options;
+  line_options.document_text = options.document_text;
+  line_options.before = 1;
+  auto lines_of = [&](const Case& c) {
+    std::ostringstream out;
+    if (c.documents.empty()) return out.str();
+    std::vector<bitsift::LineGroup> groups;
+    if (!f.index->MatchingLines(c.documents[0], c.query, line_options, &groups).ok()) return out.str();
+    for (const auto& g : groups) {
+      for (const auto& l : g.lines) {
+        out << l.number << (l.match ? ':' : '-');
+        for (const auto& s : l.spans) out << s.start << "-" << s.end << ",";
+        out << "\n";
+      }
+    }
+    return out.str();
+  };
+  std::vector<Case> cases;
+  while (cases.size() < 60) {
+    Case c;
+    if (!bitsift::ParsedQuery::Parse(MakeQuery(sample, f.all_texts, rng),
+                                     bitsift::QuerySyntax::kLanguage, &c.query)
+             .ok()) {
+      continue;
+    }
+    bitsift::QueryResult r;
+    REQUIRE(f.index->Query(c.query, options, &r).ok());
+    c.documents = r.documents;
+    c.lines = lines_of(c);
+    cases.push_back(std::move(c));
+  }
+  // Catch2's macros are not thread-safe: threads count mismatches, the test checks the count.
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[(i + static_cast<size_t>(t) * 7) % cases.size()];
+        bitsift::QueryResult r;
+        if (!f.index->Query(c.query, options, &r).ok() || r.documents != c.documents ||
+            lines_of(c) != c.lines) {
+          ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(mismatches == 0);
 }

@@ -146,8 +146,8 @@ struct QueryFlags {
   QueryOptions options;
   // --lines: matching lines instead of paths.
   bool lines = false;
-  bool color = false;       // ANSI colours (--color, NO_COLOR, a terminal)
-  LineOptions context;      // -A/-B/-C
+  bool color = false;        // ANSI colours (--color, NO_COLOR, a terminal)
+  LineOptions context;       // -A/-B/-C
   uint64_t max_columns = 0;  // --max-columns (0 = whole lines)
 };
 
@@ -398,8 +398,8 @@ uint64_t PrintLines(const Index& index, const ParsedQuery& query, const QueryRes
 
 // Runs one query and prints its output; `line` > 0 in batch mode. Stale hits go to *stale.
 // Returns the matches printed (or counted) or nullopt on error (already reported).
-std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query,
-                                  const QueryFlags& f, uint64_t line, StaleHits* stale) {
+std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, const QueryFlags& f,
+                                  uint64_t line, StaleHits* stale) {
   QueryResult result;
   Status s = index.Query(query, f.options, &result);
   if (!s.ok()) {
@@ -881,9 +881,9 @@ int RunQuery(const std::vector<std::string>& args) {
   if (!color) return kExitError;
   f.color = *color && !f.json;
   // -C sets both; -A and -B override their side (grep's rule).
-  for (const auto& [name, before, after] :
-       {std::tuple{"context", true, true}, {"before-context", true, false},
-        {"after-context", false, true}}) {
+  for (const auto& [name, before, after] : {std::tuple{"context", true, true},
+                                            {"before-context", true, false},
+                                            {"after-context", false, true}}) {
     if (!vm.count(name)) continue;
     std::optional<uint64_t> n = WholeOption(vm, name, 0, kMaxLimit, "lines");
     if (!n) return kExitError;

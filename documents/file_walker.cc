@@ -325,8 +325,7 @@ SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path
                        tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
                        FileFacts* facts, std::string* detail) {
   TokenizerStage tokens(tokenizer, sink);
-  SkipReason r =
-      FeedStage(root, relative_path, max_file_size, options, tokens, 0, facts, detail);
+  SkipReason r = FeedStage(root, relative_path, max_file_size, options, tokens, 0, facts, detail);
   facts->size = tokens.bytes();
   return r;
 }

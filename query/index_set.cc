@@ -92,8 +92,7 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
 
 std::vector<uint32_t> IndexSet::Evaluate(const QueryNode& query, uint64_t limit,
                                          const SegmentText& text, bool parallel,
-                                         SetQueryStats* stats,
-                                         const std::vector<IndexScope>* scope,
+                                         SetQueryStats* stats, const std::vector<IndexScope>* scope,
                                          std::vector<uint32_t>* unreadable) const {
   std::vector<uint32_t> out = Answer(
       [&](const Segment& s, uint64_t want, const std::vector<IdRange>* ranges, SegmentAnswer* a) {

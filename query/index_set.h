@@ -22,8 +22,8 @@ namespace bitsift::query {
 // Sums over the segments searched (the time fields too: with segments searched in parallel,
 // total_us can exceed the wall time).
 struct SetQueryStats : QueryStats {
-  uint64_t segments_searched = 0;  // segments whose rows were read
-  uint64_t segments_skipped = 0;   // segments whose dictionary lacks a term (no row read)
+  uint64_t segments_searched = 0;      // segments whose rows were read
+  uint64_t segments_skipped = 0;       // segments whose dictionary lacks a term (no row read)
   uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (nothing read)
   // Evaluate only (query_eval.h's EvalStats, summed):
   uint64_t prefix_terms = 0;       // dictionary terms the prefixes expanded to

@@ -287,13 +287,13 @@ struct QueryOptions {
 };
 
 struct QueryStats {
-  uint64_t terms = 0;              // distinct query terms
-  uint64_t candidates = 0;         // documents whose signatures matched
-  uint64_t false_positives = 0;    // candidates that verification removed
-  uint64_t rows_read = 0;          // signature rows ANDed (over all bands)
-  uint64_t bytes_read = 0;         // row bytes read
-  uint64_t segments_searched = 0;  // segments whose rows were read
-  uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
+  uint64_t terms = 0;                  // distinct query terms
+  uint64_t candidates = 0;             // documents whose signatures matched
+  uint64_t false_positives = 0;        // candidates that verification removed
+  uint64_t rows_read = 0;              // signature rows ANDed (over all bands)
+  uint64_t bytes_read = 0;             // row bytes read
+  uint64_t segments_searched = 0;      // segments whose rows were read
+  uint64_t segments_skipped = 0;       // segments whose dictionary lacks a query term
   uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (not read)
   uint64_t prefix_terms = 0;           // dictionary terms the query's prefixes expanded to
   uint64_t phrase_candidates = 0;      // documents whose text was read to check a phrase

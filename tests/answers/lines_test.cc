@@ -76,7 +76,8 @@ std::vector<RefLine> Reference(const std::string& text, const QueryNode& root, u
   for (size_t l = 0; l < lines.size(); ++l) {
     std::vector<LineSpan> raw;
     for (const auto& [b, e] : occ) {
-      const size_t lb = std::max<size_t>(b, lines[l].first), le = std::min<size_t>(e, lines[l].second);
+      const size_t lb = std::max<size_t>(b, lines[l].first),
+                   le = std::min<size_t>(e, lines[l].second);
       if (lb < le) raw.push_back({lb - lines[l].first, le - lines[l].first});
     }
     std::sort(raw.begin(), raw.end(), [](const LineSpan& a, const LineSpan& b) {
@@ -119,7 +120,9 @@ std::string Generate(std::mt19937_64& rng, const std::vector<std::string>& vocab
 }
 
 std::string MakeQuery(const std::vector<PositionedToken>& toks, std::mt19937_64& rng) {
-  auto token = [&]() { return toks.empty() ? std::string("zzabsent") : toks[rng() % toks.size()].text; };
+  auto token = [&]() {
+    return toks.empty() ? std::string("zzabsent") : toks[rng() % toks.size()].text;
+  };
   auto item = [&]() -> std::string {
     switch (rng() % 6) {
       case 0:
@@ -166,7 +169,8 @@ TEST_CASE("matching lines and spans equal the slow reference", "[lines]") {
     options.after = rng() % 3 == 0 ? rng() % 3 : 0;
     INFO("query " << q << " before " << options.before << " after " << options.after);
     std::vector<size_t> starts;
-    const std::vector<RefLine> want = Reference(text, parsed.root, options.before, options.after, &starts);
+    const std::vector<RefLine> want =
+        Reference(text, parsed.root, options.before, options.after, &starts);
     bitsift::query::QueryMatcher matcher(parsed.root);
     std::vector<RefLine> got;
     std::vector<size_t> got_starts;

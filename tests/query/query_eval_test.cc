@@ -451,7 +451,10 @@ struct SetFixture {
       for (size_t b = 0; b < 3; ++b) {
         std::vector<bitsift::Document> batch;
         for (size_t i = first + b * 80; i < first + (b + 1) * 80; ++i) {
-          const std::string name = std::string("f").append(1, static_cast<char>('0' + i % 3)).append("/").append(corpus[i].name);
+          const std::string name = std::string("f")
+                                       .append(1, static_cast<char>('0' + i % 3))
+                                       .append("/")
+                                       .append(corpus[i].name);
           batch.push_back({name, corpus[i].text, 0});
           Put(x, name, corpus[i].text);
         }
@@ -539,7 +542,8 @@ TEST_CASE("several indexes of several segments answer as the positional oracle",
     CHECK(parsed.ToString() == tree.root.ToString());
     bitsift::QueryOptions options;
     options.document_text = f.Texts();
-    const std::string folder = rng() % 4 == 0 ? std::string("f").append(1, static_cast<char>('0' + rng() % 3)) : "";
+    const std::string folder =
+        rng() % 4 == 0 ? std::string("f").append(1, static_cast<char>('0' + rng() % 3)) : "";
     if (!folder.empty()) options.scope = {folder};
     std::vector<std::string> want;
     std::set<std::string> want_unknown;
@@ -591,7 +595,8 @@ TEST_CASE("queries and matching lines from many threads at once equal one thread
     std::ostringstream out;
     if (c.documents.empty()) return out.str();
     std::vector<bitsift::LineGroup> groups;
-    if (!f.index->MatchingLines(c.documents[0], c.query, line_options, &groups).ok()) return out.str();
+    if (!f.index->MatchingLines(c.documents[0], c.query, line_options, &groups).ok())
+      return out.str();
     for (const auto& g : groups) {
       for (const auto& l : g.lines) {
         out << l.number << (l.match ? ':' : '-');

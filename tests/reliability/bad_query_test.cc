@@ -219,8 +219,9 @@ TEST_CASE("bad queries get a clear error or the exact answer", "[badquery]") {
   }
   SECTION("random bytes and operators in the query language") {
     std::mt19937_64 rng(3);
-    const std::vector<std::string> pieces = {"\"", "(", ")", "-", "*", " OR ", " ", "common",
-                                             "hello", "漢字", "café", "t1", "t", "\xff", "\xe2\x80\x9c"};
+    const std::vector<std::string> pieces = {"\"",   "(",  ")",      "-",     "*",
+                                             " OR ", " ",  "common", "hello", "漢字",
+                                             "café", "t1", "t",      "\xff",  "\xe2\x80\x9c"};
     for (int i = 0; i < 2000; ++i) {
       std::string q;
       for (size_t n = rng() % 8; n > 0; --n) {

@@ -187,15 +187,73 @@ int QueryMatcher::FindInAscii(size_t p, std::string_view text, std::string_view 
     while (!is_cut(window_begin)) --window_begin;
     window_end = end;
     while (!is_cut(window_end)) ++window_end;
-    // Longer windows could hold a cut forced by a long stretch without a safe one.
-    if (window_end - window_begin > tokenizer::Tokenizer::kChunkBytes) return -1;
-    single_.assign(patterns_.size(), false);
-    single_[p] = true;
-    window_.found.assign(patterns_.size(), false);
-    window_.spans.clear();
-    Sink sink(*this, false, single_, &window_);
-    tokenizer_.TokenizeWithOffsets(text.substr(window_begin, window_end - window_begin), sink);
-    if (window_.found[p]) return 1;
+    const int r = FindInWindow(p, text, window_begin, window_end);
+    if (r != 0) return r;
+  }
+  return 0;
+}
+
+int QueryMatcher::FindInWindow(size_t p, std::string_view text, size_t begin, size_t end) {
+  // Longer windows could hold a cut forced by a long stretch without a safe one.
+  if (end - begin > tokenizer::Tokenizer::kChunkBytes) return -1;
+  single_.assign(patterns_.size(), false);
+  single_[p] = true;
+  window_.found.assign(patterns_.size(), false);
+  window_.spans.clear();
+  Sink sink(*this, false, single_, &window_);
+  tokenizer_.TokenizeWithOffsets(text.substr(begin, end - begin), sink);
+  return window_.found[p] ? 1 : 0;
+}
+
+int QueryMatcher::FindInMixed(size_t p, std::string_view text, std::string_view lower) {
+  struct Piece {
+    size_t begin, end;
+    bool ascii = true;   // no byte >= 0x80
+    bool alnum = false;  // holds an ASCII letter or digit: at least one token
+  };
+  std::vector<Piece> pieces;
+  for (size_t i = 0; i < text.size();) {
+    Piece piece{i, i};
+    size_t j = i;
+    for (; j < text.size(); ++j) {
+      const unsigned char c = static_cast<unsigned char>(text[j]);
+      if (j > i && c < 0x80 && (text[j - 1] == ' ' || text[j - 1] == '\n' || text[j - 1] == '\t'))
+        break;
+      piece.ascii &= c < 0x80;
+      piece.alnum |= AsciiAlnum(text[j]);
+    }
+    piece.end = j;
+    pieces.push_back(piece);
+    i = j;
+  }
+  // Occurrences within runs of ASCII pieces: a byte search, as for an ASCII text.
+  for (size_t k = 0; k < pieces.size();) {
+    if (!pieces[k].ascii) {
+      ++k;
+      continue;
+    }
+    size_t last = k;
+    while (last + 1 < pieces.size() && pieces[last + 1].ascii) ++last;
+    const size_t b = pieces[k].begin, e = pieces[last].end;
+    const int r = FindInAscii(p, text.substr(b, e - b), lower.substr(b, e - b));
+    if (r != 0) return r;
+    k = last + 1;
+  }
+  // Occurrences that touch a piece with non-ASCII bytes or span one: windows around them.
+  const size_t reach = patterns_[p].elements.size() - 1;  // tokens needed on each side
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    if (pieces[k].ascii) continue;
+    size_t first = k, last = k;
+    for (size_t tokens = 0; first > 0 && tokens < reach;) tokens += pieces[--first].alnum;
+    // Neighbouring non-ASCII pieces within reach share the window.
+    for (size_t tokens = 0; last + 1 < pieces.size() && tokens < reach;) {
+      ++last;
+      tokens = pieces[last].ascii ? tokens + pieces[last].alnum : 0;
+    }
+    // (Windows may overlap: the next one needs its own tokens to the left.)
+    const int r = FindInWindow(p, text, pieces[first].begin, pieces[last].end);
+    if (r != 0) return r;
+    k = last;
   }
   return 0;
 }
@@ -217,6 +275,20 @@ void QueryMatcher::Scan(std::string_view text, bool spans, const std::vector<boo
       undecided |= r < 0;
     }
     if (!undecided) return;
+  } else if (!spans) {
+    // A text with some non-ASCII bytes: only the places near them are tokenized.
+    lower_.resize(text.size());
+    std::transform(text.begin(), text.end(), lower_.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
+    bool undecided = false;
+    for (size_t p = 0; p < patterns_.size(); ++p) {
+      if (!wanted[p]) continue;
+      const int r = FindInMixed(p, text, lower_);
+      out->found[p] = r == 1;
+      undecided |= r < 0;
+    }
+    if (!undecided) return;
+    out->found.assign(patterns_.size(), false);
   }
   Sink sink(*this, spans, wanted, out);
   if (sink.done()) return;

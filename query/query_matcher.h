@@ -87,6 +87,18 @@ class QueryMatcher {
   // tokenizing the window around it between safe cuts (after a space, tab or newline: the cuts
   // that chunking makes, which leave the tokens unchanged). No such place: p does not occur.
   int FindInAscii(size_t p, std::string_view text, std::string_view lower);
+  // For a text that holds non-ASCII bytes (`lower`: its ASCII letters lowered, other bytes as
+  // they are): whether pattern p occurs, or -1 if this cannot tell. The text is cut into pieces
+  // at safe places (after a space, tab or newline, before an ASCII byte: chunking may cut
+  // there, so tokens never span them). Maximal runs of ASCII pieces are searched as
+  // FindInAscii does; each piece with a non-ASCII byte is tokenized with enough pieces on each
+  // side to hold the phrase's other tokens (a piece with an ASCII letter or digit holds at
+  // least one token), so an occurrence that touches such a piece, or spans one without tokens,
+  // is seen there.
+  int FindInMixed(size_t p, std::string_view text, std::string_view lower);
+  // Whether pattern p occurs in text[begin, end) (cut at safe places), tokenized whole; -1 if
+  // the window is too long to be sure that chunking would not cut it elsewhere.
+  int FindInWindow(size_t p, std::string_view text, size_t begin, size_t end);
   // The largest end of the bytes of elements e.. of pattern p following byte i as above, or
   // npos if they cannot follow.
   size_t AsciiEnd(size_t p, size_t e, size_t i, std::string_view lower) const;

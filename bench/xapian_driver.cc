@@ -43,8 +43,8 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -163,9 +163,10 @@ int do_update(const std::string& db_dir, const std::string& doc_dir, const std::
   Xapian::doccount n = db.get_doccount();
   db.close();
   double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::printf("{\"documents\":%u,\"deleted\":%zu,\"replaced\":%zu,\"added\":%zu,"
-              "\"seconds\":%.3f}\n",
-              n, n_del, n_rep, n_add, s);
+  std::printf(
+      "{\"documents\":%u,\"deleted\":%zu,\"replaced\":%zu,\"added\":%zu,"
+      "\"seconds\":%.3f}\n",
+      n, n_del, n_rep, n_add, s);
   return 0;
 }
 
@@ -223,8 +224,7 @@ int do_query(const std::string& db_dir, const std::string& qfile, const std::str
   qp.set_default_op(Xapian::Query::OP_AND);
   qp.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
   const unsigned qp_flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
-                            Xapian::QueryParser::FLAG_LOVEHATE |
-                            Xapian::QueryParser::FLAG_WILDCARD;
+                            Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_WILDCARD;
 
   std::vector<std::vector<Xapian::docid>> results(queries.size());
   std::vector<double> micros(queries.size());
@@ -303,8 +303,7 @@ int main(int argc, char** argv) {
         pos.push_back(argv[i]);
     }
     if (repeat < 1) repeat = 1;
-    if (pos.size() == 4 && pos[0] == "index")
-      return do_index(pos[1], pos[2], pos[3], cjk, idterms);
+    if (pos.size() == 4 && pos[0] == "index") return do_index(pos[1], pos[2], pos[3], cjk, idterms);
     if (pos.size() == 4 && pos[0] == "update") return do_update(pos[1], pos[2], pos[3], cjk);
     if (pos.size() == 3 && pos[0] == "oneshot") return do_oneshot(pos[1], pos[2], cjk);
     if (pos.size() == 5 && pos[0] == "query")

@@ -13,10 +13,14 @@
 #include <new>
 #include <optional>
 
+#include "answers/lines.h"
 #include "format/bloom.h"
 #include "indexer/index_builder.h"
+#include "query/document_text.h"
 #include "query/index_reader.h"
 #include "query/index_set.h"
+#include "query/query_matcher.h"
+#include "query/query_parser.h"
 #include "query/scope.h"
 #include "query/searcher.h"
 #include "tokenizer/token_spans.h"
@@ -209,6 +213,14 @@ std::vector<query::IndexScope> ScopeOf(const query::IndexSet& set, const QueryOp
   return out;
 }
 
+double MicrosSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+}
+
+query::QueryMode ModeOf(QuerySyntax syntax) {
+  return syntax == QuerySyntax::kWords ? query::QueryMode::kWords : query::QueryMode::kLanguage;
+}
+
 std::vector<indexer::MemoryDocument> MemoryDocuments(const std::vector<Document>& documents) {
   std::vector<indexer::MemoryDocument> docs;
   docs.reserve(documents.size());
@@ -309,6 +321,76 @@ Status TokenizeInOrder(std::string_view text,
   });
 }
 
+struct ParsedQuery::Rep {
+  query::QueryNode root;
+  bool plain = false;
+  std::vector<std::string> terms;  // when plain: its terms, sorted and distinct
+};
+
+namespace {
+
+// A parse's error as a Status (with *error set), or ok; `several`: name the argument.
+Status ParseStatus(const query::ParsedQuery& parsed, bool several, QueryError* error) {
+  if (parsed.ok()) return Status();
+  const query::ParseError& e = *parsed.error;
+  if (error != nullptr) *error = QueryError{e.argument, e.position, e.reason};
+  std::string where = several ? "query argument " + std::to_string(e.argument + 1) : "query";
+  return Status(Status::Code::kInvalidArgument,
+                where + ": " + e.reason + " (at byte " + std::to_string(e.position) + ")");
+}
+
+// Makes the parsed tree *rep, or returns the parse's error as a Status (with *error set);
+// `several`: the message names the argument.
+Status Adopt(query::ParsedQuery&& parsed, bool several, QueryError* error,
+             std::shared_ptr<const ParsedQuery::Rep>* rep) {
+  rep->reset();
+  Status s = ParseStatus(parsed, several, error);
+  if (!s.ok()) return s;
+  auto r = std::make_shared<ParsedQuery::Rep>();
+  r->root = std::move(parsed.root);
+  r->plain = query::IsPlainConjunction(r->root, &r->terms);
+  *rep = std::move(r);
+  return s;
+}
+
+}  // namespace
+
+Status ParsedQuery::Parse(std::string_view text, QuerySyntax syntax, ParsedQuery* query,
+                          QueryError* error) {
+  Status s;
+  Status g = Guard([&] {
+    s = Adopt(query::ParseQueryString(text, ModeOf(syntax)), false, error, &query->rep_);
+  });
+  return g.ok() ? s : g;
+}
+
+Status ParsedQuery::ParseArguments(const std::vector<std::string>& arguments, QuerySyntax syntax,
+                                   ParsedQuery* query, QueryError* error) {
+  Status s;
+  Status g = Guard([&] {
+    s = Adopt(query::ParseQueryArguments(arguments, ModeOf(syntax)), arguments.size() > 1, error,
+              &query->rep_);
+  });
+  return g.ok() ? s : g;
+}
+
+std::string ParsedQuery::ToString() const { return rep_ ? rep_->root.ToString() : ""; }
+
+bool ParsedQuery::plain() const { return rep_ && rep_->plain; }
+
+LineWindow TrimLine(const MatchLine& line, size_t max_columns) {
+  std::vector<answers::LineSpan> spans;
+  for (const LineSpan& s : line.spans) spans.push_back({s.start, s.end});
+  answers::TrimmedLine t = answers::TrimLine(line.text, spans, max_columns);
+  LineWindow w;
+  w.start = t.start;
+  w.end = t.end;
+  w.cut_before = t.cut_before;
+  w.cut_after = t.cut_after;
+  for (const answers::LineSpan& s : t.spans) w.spans.push_back({s.start, s.end});
+  return w;
+}
+
 struct Index::Rep {
   explicit Rep(const std::vector<std::string>& paths)
       : set(paths), first_path(paths.at(0)), paths(paths) {}
@@ -357,12 +439,35 @@ Status Index::Find(const std::string& start_dir, std::string* index_path) {
 
 Status Index::Query(const std::vector<std::string>& arguments, const QueryOptions& options,
                     QueryResult* result) const {
+  const auto start = std::chrono::steady_clock::now();
+  ParsedQuery q;
+  Status s = ParsedQuery::ParseArguments(arguments, options.syntax, &q);
+  if (!s.ok()) {
+    *result = QueryResult{};
+    return s;
+  }
+  return Answer(q, options, MicrosSince(start), result);
+}
+
+Status Index::Query(const ParsedQuery& query, const QueryOptions& options,
+                    QueryResult* result) const {
+  return Answer(query, options, 0, result);
+}
+
+Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, double parse_us,
+                     QueryResult* result) const {
   return GuardIndex(rep_->paths, [&] {
     *result = QueryResult{};
-    auto start = std::chrono::steady_clock::now();
-    std::vector<std::string> terms = query::Searcher::ParseQuery(arguments);
-    double tokenize_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    const auto start = std::chrono::steady_clock::now();
+    Ensure(!parsed.empty(), ErrorKind::kInvalidArgument, "query: not parsed (no query)");
+    const ParsedQuery::Rep& q = *parsed.rep_;
+    // How a phrase's candidates are read: the embedder's texts, or the files as indexed.
+    query::IndexSet::SegmentText text = [&](const query::IndexSet::Segment& s, uint32_t local,
+                                            std::string* out) {
+      if (options.document_text) return options.document_text(document(s.first_id + local), out);
+      std::string detail;
+      return query::ReadIndexedText(rep_->set, s, local, out, &detail) == query::TextState::kRead;
+    };
     std::vector<query::IndexScope> scope = ScopeOf(rep_->set, options);
     result->scoped =
         std::any_of(scope.begin(), scope.end(), [](const query::IndexScope& s) { return !s.all; });
@@ -371,8 +476,11 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     // With check_files, vanished files leave gaps that the next matches fill: ask again for
     // as many more as were left out (rarely needed: files vanish between updates).
     for (uint64_t ask = options.limit;;) {
+      // A plain conjunction takes 0.1's path: the row AND and the forward store, nothing else.
       std::vector<uint32_t> documents =
-          rep_->set.Search(terms, ask, &st, result->scoped ? &scope : nullptr);
+          q.plain ? rep_->set.Search(q.terms, ask, &st, result->scoped ? &scope : nullptr)
+                  : rep_->set.Evaluate(q.root, ask, text, true, &st,
+                                       result->scoped ? &scope : nullptr, &result->unreadable);
       // Verify the records document() will read for these results (chunks are verified
       // lazily): damage there fails this Query (with no documents), never meets document().
       for (uint32_t id : documents) {
@@ -402,15 +510,67 @@ Status Index::Query(const std::vector<std::string>& arguments, const QueryOption
     out.segments_searched = st.segments_searched;
     out.segments_skipped = st.segments_skipped;
     out.segments_out_of_scope = st.segments_out_of_scope;
-    out.parse_us = st.parse_us + tokenize_us;
+    out.prefix_terms = st.prefix_terms;
+    out.phrase_candidates = st.phrase_candidates;
+    out.text_bytes = st.text_bytes;
+    out.phrase_us = st.phrase_us;
+    out.parse_us = st.parse_us + parse_us;
     out.and_us = st.and_us;
     out.verify_us = st.verify_us;
     out.files_us = files_us;
-    out.total_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-            .count() -
-        files_us;
+    out.total_us = MicrosSince(start) + parse_us - files_us;
   });
+}
+
+Status Index::MatchingLines(uint32_t id, const ParsedQuery& query, const LineOptions& options,
+                            std::vector<LineGroup>* groups) const {
+  Status stale;
+  Status s = Guard([&] {
+    groups->clear();
+    Ensure(!query.empty(), ErrorKind::kInvalidArgument, "query: not parsed (no query)");
+    const query::IndexSet::Segment& seg = rep_->set.SegmentOf(id);
+    std::string text;
+    if (options.document_text) {
+      Ensure(options.document_text(document(id), &text), ErrorKind::kIo,
+             std::string(seg.reader->path(id - seg.first_id)) + ": its text cannot be read");
+    } else {
+      std::string detail;
+      const std::string path =
+          ShellPath(document(id), "");  // the file's absolute path, for messages
+      switch (query::ReadIndexedText(rep_->set, seg, id - seg.first_id, &text, &detail)) {
+        case query::TextState::kRead:
+          break;
+        case query::TextState::kChanged:
+          stale = Status(Status::Code::kStale, path + ": changed since it was indexed");
+          return;
+        case query::TextState::kVanished:
+          stale = Status(Status::Code::kStale, path + ": vanished since it was indexed");
+          return;
+        case query::TextState::kUnreadable:
+          throw Error(ErrorKind::kIo, path + ": cannot be read: " + detail);
+        case query::TextState::kNoFile:
+          throw Error(ErrorKind::kInvalidArgument,
+                      path + ": an in-memory document (give LineOptions::document_text)");
+      }
+    }
+    query::QueryMatcher matcher(query.rep_->root);
+    answers::LineOptions lo;
+    lo.before = options.before;
+    lo.after = options.after;
+    for (answers::LineGroup& g : answers::MatchingLines(text, matcher, lo)) {
+      LineGroup out;
+      for (answers::Line& l : g.lines) {
+        MatchLine m;
+        m.number = l.number;
+        m.text = text.substr(l.begin, l.end - l.begin);
+        m.match = l.match;
+        for (const answers::LineSpan& sp : l.spans) m.spans.push_back({sp.start, sp.end});
+        out.lines.push_back(std::move(m));
+      }
+      groups->push_back(std::move(out));
+    }
+  });
+  return s.ok() && !stale.ok() ? stale : s;
 }
 
 void Index::SetAsideStaleFiles(QueryResult* result,

@@ -13,6 +13,8 @@
       The set runs N times; the last pass is reported. An FTS5 error (e.g. a term with no
       tokens) counts as an empty result. OUTFILE: LINENO<TAB>PATH; TIMINGFILE:
       LINENO<TAB>MATCHES<TAB>MICROSECONDS.
+      --raw: each line is passed to MATCH as it is, in FTS5's own syntax ("a b" phrases,
+      a OR b), for bench/phrases.
   fts5_peer.py update DB DOCDIR MAPFILE CHANGES
       Applies one batch of changes in one transaction (bench/living). MAPFILE maps rowids to
       paths in LISTFILE's format (line i = rowid i; an empty line is a deleted rowid); it starts
@@ -114,7 +116,7 @@ def fts_query(line):
     return " AND ".join('"' + t.replace('"', '""') + '"' for t in line.split())
 
 
-def query(db, listfile, qfile, outfile, timefile, repeat):
+def query(db, listfile, qfile, outfile, timefile, repeat, raw=False):
     with open(listfile, encoding="utf-8") as lf:
         paths = [None] + [l.rstrip("\n") for l in lf]
     with open(qfile, encoding="utf-8") as qf:
@@ -129,7 +131,7 @@ def query(db, listfile, qfile, outfile, timefile, repeat):
     for _ in range(repeat):
         errors = 0
         for i, line in enumerate(queries):
-            q = fts_query(line)
+            q = line if raw else fts_query(line)
             t0 = time.perf_counter()
             try:
                 rows = con.execute(sql, (q,)).fetchall() if q else []
@@ -153,10 +155,13 @@ def main():
         k = a.index("--repeat")
         repeat = max(1, int(a[k + 1]))
         del a[k:k + 2]
+    raw = "--raw" in a
+    if raw:
+        a.remove("--raw")
     if len(a) == 5 and a[0] == "index":
         index(*a[1:])
     elif len(a) == 6 and a[0] == "query":
-        query(*a[1:], repeat)
+        query(*a[1:], repeat, raw)
     elif len(a) == 5 and a[0] == "update":
         update(*a[1:])
     else:

@@ -30,6 +30,11 @@
 //       With --repeat N the whole set runs N times (warm-up); only the last pass is reported.
 //       OUTFILE: "LINENO<TAB>PATH" per match; TIMINGFILE: "LINENO<TAB>MATCHES<TAB>MICROSECONDS".
 //       A line without terms is reported with MATCHES = -1.
+//
+//   --positions (index): index_text with positions, so phrase queries work (bench/phrases).
+//   --parse (query): each line goes through Xapian::QueryParser (FLAG_PHRASE | FLAG_BOOLEAN |
+//       FLAG_LOVEHATE | FLAG_WILDCARD, default operator AND, no stemming): "a b" phrases,
+//       a OR b, -x, pre*; the time includes parsing. A line that does not parse: MATCHES = -1.
 #include <xapian.h>
 
 #include <chrono>
@@ -38,14 +43,17 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+bool g_positions = false;  // --positions
+bool g_parse = false;      // --parse
 
 Xapian::TermGenerator make_generator(bool cjk) {
   Xapian::TermGenerator tg;  // no stemmer set: Xapian::Stem() (none), STEM_NONE
@@ -80,7 +88,11 @@ bool make_document(Xapian::TermGenerator& tg, const std::string& doc_dir, const 
   doc.set_data(rel);
   if (idterms) doc.add_boolean_term(id_term(rel));
   tg.set_document(doc);
-  tg.index_text_without_positions(text);
+  if (g_positions) {
+    tg.index_text(text);
+  } else {
+    tg.index_text_without_positions(text);
+  }
   return true;
 }
 
@@ -151,9 +163,10 @@ int do_update(const std::string& db_dir, const std::string& doc_dir, const std::
   Xapian::doccount n = db.get_doccount();
   db.close();
   double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::printf("{\"documents\":%u,\"deleted\":%zu,\"replaced\":%zu,\"added\":%zu,"
-              "\"seconds\":%.3f}\n",
-              n, n_del, n_rep, n_add, s);
+  std::printf(
+      "{\"documents\":%u,\"deleted\":%zu,\"replaced\":%zu,\"added\":%zu,"
+      "\"seconds\":%.3f}\n",
+      n, n_del, n_rep, n_add, s);
   return 0;
 }
 
@@ -206,6 +219,12 @@ int do_query(const std::string& db_dir, const std::string& qfile, const std::str
   Xapian::Enquire enquire(db);
   enquire.set_weighting_scheme(Xapian::BoolWeight());
   enquire.set_docid_order(Xapian::Enquire::ASCENDING);
+  Xapian::QueryParser qp;
+  qp.set_database(db);
+  qp.set_default_op(Xapian::Query::OP_AND);
+  qp.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
+  const unsigned qp_flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
+                            Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_WILDCARD;
 
   std::vector<std::vector<Xapian::docid>> results(queries.size());
   std::vector<double> micros(queries.size());
@@ -213,6 +232,20 @@ int do_query(const std::string& db_dir, const std::string& qfile, const std::str
   for (int pass = 0; pass < repeat; ++pass) {
     for (std::size_t i = 0; i < queries.size(); ++i) {
       auto t0 = Clock::now();
+      if (g_parse) {
+        std::vector<Xapian::docid>& r = results[i];
+        r.clear();
+        try {
+          enquire.set_query(qp.parse_query(queries[i], qp_flags));
+          Xapian::MSet mset = enquire.get_mset(0, ndocs);
+          for (Xapian::MSetIterator m = mset.begin(); m != mset.end(); ++m) r.push_back(*m);
+          counts[i] = static_cast<long>(r.size());
+        } catch (const Xapian::QueryParserError&) {
+          counts[i] = -1;
+        }
+        micros[i] = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+        continue;
+      }
       Xapian::Document qdoc;  // the query line's terms, generated exactly like a document's
       tg.set_document(qdoc);
       tg.index_text_without_positions(queries[i]);
@@ -260,14 +293,17 @@ int main(int argc, char** argv) {
         cjk = true;
       else if (!std::strcmp(argv[i], "--idterms"))
         idterms = true;
+      else if (!std::strcmp(argv[i], "--positions"))
+        g_positions = true;
+      else if (!std::strcmp(argv[i], "--parse"))
+        g_parse = true;
       else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
         repeat = std::atoi(argv[++i]);
       else
         pos.push_back(argv[i]);
     }
     if (repeat < 1) repeat = 1;
-    if (pos.size() == 4 && pos[0] == "index")
-      return do_index(pos[1], pos[2], pos[3], cjk, idterms);
+    if (pos.size() == 4 && pos[0] == "index") return do_index(pos[1], pos[2], pos[3], cjk, idterms);
     if (pos.size() == 4 && pos[0] == "update") return do_update(pos[1], pos[2], pos[3], cjk);
     if (pos.size() == 3 && pos[0] == "oneshot") return do_oneshot(pos[1], pos[2], cjk);
     if (pos.size() == 5 && pos[0] == "query")

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "bitsift/bitsift.h"
 
@@ -41,17 +43,26 @@ std::string Plural(uint64_t n, const char* one, const char* many) {
 }
 
 // Parses args into vm; returns an exit code if the command should stop (help or a bad flag).
+// `unknown_hint`, if given, is printed after the message for an unknown option; `help_extra`
+// after the options in --help.
 std::optional<int> Parse(const std::vector<std::string>& args, const char* usage,
                          const po::options_description& visible, const po::options_description& all,
                          const po::positional_options_description& positional,
-                         po::variables_map& vm) {
+                         po::variables_map& vm,
+                         const std::function<std::string(const std::string&)>& unknown_hint = {},
+                         const char* help_extra = "") {
   try {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     if (vm.count("help")) {
-      std::cout << usage << "\n" << visible;
+      std::cout << usage << "\n" << visible << help_extra;
       return kExitMatch;
     }
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    const std::string hint = unknown_hint ? unknown_hint(e.get_option_name()) : "";
+    std::fprintf(stderr, "bitsift: error: unknown option '%s'\n%s%s\n", e.get_option_name().c_str(),
+                 hint.c_str(), usage);
+    return kExitError;
   } catch (const po::error& e) {
     std::fprintf(stderr, "bitsift: error: %s\n%s\n", e.what(), usage);
     return kExitError;
@@ -159,6 +170,11 @@ struct QueryFlags {
   bool several = false;  // more than one index open
   std::string cwd;       // printed paths are relative to it (ShellPath)
   QueryOptions options;
+  // --lines: matching lines instead of paths.
+  bool lines = false;
+  bool color = false;        // ANSI colours (--color, NO_COLOR, a terminal)
+  LineOptions context;       // -A/-B/-C
+  uint64_t max_columns = 0;  // --max-columns (0 = whole lines)
 };
 
 // One match as a JSON object: `path` as printed, `index_path` (within the index) and `root`,
@@ -180,7 +196,34 @@ std::string DocumentJson(const Index& index, uint32_t id, const std::string& pre
 // number of queries that returned it), reported once at the end.
 struct StaleHits {
   std::set<uint32_t> changed, vanished;
+  // Matches that could not be decided (a phrase to check in a file that cannot be read) or
+  // whose lines could not be read, with the reason.
+  std::map<uint32_t, std::string> unreadable;
+  bool lines_skipped = false;   // a changed file's lines were not printed (--lines)
+  bool phrase_skipped = false;  // a changed file was not answered (a phrase to check)
+  // Adds document `id`, which could not be used, where its file's state puts it.
+  void Add(const Index& index, uint32_t id, const std::string& reason) {
+    switch (index.file_state(id)) {
+      case FileState::kChanged:
+        changed.insert(id);
+        break;
+      case FileState::kVanished:
+        vanished.insert(id);
+        break;
+      default:
+        unreadable.emplace(id, reason);
+    }
+  }
 };
+
+// What became of stale hits, for the warning: which ones are not printed and why.
+std::string StaleNote(const StaleHits& stale) {
+  std::string note;
+  if (!stale.vanished.empty()) note += "; vanished ones are not printed";
+  if (stale.lines_skipped) note += "; the lines of changed ones are not printed";
+  if (stale.phrase_skipped) note += "; a phrase cannot be checked in changed ones";
+  return note;
+}
 
 // Prints the stale hits on stderr, once (nothing if there are none): the counts, up to kListed
 // paths of each kind, and the command that brings each index concerned up to date.
@@ -188,14 +231,24 @@ struct StaleHits {
 void ReportStale(const Index& index, const StaleHits& stale, const std::string& cwd,
                  const std::vector<std::string>& index_paths) {
   constexpr size_t kListed = 10;
+  size_t shown_unreadable = 0;
+  for (const auto& [id, reason] : stale.unreadable) {
+    if (shown_unreadable++ < kListed) {
+      std::fprintf(stderr, "bitsift: warning: %s: %s\n", ShellPath(index.document(id), cwd).c_str(),
+                   reason.c_str());
+    }
+  }
+  if (stale.unreadable.size() > kListed) {
+    std::fprintf(stderr, "bitsift: warning: ... and %zu more documents could not be read\n",
+                 stale.unreadable.size() - kListed);
+  }
   if (stale.changed.empty() && stale.vanished.empty()) return;
   std::fprintf(
       stderr,
       "bitsift: warning: %s out of date (%s changed, %" PRIu64 " vanished since indexing%s):\n",
       Plural(stale.changed.size() + stale.vanished.size(), "match is", "matches are").c_str(),
       Plural(stale.changed.size(), "file", "files").c_str(),
-      static_cast<uint64_t>(stale.vanished.size()),
-      stale.vanished.empty() ? "" : "; vanished ones are not printed");
+      static_cast<uint64_t>(stale.vanished.size()), StaleNote(stale).c_str());
   std::map<uint32_t, std::string> roots;  // the indexes concerned
   for (const auto& [ids, what] :
        {std::pair{&stale.changed, "changed"}, {&stale.vanished, "vanished"}}) {
@@ -218,17 +271,19 @@ void ReportStale(const Index& index, const StaleHits& stale, const std::string& 
 }
 
 std::string StatsJson(const QueryStats& s, uint64_t matches, const std::string& prefix) {
-  char buf[800];
+  char buf[1024];
   std::snprintf(buf, sizeof(buf),
                 "{%s\"terms\":%" PRIu64 ",\"matches\":%" PRIu64 ",\"candidates\":%" PRIu64
                 ",\"false_positives\":%" PRIu64 ",\"rows_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64
                 ",\"segments_searched\":%" PRIu64 ",\"segments_skipped\":%" PRIu64
-                ",\"segments_out_of_scope\":%" PRIu64
-                ",\"parse_us\":%.1f,\"and_us\":%.1f,\"verify_us\":%.1f,\"total_us\":%.1f"
-                ",\"files_us\":%.1f}",
+                ",\"segments_out_of_scope\":%" PRIu64 ",\"prefix_terms\":%" PRIu64
+                ",\"phrase_candidates\":%" PRIu64 ",\"text_bytes\":%" PRIu64
+                ",\"parse_us\":%.1f,\"and_us\":%.1f,\"verify_us\":%.1f,\"phrase_us\":%.1f,"
+                "\"total_us\":%.1f,\"files_us\":%.1f}",
                 prefix.c_str(), s.terms, matches, s.candidates, s.false_positives, s.rows_read,
                 s.bytes_read, s.segments_searched, s.segments_skipped, s.segments_out_of_scope,
-                s.parse_us, s.and_us, s.verify_us, s.total_us, s.files_us);
+                s.prefix_terms, s.phrase_candidates, s.text_bytes, s.parse_us, s.and_us,
+                s.verify_us, s.phrase_us, s.total_us, s.files_us);
   return buf;
 }
 
@@ -240,19 +295,121 @@ void PrintStatsText(const QueryStats& s, uint64_t matches) {
                "rows read %" PRIu64 ", bytes read %" PRIu64 ", segments searched %" PRIu64
                ", skipped %" PRIu64 ", out of scope %" PRIu64
                "\n"
-               "time: parse %.1f us, and %.1f us, verify %.1f us, total %.1f us; files looked "
-               "at %.1f us\n",
+               "prefix terms %" PRIu64 ", texts read for phrases %" PRIu64 " (%" PRIu64
+               " bytes)\n"
+               "time: parse %.1f us, and %.1f us, verify %.1f us, phrases %.1f us, total %.1f us; "
+               "files looked at %.1f us\n",
                s.terms, matches, s.candidates, s.false_positives, s.rows_read, s.bytes_read,
-               s.segments_searched, s.segments_skipped, s.segments_out_of_scope, s.parse_us,
-               s.and_us, s.verify_us, s.total_us, s.files_us);
+               s.segments_searched, s.segments_skipped, s.segments_out_of_scope, s.prefix_terms,
+               s.phrase_candidates, s.text_bytes, s.parse_us, s.and_us, s.verify_us, s.phrase_us,
+               s.total_us, s.files_us);
+}
+
+// ANSI colours of --lines, as ripgrep's defaults.
+constexpr const char* kColorPath = "\033[35m";
+constexpr const char* kColorLine = "\033[32m";
+constexpr const char* kColorMatch = "\033[1;31m";
+constexpr const char* kColorReset = "\033[0m";
+
+void Write(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+// Prints one line of --lines output: `path:N:text` (a context line `path-N-text`), the text
+// cut by --max-columns with "[...]" where it was cut, matches highlighted with colour.
+void PrintLine(const std::string& prefix, const std::string& path, const MatchLine& line,
+               const QueryFlags& f) {
+  const char sep = line.match ? ':' : '-';
+  Write(prefix);
+  if (f.color) Write(kColorPath);
+  Write(path);
+  if (f.color) Write(kColorReset);
+  std::fputc(sep, stdout);
+  if (f.color) Write(kColorLine);
+  Write(std::to_string(line.number));
+  if (f.color) Write(kColorReset);
+  std::fputc(sep, stdout);
+  const LineWindow w = TrimLine(line, f.max_columns);
+  const std::string_view text = std::string_view(line.text).substr(w.start, w.end - w.start);
+  if (w.cut_before) Write("[...]");
+  size_t at = 0;
+  for (const LineSpan& span : w.spans) {
+    Write(text.substr(at, span.start - at));
+    if (f.color) Write(kColorMatch);
+    Write(text.substr(span.start, span.end - span.start));
+    if (f.color) Write(kColorReset);
+    at = span.end;
+  }
+  Write(text.substr(at));
+  if (w.cut_after) Write("[...]");
+  std::fputc('\n', stdout);
+}
+
+// One line of --lines --json: path (as printed), index_path, line, text, spans, and "context"
+// for a context line.
+std::string LineJson(const DocumentInfo& d, const MatchLine& line, const std::string& prefix,
+                     const QueryFlags& f) {
+  std::ostringstream out;
+  out << "{" << prefix << "\"path\":" << JsonString(ShellPath(d, f.cwd))
+      << ",\"index_path\":" << JsonString(d.path);
+  if (f.several) out << ",\"index\":" << d.index;
+  out << ",\"line\":" << line.number << ",\"text\":" << JsonString(line.text) << ",\"spans\":[";
+  for (size_t i = 0; i < line.spans.size(); ++i) {
+    out << (i ? "," : "") << "[" << line.spans[i].start << "," << line.spans[i].end << "]";
+  }
+  out << "]";
+  if (!line.match) out << ",\"context\":true";
+  out << "}";
+  return out.str();
+}
+
+// Prints the matching lines of the documents of `result` (in its order: path order within each
+// index). A document whose file changed or vanished is not printed (it goes to *stale), nor
+// one that cannot be read. Returns the number of documents whose lines were printed.
+uint64_t PrintLines(const Index& index, const ParsedQuery& query, const QueryResult& result,
+                    const QueryFlags& f, const std::string& text_prefix,
+                    const std::string& json_prefix, StaleHits* stale) {
+  const bool context = f.context.before > 0 || f.context.after > 0;
+  bool printed_group = false;
+  uint64_t printed = 0;
+  for (uint32_t id : result.documents) {
+    std::vector<LineGroup> groups;
+    Status s = index.MatchingLines(id, query, f.context, &groups);
+    if (s.code() == Status::Code::kStale) {
+      stale->lines_skipped = true;
+      stale->Add(index, id, s.message());
+      continue;
+    }
+    if (!s.ok()) {
+      stale->unreadable.emplace(id, s.message());
+      continue;
+    }
+    if (groups.empty()) continue;
+    ++printed;
+    const DocumentInfo d = index.document(id);
+    const std::string path = ShellPath(d, f.cwd);
+    for (const LineGroup& g : groups) {
+      if (context && printed_group && !f.json) {
+        Write(text_prefix);
+        Write("--\n");
+      }
+      printed_group = true;
+      for (const MatchLine& line : g.lines) {
+        if (f.json) {
+          std::printf("%s\n", LineJson(d, line, json_prefix, f).c_str());
+        } else {
+          PrintLine(text_prefix, path, line, f);
+        }
+      }
+    }
+  }
+  return printed;
 }
 
 // Runs one query and prints its output; `line` > 0 in batch mode. Stale hits go to *stale.
 // Returns the matches printed (or counted) or nullopt on error (already reported).
-std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::string>& terms,
-                                  const QueryFlags& f, uint64_t line, StaleHits* stale) {
+std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, const QueryFlags& f,
+                                  uint64_t line, StaleHits* stale) {
   QueryResult result;
-  Status s = index.Query(terms, f.options, &result);
+  Status s = index.Query(query, f.options, &result);
   if (!s.ok()) {
     if (line > 0) {
       std::fprintf(stderr, "bitsift: error: query line %" PRIu64 ": %s\n", line,
@@ -264,15 +421,27 @@ std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::str
   }
   stale->changed.insert(result.changed.begin(), result.changed.end());
   stale->vanished.insert(result.vanished.begin(), result.vanished.end());
-  const std::string json_prefix = line > 0 ? "\"line\":" + std::to_string(line) + "," : "";
+  for (uint32_t id : result.unreadable) {
+    stale->phrase_skipped = true;
+    stale->Add(index, id, "cannot be read to check a phrase; not answered");
+  }
+  // In batch mode each output line says which query it answers: "N<TAB>" before text, a field
+  // in JSON ("line", or "query_line" with --lines, where "line" is the text's line).
+  std::string json_prefix;
+  if (line > 0) {
+    json_prefix = f.lines ? "\"query_line\":" : "\"line\":";
+    json_prefix.append(std::to_string(line)).push_back(',');
+  }
   const std::string text_prefix = line > 0 ? std::to_string(line) + "\t" : "";
-  const uint64_t n = result.documents.size();
+  uint64_t n = result.documents.size();
   if (f.count) {
     if (f.json) {
       std::printf("{%s\"count\":%" PRIu64 "}\n", json_prefix.c_str(), n);
     } else {
       std::printf("%s%" PRIu64 "\n", text_prefix.c_str(), n);
     }
+  } else if (f.lines) {
+    n = PrintLines(index, query, result, f, text_prefix, json_prefix, stale);
   } else {
     const std::set<uint32_t> changed(result.changed.begin(), result.changed.end());
     for (uint32_t id : result.documents) {
@@ -314,12 +483,28 @@ std::optional<uint64_t> AnswerOne(const Index& index, const std::vector<std::str
   return n;
 }
 
-// Splits a query line on whitespace into arguments.
-std::vector<std::string> SplitLine(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
+// Reports a query that does not parse: the reason, the text with a caret under the place (for
+// a query of one line), and how to search for the characters literally. `line` > 0: a line of
+// a --queries file.
+void ReportParseError(const Status& s, const QueryError& e, const std::string& text,
+                      uint64_t line) {
+  if (line > 0) {
+    std::fprintf(stderr, "bitsift: error: query line %" PRIu64 ": %s\n", line, s.message().c_str());
+  } else {
+    Fail(s.message());
+  }
+  if (text.find_first_of("\n\r") == std::string::npos && text.size() <= 200) {
+    // The caret's column: code points before the position (a terminal shows one per column,
+    // near enough for the scripts people type queries in).
+    size_t column = 0;
+    for (size_t i = 0; i < e.position && i < text.size(); ++i) {
+      if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++column;
+    }
+    std::fprintf(stderr, "  %s\n  %s^\n", text.c_str(), std::string(column, ' ').c_str());
+  }
+  std::fprintf(stderr,
+               "bitsift: hint: the query language is described in 'bitsift query --help'; "
+               "--words reads every word as plain text\n");
 }
 
 // Opens the indexes named by --index flags, or the one Index::Find finds from the working
@@ -608,17 +793,67 @@ void SetQueryScope(const po::variables_map& vm, const std::vector<std::string>& 
   if (given.empty() && !vm.count("all")) f->options.working_dir = f->cwd;
 }
 
+// `bitsift query --help`: the query language in brief (README "Query language" has it all).
+constexpr const char* kQueryLanguage =
+    "\nquery language (each TERM argument is a query; the arguments are ANDed):\n"
+    "  word1 word2      documents holding both words (as the index tokenizes: case, accents\n"
+    "                   folded by NFKC casefold; CJK text as character pairs)\n"
+    "  \"free software\"  a phrase: the words contiguous and in order; so is a word the\n"
+    "                   tokenizer splits (std::vector, e-mail) and a CJK run of 3+ characters;\n"
+    "                   an argument with spaces but no operator is a phrase too\n"
+    "  gpl OR bsd       either (upper-case OR; binds tighter than the implicit AND)\n"
+    "  -word            documents without it (after -- or inside a quoted query:\n"
+    "                   bitsift query copyright -- -gpl, bitsift query 'copyright -gpl')\n"
+    "  licen*           any term starting with licen\n"
+    "  (a OR b) -(c d)  groups\n"
+    "  --words          0.1's meaning: every word required, nothing is an operator\n";
+
+// The query command's hint for an unknown option: an exclusion written as its own argument.
+std::string ExclusionHint(const std::string& option) {
+  if (option.size() < 2 || option[0] != '-' || option[1] == '-') return "";
+  return "bitsift: hint: to exclude documents holding '" + option.substr(1) +
+         "', put it after --: 'bitsift query TERMS -- " + option +
+         "', or quote the whole query: 'bitsift query \"TERMS " + option + "\"'\n";
+}
+
+// The colour choice of --color: "always", "never", or "auto" (stdout is a terminal and the
+// NO_COLOR variable is unset or empty). nullopt (reported) for another value.
+std::optional<bool> ColorOption(const po::variables_map& vm) {
+  const std::string c = vm["color"].as<std::string>();
+  if (c == "always") return true;
+  if (c == "never") return false;
+  if (c == "auto") {
+    const char* no_color = std::getenv("NO_COLOR");
+    return ::isatty(STDOUT_FILENO) && (no_color == nullptr || no_color[0] == '\0');
+  }
+  Fail("--color must be auto, always or never, got '" + c + "'");
+  return std::nullopt;
+}
+
 int RunQuery(const std::vector<std::string>& args) {
   const char* usage =
       "usage: bitsift query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
-      "                     [--all | --in PATH...] (TERM... | --queries FILE) [-- PATH...]";
+      "                     [--lines [--color WHEN] [-C N] [-A N] [-B N] [--max-columns N]]\n"
+      "                     [--words] [--all | --in PATH...] (TERM... | --queries FILE)\n"
+      "                     [-- [-TERM | PATH]...]";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::vector<std::string>>(),
       "index directory (default: .bitsift here or in a parent); repeat to search several as one")(
-      "count,c", "print the number of matches only")("json", "print one JSON object per match")(
+      "count,c", "print the number of matches only")(
+      "json", "print one JSON object per match (with --lines: per line, with its spans)")(
       "limit", po::value<std::string>()->default_value("0"), "print at most N matches (0 = all)")(
       "null,0", "end each printed path with a NUL byte instead of a newline (for xargs -0)")(
+      "lines,n", "print the matching lines (path:LINE:text), as grep -n does")(
+      "color", po::value<std::string>()->default_value("auto"),
+      "with --lines: colour paths, line numbers and matches: auto (a terminal, NO_COLOR unset), "
+      "always or never")("context,C", po::value<std::string>(),
+                         "with --lines: N lines of context around each match")(
+      "after-context,A", po::value<std::string>(), "with --lines: N lines after each match")(
+      "before-context,B", po::value<std::string>(), "with --lines: N lines before each match")(
+      "max-columns", po::value<std::string>()->default_value("0"),
+      "with --lines: show at most N characters of a line, around its first match (0 = all)")(
+      "words", "read the query as plain words, all required (no operators: bitsift 0.1)")(
       "all", "search the whole index, not only the folder you are in")(
       "in", po::value<std::vector<std::string>>(),
       "only documents under PATH (a file or folder, from the current directory; repeatable; "
@@ -630,33 +865,77 @@ int RunQuery(const std::vector<std::string>& args) {
   all.add(visible).add_options()("term", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
   pos.add("term", -1);
-  // TERMS -- PATH...: what follows the first "--" is paths, not terms.
+  // TERMS -- ARGS: after the first "--", an argument starting with "-" is a query argument (an
+  // exclusion: "copyright -- -gpl"); the others are PATHs to search under. A path starting
+  // with "-" is written "./-name", as bitsift prints such paths.
   auto dashes = std::find(args.begin(), args.end(), "--");
-  const std::vector<std::string> paths(dashes == args.end() ? dashes : dashes + 1, args.end());
+  std::vector<std::string> paths, late_terms;
+  for (auto it = dashes == args.end() ? dashes : dashes + 1; it != args.end(); ++it) {
+    (it->size() > 1 && (*it)[0] == '-' ? late_terms : paths).push_back(*it);
+  }
   po::variables_map vm;
-  if (auto code = Parse({args.begin(), dashes}, usage, visible, all, pos, vm)) return *code;
+  if (auto code = Parse({args.begin(), dashes}, usage, visible, all, pos, vm, ExclusionHint,
+                        kQueryLanguage)) {
+    return *code;
+  }
   QueryFlags f;
   f.count = vm.count("count") > 0;
   f.json = vm.count("json") > 0;
   f.stats = vm.count("stats") > 0;
   f.null = vm.count("null") > 0;
-  if (f.null && (f.count || f.json)) {
-    return Fail("-0/--null ends printed paths with NUL; it does not go with --count or --json");
+  f.lines = vm.count("lines") > 0;
+  if (f.null && (f.count || f.json || f.lines)) {
+    return Fail(
+        "-0/--null ends printed paths with NUL; it does not go with --count, --json or --lines");
+  }
+  if (f.lines && f.count) return Fail("--lines prints lines; it does not go with --count");
+  for (const char* name : {"context", "after-context", "before-context"}) {
+    if (vm.count(name) && !f.lines) return Fail(std::string("--") + name + " needs --lines");
+  }
+  if (!f.lines && (!vm["max-columns"].defaulted() || !vm["color"].defaulted())) {
+    return Fail("--max-columns and --color need --lines");
   }
   std::optional<uint64_t> limit = WholeOption(vm, "limit", 0, kMaxLimit, "0 = all");
   if (!limit) return kExitError;
   f.options.limit = *limit;
+  std::optional<uint64_t> columns = WholeOption(vm, "max-columns", 0, kMaxLimit, "0 = all");
+  if (!columns) return kExitError;
+  f.max_columns = *columns;
+  std::optional<bool> color = ColorOption(vm);
+  if (!color) return kExitError;
+  f.color = *color && !f.json;
+  // -C sets both; -A and -B override their side (grep's rule).
+  for (const auto& [name, before, after] : {std::tuple{"context", true, true},
+                                            {"before-context", true, false},
+                                            {"after-context", false, true}}) {
+    if (!vm.count(name)) continue;
+    std::optional<uint64_t> n = WholeOption(vm, name, 0, kMaxLimit, "lines");
+    if (!n) return kExitError;
+    if (before) f.context.before = *n;
+    if (after) f.context.after = *n;
+  }
+  const QuerySyntax syntax = vm.count("words") ? QuerySyntax::kWords : QuerySyntax::kLanguage;
   // --count prints no path: it counts the index's answers without looking at the files.
   f.options.check_files = !f.count;
   f.cwd = WorkingDirectory();
   SetQueryScope(vm, paths, &f);
   std::vector<std::string> terms;
   if (vm.count("term")) terms = vm["term"].as<std::vector<std::string>>();
+  terms.insert(terms.end(), late_terms.begin(), late_terms.end());
   const bool batch = vm.count("queries") > 0;
   if (batch == !terms.empty()) {
     return Fail(
         std::string(batch ? "give either TERMs or --queries, not both\n" : "no query terms\n") +
         usage);
+  }
+  ParsedQuery query;
+  if (!batch) {
+    QueryError error;
+    Status s = ParsedQuery::ParseArguments(terms, syntax, &query, &error);
+    if (!s.ok()) {
+      ReportParseError(s, error, terms.at(std::min(error.argument, terms.size() - 1)), 0);
+      return kExitError;
+    }
   }
   std::unique_ptr<Index> index;
   std::vector<std::string> index_paths;
@@ -665,10 +944,11 @@ int RunQuery(const std::vector<std::string>& args) {
   f.several = index_paths.size() > 1;
   StaleHits stale;
   if (!batch) {
-    std::optional<uint64_t> n = AnswerOne(*index, terms, f, 0, &stale);
+    std::optional<uint64_t> n = AnswerOne(*index, query, f, 0, &stale);
     std::fflush(stdout);
     ReportStale(*index, stale, f.cwd, index_paths);
     if (!n) return kExitError;
+    if (f.lines && !stale.unreadable.empty()) return kExitError;
     return *n > 0 ? kExitMatch : kExitNoMatch;
   }
   const std::string file = vm["queries"].as<std::string>();
@@ -684,9 +964,16 @@ int RunQuery(const std::vector<std::string>& args) {
   uint64_t line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
-    std::vector<std::string> words = SplitLine(line);
-    if (words.empty()) continue;  // blank lines are not queries
-    std::optional<uint64_t> n = AnswerOne(*index, words, f, line_no, &stale);
+    if (line.find_first_not_of(" \t\r\v\f") == std::string::npos) continue;  // blank
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
+    QueryError error;
+    Status ps = ParsedQuery::Parse(line, syntax, &query, &error);
+    if (!ps.ok()) {
+      ReportParseError(ps, error, line, line_no);
+      any_error = true;
+      continue;
+    }
+    std::optional<uint64_t> n = AnswerOne(*index, query, f, line_no, &stale);
     if (!n) {
       any_error = true;
     } else if (*n > 0) {
@@ -699,7 +986,7 @@ int RunQuery(const std::vector<std::string>& args) {
   }
   std::fflush(stdout);
   ReportStale(*index, stale, f.cwd, index_paths);
-  if (any_error) return kExitError;
+  if (any_error || (f.lines && !stale.unreadable.empty())) return kExitError;
   return any_match ? kExitMatch : kExitNoMatch;
 }
 

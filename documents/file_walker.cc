@@ -326,8 +326,7 @@ SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path
                        tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
                        FileFacts* facts, std::string* detail) {
   TokenizerStage tokens(tokenizer, sink);
-  SkipReason r =
-      FeedStage(root, relative_path, max_file_size, options, tokens, 0, facts, detail);
+  SkipReason r = FeedStage(root, relative_path, max_file_size, options, tokens, 0, facts, detail);
   facts->size = tokens.bytes();
   return r;
 }
@@ -343,6 +342,17 @@ SkipReason ProbeDocumentFile(const std::string& root, const std::string& relativ
   FileFacts facts;
   return FeedStage(root, relative_path, max_file_size, options, discard, kProbeReadBytes, &facts,
                    detail);
+}
+
+SkipReason ReadDocumentText(const std::string& root, const std::string& relative_path,
+                            uint64_t max_file_size, const DocumentOptions& options,
+                            std::string* text, FileFacts* facts, std::string* detail) {
+  StringSink sink;
+  SkipReason r = FeedStage(root, relative_path, max_file_size, options, sink, 0, facts, detail);
+  facts->size = sink.text.size();
+  text->swap(sink.text);
+  if (r != SkipReason::kCount) text->clear();
+  return r;
 }
 
 SkipReason ReadDocumentFile(const std::string& root, const std::string& relative_path,

@@ -56,6 +56,15 @@ SkipReason ReadDocumentFile(const std::string& root, const std::string& relative
                             tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
                             FileFacts* facts, std::string* detail);
 
+// Reads root/relative_path through the same stage as ReadDocumentFile into *text (the UTF-8
+// text the tokenizer would get), for showing a document's matching lines and checking phrases.
+// Returns kCount with *text and *facts filled (facts taken with fstat on the descriptor read, so
+// they describe exactly the bytes read), otherwise why it cannot be read, as ReadDocumentFile.
+// The text is held whole in memory (at most max_file_size bytes, or the decompression limit).
+SkipReason ReadDocumentText(const std::string& root, const std::string& relative_path,
+                            uint64_t max_file_size, const DocumentOptions& options,
+                            std::string* text, FileFacts* facts, std::string* detail);
+
 // Whether ReadDocumentFile would index root/relative_path, without tokenizing it: the same
 // open, type and size checks and the same stage, but only over the first bytes of the file
 // (those that settle decoding: the encoding choice and the binary probe). Skips that only the

@@ -1,6 +1,8 @@
 // libFuzzer target: query parsing and answering through the public API, against a small index
-// built once. The input is split on '\n' into arguments. Every query must either be refused as
-// having no terms or return exactly the documents whose term sets contain every query term.
+// built once. The input is split on '\n' into arguments. In words mode (0.1's meaning) every
+// query must either be refused as having no terms or return exactly the documents whose term
+// sets contain every query term; in the query language it must parse or be refused with
+// kInvalidArgument, and never fail otherwise (phrases are checked against the texts).
 #include <bitsift/bitsift.h>
 #include <unistd.h>
 
@@ -15,10 +17,11 @@
 namespace {
 
 struct Fixture {
+  std::vector<bitsift::Document> docs;
   std::unique_ptr<bitsift::Index> index;
   std::vector<std::set<std::string>> doc_terms;  // by document id
   Fixture() {
-    std::vector<bitsift::Document> docs = {
+    docs = {
         {"a", "Bloom filters answer maybe; exact answers need verification.", 0},
         {"b", "布隆过滤器 数据结构 東京タワー ひらがな", 0},
         {"c", "Straße STRASSE strasse ﬁnance ＡＢＣ 3.14 1,000,000 node.js foo@bar.com", 0},
@@ -60,8 +63,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!bitsift::Tokenize(a, &t).ok()) std::abort();
     terms.insert(t.begin(), t.end());
   }
+  bitsift::QueryOptions language;
+  language.document_text = [](const bitsift::DocumentInfo& d, std::string* text) {
+    for (const bitsift::Document& doc : f.docs) {
+      if (doc.name != d.path) continue;
+      *text = doc.text;
+      return true;
+    }
+    return false;
+  };
   bitsift::QueryResult r;
-  bitsift::Status s = f.index->Query(args, {}, &r);
+  bitsift::Status ls = f.index->Query(args, language, &r);
+  if (!ls.ok() && ls.code() != bitsift::Status::Code::kInvalidArgument) std::abort();
+  if (ls.ok() && !r.unreadable.empty()) std::abort();
+  bitsift::QueryOptions words;
+  words.syntax = bitsift::QuerySyntax::kWords;
+  bitsift::Status s = f.index->Query(args, words, &r);
   if (terms.empty()) {
     if (s.code() != bitsift::Status::Code::kInvalidArgument) std::abort();
     return 0;

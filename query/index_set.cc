@@ -86,8 +86,44 @@ const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
 std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, uint64_t limit,
                                        SetQueryStats* stats,
                                        const std::vector<IndexScope>* scope) const {
-  *stats = SetQueryStats{};
+  std::vector<uint32_t> out = Answer(
+      [&terms](const Segment& s, uint64_t want, const std::vector<IdRange>* ranges,
+               SegmentAnswer* a) {
+        a->hits = s.searcher->Search(terms, want, &a->stats,
+                                     s.deleted.empty() ? nullptr : s.deleted.data(), ranges);
+      },
+      limit, stats, scope, nullptr);
   stats->terms = terms.size();
+  return out;
+}
+
+std::vector<uint32_t> IndexSet::Evaluate(const QueryNode& query, uint64_t limit,
+                                         const SegmentText& text, bool parallel,
+                                         SetQueryStats* stats, const std::vector<IndexScope>* scope,
+                                         std::vector<uint32_t>* unreadable) const {
+  std::vector<uint32_t> out = Answer(
+      [&](const Segment& s, uint64_t want, const std::vector<IdRange>* ranges, SegmentAnswer* a) {
+        EvalOptions options;
+        options.limit = want;
+        options.deleted = s.deleted.empty() ? nullptr : s.deleted.data();
+        options.scope = ranges;
+        options.parallel = parallel;
+        if (text) {
+          options.text = [&s, &text](uint32_t doc, std::string* t) { return text(s, doc, t); };
+        }
+        EvalResult r = query::Evaluate(*s.reader, *s.searcher, query, options, &a->stats);
+        a->hits = std::move(r.documents);
+        a->unreadable = std::move(r.unreadable);
+      },
+      limit, stats, scope, unreadable);
+  return out;
+}
+
+std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint64_t limit,
+                                       SetQueryStats* stats, const std::vector<IndexScope>* scope,
+                                       std::vector<uint32_t>* unreadable) const {
+  *stats = SetQueryStats{};
+  if (unreadable != nullptr) unreadable->clear();
   std::vector<uint32_t> out;
   for (size_t x = 0; x < indexes_.size(); ++x) {
     const Index& index = indexes_[x];
@@ -98,8 +134,7 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
     // Segments are searched in parallel (each search may itself run in parallel); a segment
     // whose dictionary lacks a term returns at once, so does one with nothing in the scope.
     const size_t n = index.segments.size();
-    std::vector<std::vector<uint32_t>> hits(n);
-    std::vector<QueryStats> st(n);
+    std::vector<SegmentAnswer> answers(n);
     std::vector<std::vector<IdRange>> ranges(n);
     std::vector<const std::vector<IdRange>*> limits(n, nullptr);
     for (size_t i = 0; in != nullptr && i < n; ++i) {
@@ -112,9 +147,7 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
     }
     auto search = [&](size_t i) {
       if (limits[i] != nullptr && limits[i]->empty()) return;
-      const Segment& s = segments_[index.segments[i]];
-      hits[i] = s.searcher->Search(terms, want, &st[i],
-                                   s.deleted.empty() ? nullptr : s.deleted.data(), limits[i]);
+      search_segment(segments_[index.segments[i]], want, limits[i], &answers[i]);
     };
     if (n > 1) {
       tbb::parallel_for(size_t{0}, n, search);
@@ -125,17 +158,28 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
     std::vector<size_t> part_segment;
     for (size_t i = 0; i < n; ++i) {
       if (limits[i] != nullptr && limits[i]->empty()) continue;
-      (st[i].absent_term ? stats->segments_skipped : stats->segments_searched)++;
-      stats->candidates += st[i].candidates;
-      stats->false_positives += st[i].false_positives;
-      stats->rows_read += st[i].rows_read;
-      stats->bytes_read += st[i].bytes_read;
-      stats->parse_us += st[i].parse_us;
-      stats->and_us += st[i].and_us;
-      stats->verify_us += st[i].verify_us;
-      stats->total_us += st[i].total_us;
-      if (!hits[i].empty()) {
-        parts.push_back(std::move(hits[i]));
+      const EvalStats& st = answers[i].stats;
+      (st.absent_term ? stats->segments_skipped : stats->segments_searched)++;
+      stats->terms = std::max(stats->terms, st.terms);
+      stats->candidates += st.candidates;
+      stats->false_positives += st.false_positives;
+      stats->rows_read += st.rows_read;
+      stats->bytes_read += st.bytes_read;
+      stats->parse_us += st.parse_us;
+      stats->and_us += st.and_us;
+      stats->verify_us += st.verify_us;
+      stats->total_us += st.total_us;
+      stats->prefix_terms += st.prefix_terms;
+      stats->phrase_candidates += st.phrase_candidates;
+      stats->text_bytes += st.text_bytes;
+      stats->unreadable += st.unreadable;
+      stats->phrase_us += st.phrase_us;
+      const Segment& seg = segments_[index.segments[i]];
+      if (unreadable != nullptr) {
+        for (uint32_t local : answers[i].unreadable) unreadable->push_back(seg.first_id + local);
+      }
+      if (!answers[i].hits.empty()) {
+        parts.push_back(std::move(answers[i].hits));
         part_segment.push_back(index.segments[i]);
       }
     }

@@ -6,12 +6,14 @@
 #define BITSIFT_QUERY_INDEX_SET_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "format/manifest.h"
 #include "query/index_reader.h"
+#include "query/query_eval.h"
 #include "query/scope.h"
 #include "query/searcher.h"
 
@@ -20,9 +22,15 @@ namespace bitsift::query {
 // Sums over the segments searched (the time fields too: with segments searched in parallel,
 // total_us can exceed the wall time).
 struct SetQueryStats : QueryStats {
-  uint64_t segments_searched = 0;  // segments whose rows were read
-  uint64_t segments_skipped = 0;   // segments whose dictionary lacks a term (no row read)
+  uint64_t segments_searched = 0;      // segments whose rows were read
+  uint64_t segments_skipped = 0;       // segments whose dictionary lacks a term (no row read)
   uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (nothing read)
+  // Evaluate only (query_eval.h's EvalStats, summed):
+  uint64_t prefix_terms = 0;       // dictionary terms the prefixes expanded to
+  uint64_t phrase_candidates = 0;  // documents whose text was read to check a phrase
+  uint64_t text_bytes = 0;         // bytes of that text
+  uint64_t unreadable = 0;         // documents whose text was needed but could not be read
+  double phrase_us = 0;            // time reading and tokenizing those texts
 };
 
 class IndexSet {
@@ -72,11 +80,44 @@ class IndexSet {
                                SetQueryStats* stats,
                                const std::vector<IndexScope>* scope = nullptr) const;
 
+  // Reads into *text the text of local document `local` of segment `segment` exactly as it was
+  // indexed; returns false if it cannot (changed or vanished file, no text). Called from several
+  // threads at once.
+  using SegmentText =
+      std::function<bool(const Segment& segment, uint32_t local, std::string* text)>;
+
+  // Answers a parsed query (query_parser.h, without error) as Search does (global ids, index by
+  // index, path order within an index, at most `limit`, `scope` as in Search, segments without
+  // a needed term skipped), evaluating it in each segment with query::Evaluate. Documents whose
+  // text a phrase needed but `text` could not give are neither returned nor counted: their
+  // global ids go to *unreadable (if not null). Texts of many candidates are read on TBB's
+  // threads when `parallel`. Throws Error(kCorrupt) if a damaged record or chunk is met.
+  std::vector<uint32_t> Evaluate(const QueryNode& query, uint64_t limit, const SegmentText& text,
+                                 bool parallel, SetQueryStats* stats,
+                                 const std::vector<IndexScope>* scope = nullptr,
+                                 std::vector<uint32_t>* unreadable = nullptr) const;
+
   // The full check (`bitsift check`): every segment (query/index_check.h), and no path live in
   // two segments of one index. Throws Error(kCorrupt) naming the path and the first problem.
   void Check() const;
 
  private:
+  // One segment's part of an answer.
+  struct SegmentAnswer {
+    std::vector<uint32_t> hits;        // local ids, ascending
+    std::vector<uint32_t> unreadable;  // local ids
+    EvalStats stats;
+  };
+  // Answers segment `s` with at most `want` hits (0 = all) among the local ids in `ranges` (null
+  // = all).
+  using SegmentSearch = std::function<void(const Segment& s, uint64_t want,
+                                           const std::vector<IdRange>* ranges, SegmentAnswer*)>;
+  // The machinery of Search and Evaluate: scope to id ranges, segments in parallel, statistics,
+  // and the merge of the segments' answers by path.
+  std::vector<uint32_t> Answer(const SegmentSearch& search, uint64_t limit, SetQueryStats* stats,
+                               const std::vector<IndexScope>* scope,
+                               std::vector<uint32_t>* unreadable) const;
+
   std::vector<Segment> segments_;
   std::vector<Index> indexes_;
   uint64_t id_count_ = 0;

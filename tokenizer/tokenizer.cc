@@ -42,9 +42,22 @@ struct Tokenizer::Impl {
   icu::UnicodeString decoded;     // the chunk in UTF-16
   icu::UnicodeString normalized;  // the chunk after NFKC_Casefold
   std::string token;              // scratch for one UTF-8 token
-  std::vector<UChar32> run;       // code points of the current kana/ideographic run
+  std::vector<int32_t> run;       // start (in normalized) of each code point of the current
+                                  // kana/ideographic run
+  int32_t run_end = 0;            // end of the current run in normalized
   size_t chunk_bytes = kChunkBytes;
   size_t max_chunk_bytes = kMaxChunkBytes;
+
+  // The offsets path: normalized[u] was produced by source characters
+  // [piece_begin[unit_piece[u]], piece_begin[unit_piece[u] + 1]) of the chunk, a "piece" being a
+  // normalization segment (from a character with a normalization boundary before it to the next).
+  std::vector<uint32_t> unit_piece;
+  std::vector<uint32_t> piece_begin;
+  icu::UnicodeString piece, piece_out;  // scratch for one piece
+  uint64_t chunk_base = 0;              // the chunk's offset in the whole text
+  TokenSink* sink = nullptr;
+  OffsetTokenSink* offset_sink = nullptr;
+  bool stopped = false;  // the offset sink asked to stop
 
   // Whether a chunk may start with the code point at bytes[i] (it must be complete and valid).
   bool StartsCleanly(std::string_view bytes, size_t i) const {
@@ -58,21 +71,36 @@ struct Tokenizer::Impl {
     return normalizer->hasBoundaryBefore(c);
   }
 
-  // Returns a byte offset in (0, bytes.size()) where a chunk can end without changing the
-  // tokens, searching backward from `from`; 0 if none at or after `lowest`.
+  // Whether a chunk of bytes may end at offset i (0 < i <= bytes.size() - 4: the code point
+  // that would start the next chunk must be visible).
+  bool IsSafeCut(const uint8_t* b, std::string_view bytes, size_t i) const {
+    UChar32 prev = -1;
+    uint8_t last = b[i - 1];
+    if (last == '\n' || last == ' ' || last == '\t') {
+      prev = last;
+    } else if (i >= 3 && b[i - 3] == 0xE3 && b[i - 2] == 0x80 && last >= 0x80 && last <= 0x82) {
+      prev = 0x3000 + (last - 0x80);
+    }
+    return prev >= 0 && IsCutAfter(prev) && StartsCleanly(bytes, i);
+  }
+
+  // The last offset in (lowest, from] where a chunk can end, or 0 if none.
   size_t FindSafeCut(std::string_view bytes, size_t from, size_t lowest) const {
     const auto* b = reinterpret_cast<const uint8_t*>(bytes.data());
-    // Leave room to decode the code point that would start the next chunk.
     size_t i = std::min(from, bytes.size() > 4 ? bytes.size() - 4 : 0);
     for (; i > lowest && i >= 1; --i) {
-      UChar32 prev = -1;
-      uint8_t last = b[i - 1];
-      if (last == '\n' || last == ' ' || last == '\t') {
-        prev = last;
-      } else if (i >= 3 && b[i - 3] == 0xE3 && b[i - 2] == 0x80 && last >= 0x80 && last <= 0x82) {
-        prev = 0x3000 + (last - 0x80);
-      }
-      if (prev >= 0 && IsCutAfter(prev) && StartsCleanly(bytes, i)) return i;
+      if (IsSafeCut(b, bytes, i)) return i;
+    }
+    return 0;
+  }
+
+  // The first offset in (from, highest] where a chunk can end, among those whose next code
+  // point is visible (at most bytes.size() - 4), or 0 if none.
+  size_t FindSafeCutForward(std::string_view bytes, size_t from, size_t highest) const {
+    const auto* b = reinterpret_cast<const uint8_t*>(bytes.data());
+    const size_t last = std::min(highest, bytes.size() > 4 ? bytes.size() - 4 : 0);
+    for (size_t i = std::max<size_t>(from + 1, 1); i <= last; ++i) {
+      if (IsSafeCut(b, bytes, i)) return i;
     }
     return 0;
   }
@@ -89,24 +117,92 @@ struct Tokenizer::Impl {
     return i;
   }
 
-  void EmitRun(TokenSink& sink) {
+  // Calls process(chunk, offset) for every complete chunk at the front of `view` and returns
+  // the bytes they cover; the rest waits for more bytes (or for the end of the text). A chunk
+  // ends at the last safe place in (chunk_bytes / 2, chunk_bytes], else at the first one in
+  // (chunk_bytes, max_chunk_bytes], else (none there) it is cut by force near max_chunk_bytes.
+  // Each decision waits until the bytes it depends on are all present, so the cuts depend on
+  // the text only, never on the pieces it is fed in.
+  template <typename Process>
+  size_t CutChunks(std::string_view view, Process&& process) {
+    size_t consumed = 0;
+    while (view.size() >= chunk_bytes + 4) {
+      size_t cut = FindSafeCut(view, chunk_bytes, chunk_bytes / 2);
+      if (cut == 0) cut = FindSafeCutForward(view, chunk_bytes, max_chunk_bytes);
+      if (cut == 0) {
+        if (view.size() < max_chunk_bytes + 4) break;  // a safe place may still come
+        cut = FindForcedCut(view, max_chunk_bytes - 4);
+      }
+      process(view.substr(0, cut), consumed);
+      view.remove_prefix(cut);
+      consumed += cut;
+    }
+    return consumed;
+  }
+
+  // The token normalized[a, b); with offsets, `continues_run` as OffsetTokenSink describes.
+  template <bool kOffsets>
+  void Emit(int32_t a, int32_t b, bool continues_run) {
+    const UChar* u = normalized.getBuffer();
+    token.clear();
+    for (int32_t i = a; i < b;) {
+      UChar32 c;
+      U16_NEXT(u, i, b, c);
+      AppendUtf8(c, token);
+    }
+    if constexpr (kOffsets) {
+      if (stopped) return;
+      stopped = !offset_sink->OnToken(token, chunk_base + piece_begin[unit_piece[a]],
+                                      chunk_base + piece_begin[unit_piece[b - 1] + 1],
+                                      continues_run);
+    } else {
+      sink->OnToken(token);
+    }
+  }
+
+  template <bool kOffsets>
+  void EmitRun() {
     if (run.empty()) return;
     if (run.size() == 1) {
-      token.clear();
-      AppendUtf8(run[0], token);
-      sink.OnToken(token);
+      Emit<kOffsets>(run[0], run_end, false);
     } else {
       for (size_t i = 0; i + 1 < run.size(); ++i) {
-        token.clear();
-        AppendUtf8(run[i], token);
-        AppendUtf8(run[i + 1], token);
-        sink.OnToken(token);
+        Emit<kOffsets>(run[i], i + 2 < run.size() ? run[i + 2] : run_end, i > 0);
       }
     }
     run.clear();
   }
 
-  void ProcessChunk(std::string_view bytes, TokenSink& sink) {
+  // Steps 3 and 4 over `normalized`: word segmentation; kana/ideographic runs become bigrams.
+  template <bool kOffsets>
+  void Segment() {
+    const UChar* u = normalized.getBuffer();
+    words->setText(normalized);
+    int32_t start = words->first();
+    run.clear();
+    for (int32_t end = words->next(); end != icu::BreakIterator::DONE;
+         start = end, end = words->next()) {
+      if constexpr (kOffsets) {
+        if (stopped) return;
+      }
+      int32_t rule = words->getRuleStatus();
+      if (rule >= kFirstCjkStatus && rule < kCjkStatusLimit) {
+        // Consecutive segments are directly adjacent, so the run simply continues.
+        for (int32_t i = start; i < end;) {
+          run.push_back(i);
+          U16_FWD_1(u, i, end);
+        }
+        run_end = end;
+        continue;
+      }
+      EmitRun<kOffsets>();
+      if (rule < kFirstKeptStatus) continue;
+      Emit<kOffsets>(start, end, false);
+    }
+    EmitRun<kOffsets>();
+  }
+
+  void ProcessChunk(std::string_view bytes) {
     if (bytes.empty()) return;
     UErrorCode status = U_ZERO_ERROR;
     // 1. UTF-8 -> UTF-16, every ill-formed sequence replaced by U+FFFD.
@@ -120,33 +216,65 @@ struct Tokenizer::Impl {
     // 2. NFKC_Casefold.
     normalizer->normalize(decoded, normalized, status);
     if (U_FAILURE(status)) throw std::runtime_error("NFKC_Casefold normalization failed");
-    // 3. Word segmentation; 4. kana/ideographic runs become bigrams.
-    words->setText(normalized);
-    int32_t start = words->first();
-    run.clear();
-    for (int32_t end = words->next(); end != icu::BreakIterator::DONE;
-         start = end, end = words->next()) {
-      int32_t rule = words->getRuleStatus();
-      if (rule >= kFirstCjkStatus && rule < kCjkStatusLimit) {
-        // Consecutive segments are directly adjacent, so the run simply continues.
-        for (int32_t i = start; i < end;) {
-          UChar32 c;
-          U16_NEXT(normalized.getBuffer(), i, end, c);
-          run.push_back(c);
-        }
+    Segment<false>();
+  }
+
+  // Appends the normalization of `piece` (source bytes from `begin`) to `normalized`.
+  void FlushPiece(uint32_t begin) {
+    const uint32_t index = static_cast<uint32_t>(piece_begin.size());
+    piece_begin.push_back(begin);
+    if (piece.length() == 1 && piece[0] < 0x80) {
+      // ASCII alone: NFKC_Casefold only lowers A-Z.
+      UChar c = piece[0];
+      normalized.append(static_cast<UChar>(c >= 'A' && c <= 'Z' ? c + 32 : c));
+      unit_piece.push_back(index);
+    } else {
+      UErrorCode status = U_ZERO_ERROR;
+      normalizer->normalize(piece, piece_out, status);
+      if (U_FAILURE(status)) throw std::runtime_error("NFKC_Casefold normalization failed");
+      normalized.append(piece_out);
+      unit_piece.insert(unit_piece.end(), piece_out.length(), index);
+    }
+    piece.remove();
+  }
+
+  // Steps 1 and 2 with the source of every normalized unit. A piece starts at each character
+  // with a normalization boundary before it, so normalizing piece by piece gives exactly the
+  // normalization of the whole chunk (Normalizer2::hasBoundaryBefore). The UTF-8 decoding
+  // replaces each maximal ill-formed subpart by U+FFFD, as u_strFromUTF8WithSub does.
+  void ProcessChunkWithOffsets(std::string_view bytes) {
+    if (bytes.empty()) return;
+    normalized.remove();
+    unit_piece.clear();
+    piece_begin.clear();
+    piece.remove();
+    const auto* b = reinterpret_cast<const uint8_t*>(bytes.data());
+    const int32_t n = static_cast<int32_t>(bytes.size());
+    uint32_t begin = 0;
+    for (int32_t i = 0; i < n;) {
+      const int32_t at = i;
+      if (b[i] < 0x80 && (i + 1 == n || b[i + 1] < 0x80)) {
+        // An ASCII character followed by ASCII (or the end) is a piece of its own, and
+        // NFKC_Casefold only lowers A-Z: no piece buffer, no normalizer call.
+        if (!piece.isEmpty()) FlushPiece(begin);
+        const UChar c = b[i];
+        piece_begin.push_back(static_cast<uint32_t>(i));
+        unit_piece.push_back(static_cast<uint32_t>(piece_begin.size() - 1));
+        normalized.append(static_cast<UChar>(c >= 'A' && c <= 'Z' ? c + 32 : c));
+        begin = static_cast<uint32_t>(++i);
         continue;
       }
-      EmitRun(sink);
-      if (rule < kFirstKeptStatus) continue;
-      token.clear();
-      for (int32_t i = start; i < end;) {
-        UChar32 c;
-        U16_NEXT(normalized.getBuffer(), i, end, c);
-        AppendUtf8(c, token);
+      UChar32 c;
+      U8_NEXT_OR_FFFD(b, i, n, c);
+      if (!piece.isEmpty() && (c < 0x80 || normalizer->hasBoundaryBefore(c))) {
+        FlushPiece(begin);
+        begin = static_cast<uint32_t>(at);
       }
-      sink.OnToken(token);
+      piece.append(c);
     }
-    EmitRun(sink);
+    if (!piece.isEmpty()) FlushPiece(begin);
+    piece_begin.push_back(static_cast<uint32_t>(n));
+    Segment<true>();
   }
 };
 
@@ -173,28 +301,17 @@ void Tokenizer::SetChunkBytesForTesting(size_t chunk, size_t max_chunk) {
 void Tokenizer::Feed(std::string_view bytes, TokenSink& sink) {
   Impl& s = *impl_;
   s.pending.append(bytes);
-  while (s.pending.size() >= s.chunk_bytes + 4) {
-    std::string_view view(s.pending);
-    size_t cut = s.FindSafeCut(view, s.chunk_bytes, s.chunk_bytes / 2);
-    if (cut == 0) {
-      // Look further ahead before forcing a cut.
-      if (s.pending.size() < s.max_chunk_bytes) {
-        cut = s.FindSafeCut(view, view.size(), s.chunk_bytes);
-        if (cut == 0) return;  // wait for more bytes
-      } else {
-        cut = s.FindSafeCut(view, s.max_chunk_bytes, s.chunk_bytes / 2);
-        if (cut == 0) cut = s.FindForcedCut(view, s.max_chunk_bytes - 4);
-      }
-    }
-    s.ProcessChunk(view.substr(0, cut), sink);
-    s.pending.erase(0, cut);
-  }
+  s.sink = &sink;
+  size_t done =
+      s.CutChunks(s.pending, [&](std::string_view chunk, size_t) { s.ProcessChunk(chunk); });
+  s.pending.erase(0, done);
 }
 
 void Tokenizer::Finish(TokenSink& sink) {
   std::string rest;
   rest.swap(impl_->pending);
-  impl_->ProcessChunk(rest, sink);
+  impl_->sink = &sink;
+  impl_->ProcessChunk(rest);
 }
 
 void Tokenizer::Reset() { impl_->pending.clear(); }
@@ -202,6 +319,33 @@ void Tokenizer::Reset() { impl_->pending.clear(); }
 void Tokenizer::Tokenize(std::string_view text, TokenSink& sink) {
   Feed(text, sink);
   Finish(sink);
+}
+
+void Tokenizer::TokenizeWithOffsets(std::string_view text, OffsetTokenSink& sink) {
+  Impl& s = *impl_;
+  s.offset_sink = &sink;
+  s.stopped = false;
+  // The chunks of Feed(text) + Finish: the same cuts give the same tokens.
+  auto process = [&](std::string_view chunk, size_t at) {
+    if (s.stopped) return;
+    s.chunk_base = at;
+    s.ProcessChunkWithOffsets(chunk);
+  };
+  size_t done = s.CutChunks(text, process);
+  process(text.substr(done), done);
+}
+
+std::vector<PositionedToken> TokenSequence(std::string_view text) {
+  struct Collect : OffsetTokenSink {
+    std::vector<PositionedToken> tokens;
+    bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool continues) override {
+      tokens.push_back(PositionedToken{std::string(t), begin, end, continues});
+      return true;
+    }
+  } collect;
+  Tokenizer tokenizer;
+  tokenizer.TokenizeWithOffsets(text, collect);
+  return std::move(collect.tokens);
 }
 
 std::vector<std::string> TokenSet(std::string_view text) {

@@ -31,6 +31,30 @@ class TokenSink {
   virtual void OnToken(std::string_view token) = 0;
 };
 
+// Receives tokens in text order with where each came from in the original bytes.
+class OffsetTokenSink {
+ public:
+  virtual ~OffsetTokenSink() = default;
+  // `token` is as TokenSink receives it (valid only during the call). [begin, end) is the
+  // smallest range of whole source characters that produce it: for a word, its first and last
+  // characters as they were before normalization (an invalid UTF-8 sequence counts as the
+  // character U+FFFD it became); for a bigram, its two characters. A character that
+  // normalization expands into several (U+337B SQUARE ERA NAME HEISEI -> 平成) belongs whole to
+  // every token made from its expansion, so ranges of adjacent tokens may overlap.
+  // `continues_run` is true for the second and later bigrams of one kana/ideographic run: the
+  // token shares its first character with the previous token's last.
+  // Returns true to go on, false to stop: no further token of this text is reported.
+  virtual bool OnToken(std::string_view token, uint64_t begin, uint64_t end,
+                       bool continues_run) = 0;
+};
+
+// One token of a text and its source range (see OffsetTokenSink).
+struct PositionedToken {
+  std::string text;
+  uint64_t begin = 0, end = 0;
+  bool continues_run = false;
+};
+
 // Tokenizes text under the contract above. Not thread-safe: use one Tokenizer per thread
 // (construction is cheap: it clones ICU's cached break iterator).
 //
@@ -61,6 +85,12 @@ class Tokenizer {
   // Whole-text convenience: Feed(text) then Finish.
   void Tokenize(std::string_view text, TokenSink& sink);
 
+  // Tokenizes the whole of `text` as Tokenize does (the same tokens in the same order, the same
+  // chunk cuts) and reports each token's source byte range, until the sink asks to stop. Slower than Tokenize (it maps every
+  // normalized character back to its source bytes). Independent of a text being streamed with
+  // Feed: that text's state is left as it was.
+  void TokenizeWithOffsets(std::string_view text, OffsetTokenSink& sink);
+
   // For tests: overrides the chunk sizes (small sizes exercise the chunk cutting).
   void SetChunkBytesForTesting(size_t chunk, size_t max_chunk);
 
@@ -71,6 +101,9 @@ class Tokenizer {
 
 // Returns the sorted set of distinct tokens of text (a fresh Tokenizer per call).
 std::vector<std::string> TokenSet(std::string_view text);
+
+// Returns every token of text in order with its source range (a fresh Tokenizer per call).
+std::vector<PositionedToken> TokenSequence(std::string_view text);
 
 }  // namespace bitsift::tokenizer
 

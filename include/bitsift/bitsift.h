@@ -1,4 +1,4 @@
-// bitsift: exact conjunctive full-text search over bit-sliced Bloom-filter signatures.
+// bitsift: exact full-text search over bit-sliced Bloom-filter signatures.
 //
 // This header is the whole embeddable API. It uses only the C++ standard library; no ICU, TBB
 // or Boost type appears here and no exception crosses it: every call that can fail returns a
@@ -9,8 +9,10 @@
 
 //   std::unique_ptr<bitsift::Index> index;
 //   if (s.ok()) s = bitsift::Index::Open("docs/.bitsift", &index);
+//   bitsift::ParsedQuery query;
+//   if (s.ok()) s = bitsift::ParsedQuery::Parse("bloom \"false positive\" -java", {}, &query);
 //   bitsift::QueryResult result;
-//   if (s.ok()) s = index->Query({"bloom", "filter"}, {}, &result);
+//   if (s.ok()) s = index->Query(query, {}, &result);
 //   for (uint32_t id : result.documents) puts(index->document(id).path.c_str());
 #ifndef BITSIFT_BITSIFT_H_
 #define BITSIFT_BITSIFT_H_
@@ -37,6 +39,7 @@ class Status {
     kIoError,          // the operating system refused (permissions, full disk, ...)
     kInternal,         // out of memory or a bug
     kBusy,             // another writer holds the index (try again later)
+    kStale,            // a document's file changed or vanished since it was indexed
   };
   Status() = default;
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -238,6 +241,62 @@ enum class FileState {
   kUnknown,   // an in-memory document: there is no file to look at
 };
 
+// ---------------------------------------------------------------------------------------------
+// The query language (README "Query language" has the grammar and examples).
+
+enum class QuerySyntax {
+  // Words ANDed, "phrases", a OR b, -exclusion, prefix*, (groups); a word the tokenizer splits
+  // (std::vector, e-mail) and a CJK run of three or more characters are phrases.
+  kLanguage,
+  // bitsift 0.1's meaning, for text from users that must not be read as operators: every token
+  // of the text is a required term; quotes, dashes, stars and OR are plain text.
+  kWords,
+};
+
+// Why a query text is not a query, and where.
+struct QueryError {
+  size_t argument = 0;  // the argument it is in (ParseArguments), 0 for Parse
+  size_t position = 0;  // byte offset in that argument
+  std::string reason;   // e.g. "unbalanced quote: no closing \""
+};
+
+// A parsed query, answered by Index::Query and used by Index::MatchingLines. Cheap to copy (the
+// tree is shared and immutable); safe to use from several threads at once.
+class ParsedQuery {
+ public:
+  // Parses one query string (a line of a --queries file, a search box). Returns ok, or
+  // kInvalidArgument with the message "query: REASON (at byte N)" and *error (if not null) set:
+  // an unbalanced quote or parenthesis, an OR without a term on both sides, a lone "*", a query
+  // made only of exclusions, no term at all. Nothing is thrown.
+  static Status Parse(std::string_view text, QuerySyntax syntax, ParsedQuery* query,
+                      QueryError* error = nullptr);
+  // Parses command-line arguments: each is read in the language and the arguments are ANDed;
+  // an argument that holds whitespace but no operator (no quote, parenthesis, OR, leading "-",
+  // trailing "*") is a phrase, as grep would read it. Errors as Parse, the message naming the
+  // argument ("query argument 2: REASON (at byte N)") when there are several.
+  static Status ParseArguments(const std::vector<std::string>& arguments, QuerySyntax syntax,
+                               ParsedQuery* query, QueryError* error = nullptr);
+
+  // A compact form of the parsed tree for messages and tests: term, prefix*, "a b",
+  // (and x y -z), (or x y). "" for a query never parsed.
+  std::string ToString() const;
+  // Whether it is a conjunction of terms only (no phrase, prefix, OR or exclusion): answered by
+  // the signature rows and the forward store alone, as bitsift 0.1 answered every query.
+  bool plain() const;
+  // Whether it was never parsed successfully (Index::Query refuses it).
+  bool empty() const { return rep_ == nullptr; }
+
+  struct Rep;  // opaque: the library's parsed tree
+
+ private:
+  friend class Index;
+  std::shared_ptr<const Rep> rep_;
+};
+
+// Reads the text of a document as it was indexed into *text, returning false if it cannot.
+// Called from several threads at once.
+using DocumentText = std::function<bool(const DocumentInfo& document, std::string* text)>;
+
 struct QueryOptions {
   uint64_t limit = 0;  // return at most this many documents (the first in path order); 0 = all
   // Only documents under these paths (files or folders; "a/b" holds "a/b" and "a/b/c", not
@@ -262,21 +321,34 @@ struct QueryOptions {
   // document_count() and fills it. Not to be shared by queries running at the same time.
   // Null: every document returned is looked at.
   std::vector<std::optional<FileState>>* known_files = nullptr;
+  // How Query(arguments, ...) reads its arguments (ParsedQuery::ParseArguments).
+  QuerySyntax syntax = QuerySyntax::kLanguage;
+  // Where phrases are checked: a phrase's candidates (documents holding all its terms) are read
+  // again and tokenized with positions. Empty: each document's file is read through the same
+  // document stage as indexing (decompression, decoding, HTML), and refused when its size,
+  // mtime, ctime or inode differ from those recorded. An index of in-memory documents has no
+  // files: give their texts here, or phrases cannot be checked in them.
+  DocumentText document_text;
 };
 
 struct QueryStats {
-  uint64_t terms = 0;              // distinct query terms
-  uint64_t candidates = 0;         // documents whose signatures matched
-  uint64_t false_positives = 0;    // candidates that verification removed
-  uint64_t rows_read = 0;          // signature rows ANDed (over all bands)
-  uint64_t bytes_read = 0;         // row bytes read
-  uint64_t segments_searched = 0;  // segments whose rows were read
-  uint64_t segments_skipped = 0;   // segments whose dictionary lacks a query term
+  uint64_t terms = 0;                  // distinct query terms
+  uint64_t candidates = 0;             // documents whose signatures matched
+  uint64_t false_positives = 0;        // candidates that verification removed
+  uint64_t rows_read = 0;              // signature rows ANDed (over all bands)
+  uint64_t bytes_read = 0;             // row bytes read
+  uint64_t segments_searched = 0;      // segments whose rows were read
+  uint64_t segments_skipped = 0;       // segments whose dictionary lacks a query term
   uint64_t segments_out_of_scope = 0;  // segments with no document in the scope (not read)
-  // The engine's time: total_us = parse + AND + verify (what benchmarks compare). Looking at
-  // the files of the results (QueryOptions::check_files) is files_us, outside total_us.
+  uint64_t prefix_terms = 0;           // dictionary terms the query's prefixes expanded to
+  uint64_t phrase_candidates = 0;      // documents whose text was read to check a phrase
+  uint64_t text_bytes = 0;             // bytes of text read for that
+  // The engine's time: total_us = parse + AND + verify (phrases included: what benchmarks
+  // compare). Looking at the files of the results (QueryOptions::check_files) is files_us,
+  // outside total_us.
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
   double files_us = 0;
+  double phrase_us = 0;  // reading and tokenizing texts for phrases (summed over threads)
 };
 
 struct QueryResult {
@@ -289,7 +361,56 @@ struct QueryResult {
   // and the matches left out because their file vanished (each in the order of `documents`).
   std::vector<uint32_t> changed;
   std::vector<uint32_t> vanished;
+  // Documents that may match but could not be decided: a phrase had to be checked in their
+  // text and it could not be read (the file changed or vanished since indexing, or no
+  // document_text for an in-memory document). Never in `documents`; in id order.
+  std::vector<uint32_t> unreadable;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Matching lines (Index::MatchingLines): where a document matches, as grep -n shows it.
+
+// A byte range [start, end) of a line's text.
+struct LineSpan {
+  size_t start = 0;
+  size_t end = 0;
+  bool operator==(const LineSpan& o) const { return start == o.start && end == o.end; }
+};
+
+struct MatchLine {
+  uint64_t number = 0;  // counted from 1; lines end at '\n' (a final '\n' starts no line)
+  std::string text;     // the line's bytes of the document's text, without its '\n'
+  bool match = false;   // false: a context line
+  // Each occurrence of a positive term, prefix or phrase of the query (not under an
+  // exclusion), as the index tokenizes (so `strasse` finds `Straße`): sorted, overlapping and
+  // touching ones merged. A phrase across a line break marks its part on each line.
+  std::vector<LineSpan> spans;
+};
+
+// Consecutive lines; a gap lies between two groups (grep prints "--" there).
+struct LineGroup {
+  std::vector<MatchLine> lines;
+};
+
+struct LineOptions {
+  uint64_t before = 0;  // context lines before each matching line (grep -B)
+  uint64_t after = 0;   // context lines after each matching line (grep -A)
+  // Where the text comes from, as QueryOptions::document_text (empty: the file, re-read).
+  DocumentText document_text;
+};
+
+// A line cut to at most max_columns code points around its first span.
+struct LineWindow {
+  size_t start = 0, end = 0;    // the bytes of the line's text kept: [start, end)
+  bool cut_before = false;      // text before `start` was cut
+  bool cut_after = false;       // text after `end` was cut
+  std::vector<LineSpan> spans;  // the spans within the window, relative to `start`
+};
+
+// The whole line if it has at most max_columns code points (or max_columns is 0); otherwise a
+// window of max_columns code points starting a quarter of the window before the first span (or
+// at the line's start, or ending at its end). Cuts fall between UTF-8 code points.
+LineWindow TrimLine(const MatchLine& line, size_t max_columns);
 
 struct BandStats {
   uint64_t width = 0;  // signature bits (Bloom rows; exact rows come on top)
@@ -349,12 +470,30 @@ class Index {
   Index(const Index&) = delete;
   Index& operator=(const Index&) = delete;
 
-  // Answers the conjunction of the terms of all `arguments` (each tokenized under the
-  // contract): exactly the documents containing every term. Returns ok with an empty result
-  // when nothing matches, kInvalidArgument if the arguments hold no term, kCorrupt (naming the
-  // path and the repair) if it reads a damaged chunk or record: never an answer from one.
+  // Answers `query` exactly: the documents it matches (phrases checked in the documents' text,
+  // see QueryOptions::document_text; a document that cannot be decided goes to
+  // result->unreadable). A plain conjunction runs bitsift 0.1's path unchanged. Segments
+  // without a term the query needs are skipped without reading a row. Returns ok with an empty
+  // result when nothing matches, kInvalidArgument for an empty (unparsed) query, kCorrupt
+  // (naming the path and the repair) if it reads a damaged chunk or record: never an answer
+  // from one.
+  Status Query(const ParsedQuery& query, const QueryOptions& options, QueryResult* result) const;
+  // Parses `arguments` with ParsedQuery::ParseArguments(arguments, options.syntax) and answers
+  // the query as above; a parse error is returned as ParseArguments returns it.
   Status Query(const std::vector<std::string>& arguments, const QueryOptions& options,
                QueryResult* result) const;
+
+  // The lines of document `id`'s text that hold an occurrence of a positive term, prefix or
+  // phrase of `query` (the lines of a document the query matched: an exclusion marks no line),
+  // in groups with options.before/after context lines. The text is read again as in
+  // QueryOptions::document_text: for a file, the text the tokenizer got (decoded to UTF-8, an
+  // HTML file's extracted text, a compressed file's content), so line numbers are those of the
+  // decoded text. Returns ok (no group if nothing occurs), kStale if the file changed or
+  // vanished since indexing (nothing is read from it then), kIoError if it cannot be read,
+  // kInvalidArgument for an empty query or an in-memory document without document_text.
+  // Precondition: id < document_count().
+  Status MatchingLines(uint32_t id, const ParsedQuery& query, const LineOptions& options,
+                       std::vector<LineGroup>* groups) const;
 
   // The number of document ids (deleted documents keep theirs until compaction).
   uint64_t document_count() const;
@@ -384,6 +523,9 @@ class Index {
  private:
   struct Rep;
   explicit Index(std::unique_ptr<Rep> rep);
+  // Query's work after parsing (`parse_us` is added to the statistics).
+  Status Answer(const ParsedQuery& query, const QueryOptions& options, double parse_us,
+                QueryResult* result) const;
   // Moves the documents of result->documents whose file vanished to result->vanished and lists
   // those whose file changed in result->changed; looks only at files not in *known (if given),
   // and adds what it saw there.

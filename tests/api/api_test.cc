@@ -175,7 +175,8 @@ TEST_CASE("every truncation and many flipped bytes are detected", "[api][corrupt
   // Another format (a file that is no index: nothing to repair), and a newer version.
   WriteFile(dir / "other", "SQLite format 3" + std::string(200, '\0'));
   CHECK(Index::Open(dir / "other", &index).code() == Status::Code::kInvalidArgument);
-  bitsift::testing::WriteIndexWithSegment(dir / "good", dir / "bad", "SQLite format 3" + std::string(200, '\0'));
+  bitsift::testing::WriteIndexWithSegment(dir / "good", dir / "bad",
+                                          "SQLite format 3" + std::string(200, '\0'));
   CHECK(Index::Open(dir / "bad", &index).code() == Status::Code::kCorrupt);
 }
 
@@ -242,4 +243,84 @@ TEST_CASE("Tokenize exposes the contract", "[api]") {
   std::vector<std::string> tokens;
   REQUIRE(bitsift::Tokenize("Straße 布隆过滤器", &tokens).ok());
   CHECK(tokens == std::vector<std::string>{"strasse", "布隆", "滤器", "过滤", "隆过"});
+}
+
+TEST_CASE("the query language and matching lines of files, through the library", "[api][lines]") {
+  TempDir dir;
+  WriteFile(dir / "t/a.txt", "Copyright 2024\nThis is free software.\nfree\nsoftware\n");
+  WriteFile(dir / "t/b.txt", "software, free of charge\nGPL\n");
+  WriteFile(dir / "t/c.html", "<title>Free Software</title><p>one</p><p>the GPL</p>");
+  REQUIRE(bitsift::BuildIndex(dir / "t", dir / "t/.bitsift", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "t/.bitsift", &index).ok());
+
+  // Parse errors are values with positions; nothing is thrown.
+  bitsift::ParsedQuery q;
+  bitsift::QueryError error;
+  Status s =
+      bitsift::ParsedQuery::Parse("free \"soft", bitsift::QuerySyntax::kLanguage, &q, &error);
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK(error.position == 5);
+  CHECK(q.empty());
+  s = bitsift::ParsedQuery::ParseArguments({"free", "OR"}, bitsift::QuerySyntax::kLanguage, &q,
+                                           &error);
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK(error.argument == 1);
+  CHECK(s.message().find("query argument 2") != std::string::npos);
+  bitsift::QueryResult r;
+  CHECK(index->Query(bitsift::ParsedQuery(), {}, &r).code() == Status::Code::kInvalidArgument);
+
+  REQUIRE(bitsift::ParsedQuery::Parse("\"free software\" -gpl", bitsift::QuerySyntax::kLanguage, &q)
+              .ok());
+  CHECK_FALSE(q.plain());
+  REQUIRE(index->Query(q, {}, &r).ok());
+  CHECK(Paths(*index, r) == std::vector<std::string>{"a.txt"});
+  std::vector<bitsift::LineGroup> groups;
+  REQUIRE(index->MatchingLines(r.documents[0], q, {}, &groups).ok());
+  REQUIRE(groups.size() == 1);
+  // Line 2 holds the phrase; lines 3 and 4 hold it across the line break ("free\nsoftware").
+  REQUIRE(groups[0].lines.size() == 3);
+  CHECK(groups[0].lines[0].number == 2);
+  CHECK(groups[0].lines[0].text == "This is free software.");
+  CHECK(groups[0].lines[0].spans == std::vector<bitsift::LineSpan>{{8, 21}});
+  CHECK(groups[0].lines[1].spans == std::vector<bitsift::LineSpan>{{0, 4}});
+  CHECK(groups[0].lines[2].spans == std::vector<bitsift::LineSpan>{{0, 8}});
+  // Words mode: 0.1's meaning; quotes and dashes are text.
+  REQUIRE(
+      bitsift::ParsedQuery::Parse("\"free software\" -gpl", bitsift::QuerySyntax::kWords, &q).ok());
+  CHECK(q.plain());
+  REQUIRE(index->Query(q, {}, &r).ok());
+  CHECK(Paths(*index, r) == std::vector<std::string>{"b.txt", "c.html"});
+  // HTML: lines of the extracted text, with context.
+  REQUIRE(bitsift::ParsedQuery::Parse("gpl", bitsift::QuerySyntax::kLanguage, &q).ok());
+  REQUIRE(index->Query(q, {}, &r).ok());
+  REQUIRE(Paths(*index, r) == std::vector<std::string>{"b.txt", "c.html"});
+  bitsift::LineOptions context;
+  context.before = 1;
+  REQUIRE(index->MatchingLines(r.documents[1], q, context, &groups).ok());
+  REQUIRE(groups.size() == 1);
+  REQUIRE(groups[0].lines.size() == 2);
+  CHECK_FALSE(groups[0].lines[0].match);
+  CHECK(groups[0].lines[1].text == "the GPL");
+  CHECK(groups[0].lines[1].spans == std::vector<bitsift::LineSpan>{{4, 7}});
+
+  // A changed file: its lines are refused (kStale), and a phrase is not decided from it.
+  WriteFile(dir / "t/a.txt", "This is free software, changed.\n");
+  const uint32_t a = 0;
+  REQUIRE(index->document(a).path == "a.txt");
+  CHECK(index->MatchingLines(a, q, {}, &groups).code() == Status::Code::kStale);
+  REQUIRE(
+      bitsift::ParsedQuery::Parse("\"free software\"", bitsift::QuerySyntax::kLanguage, &q).ok());
+  REQUIRE(index->Query(q, {}, &r).ok());
+  CHECK(Paths(*index, r) == std::vector<std::string>{"c.html"});
+  CHECK(r.unreadable == std::vector<uint32_t>{a});
+  // TrimLine keeps a window around the first match.
+  bitsift::MatchLine line;
+  line.text = std::string(100, 'x') + " free " + std::string(100, 'y');
+  line.spans = {{101, 105}};
+  bitsift::LineWindow w = bitsift::TrimLine(line, 20);
+  CHECK(w.cut_before);
+  CHECK(w.cut_after);
+  CHECK(w.end - w.start == 20);
+  CHECK(line.text.substr(w.start + w.spans[0].start, 4) == "free");
 }

@@ -72,7 +72,9 @@ class Fixture {
       for (auto& t : bitsift::tokenizer::TokenSet(a)) terms.insert(t);
     }
     bitsift::QueryResult r;
-    Status s = index_->Query(args, {}, &r);
+    bitsift::QueryOptions options;
+    options.syntax = bitsift::QuerySyntax::kWords;  // 0.1's meaning: every token required
+    Status s = index_->Query(args, options, &r);
     if (terms.empty()) {
       CHECK(s.code() == Status::Code::kInvalidArgument);
       CHECK(s.message().find("no terms") != std::string::npos);
@@ -90,12 +92,38 @@ class Fixture {
     CHECK(got == want);
   }
 
+  // Runs `text` as a query in the language: ok or a parse error (kInvalidArgument with a
+  // position), never a crash; phrases are checked against the documents' texts.
+  void ExpectLanguage(const std::string& text) {
+    bitsift::QueryOptions options;
+    options.document_text = [this](const bitsift::DocumentInfo& d, std::string* out) {
+      auto it = std::find(names_.begin(), names_.end(), d.path);
+      if (it == names_.end()) return false;
+      *out = texts_[static_cast<size_t>(it - names_.begin())];
+      return true;
+    };
+    bitsift::ParsedQuery q;
+    bitsift::QueryError error;
+    Status s = bitsift::ParsedQuery::Parse(text, bitsift::QuerySyntax::kLanguage, &q, &error);
+    if (!s.ok()) {
+      CHECK(s.code() == Status::Code::kInvalidArgument);
+      CHECK(s.message().find("(at byte ") != std::string::npos);
+      CHECK(error.position <= text.size());
+      CHECK(q.empty());
+      return;
+    }
+    bitsift::QueryResult r;
+    INFO(q.ToString());
+    CHECK(index_->Query(q, options, &r).ok());
+    CHECK(r.unreadable.empty());
+  }
   const Index& index() const { return *index_; }
 
  private:
   void Add(std::vector<bitsift::Document>& docs, const std::string& name, const std::string& text) {
     docs.push_back({name, text, 0});
     names_.push_back(name);
+    texts_.push_back(text);
     auto t = bitsift::tokenizer::TokenSet(text);
     sets_.emplace_back(t.begin(), t.end());
   }
@@ -103,6 +131,7 @@ class Fixture {
   TempDir dir_;
   std::unique_ptr<Index> index_;
   std::vector<std::string> names_;
+  std::vector<std::string> texts_;
   std::vector<std::set<std::string>> sets_;
 };
 
@@ -186,6 +215,23 @@ TEST_CASE("bad queries get a clear error or the exact answer", "[badquery]") {
       std::string q(rng() % 24, '\0');
       for (char& c : q) c = static_cast<char>(rng() % 3 == 0 ? 'a' + rng() % 26 : rng());
       f.Expect({q});
+    }
+  }
+  SECTION("random bytes and operators in the query language") {
+    std::mt19937_64 rng(3);
+    const std::vector<std::string> pieces = {"\"",   "(",  ")",      "-",     "*",
+                                             " OR ", " ",  "common", "hello", "漢字",
+                                             "café", "t1", "t",      "\xff",  "\xe2\x80\x9c"};
+    for (int i = 0; i < 2000; ++i) {
+      std::string q;
+      for (size_t n = rng() % 8; n > 0; --n) {
+        if (rng() % 4 == 0) {
+          q += static_cast<char>(rng());
+        } else {
+          q += pieces[rng() % pieces.size()];
+        }
+      }
+      f.ExpectLanguage(q);
     }
   }
 }

@@ -1,5 +1,10 @@
 #include "tokenizer/tokenizer.h"
 
+#include <unicode/brkiter.h>
+#include <unicode/normalizer2.h>
+#include <unicode/unistr.h>
+#include <unicode/ustring.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <random>
@@ -221,4 +226,308 @@ TEST_CASE("Reset drops a partial text", "[tokenizer]") {
   tok.Reset();
   tok.Tokenize("fresh", collect);
   CHECK(Sorted(collect.tokens) == Tokens{"fresh"});
+}
+
+// ---- Source offsets ----------------------------------------------------------------------
+
+namespace {
+
+using bitsift::tokenizer::PositionedToken;
+using bitsift::tokenizer::TokenSequence;
+
+Tokens TextsOf(const std::vector<PositionedToken>& seq) {
+  Tokens out;
+  for (const auto& t : seq) out.push_back(t.text);
+  return out;
+}
+
+// Pieces of multilingual text for random documents: every tokenizer path and the awkward
+// cases of offset mapping (expansions, compositions, ignorables, invalid bytes).
+const std::vector<std::string>& OffsetPieces() {
+  static const std::vector<std::string> pieces = {
+      "hello",
+      "World",
+      "Straße",
+      "STRASSE",
+      "kennedy's",
+      "3.14",
+      "1,000",
+      "e-mail",
+      "std::vector",
+      "foo@bar.com",
+      "spin_lock",
+      "v1.2.3",
+      "café",
+      "cafe\xcc\x81",    // combining acute
+      "\xef\xac\x81ne",  // U+FB01 ligature
+      "ＦＵＬＬ",
+      "①②",
+      "\xe2\x91\xb4",  // U+2474 parenthesized 1
+      "\xc2\xbd",
+      "\xe3\x8d\xbb",
+      "\xe3\x8d\xbb\xe5\x85\x83\xe5\xb9\xb4",  // ½, ㍻, ㍻元年
+      "soft\xc2\xadhyphen",
+      "zero\xe2\x80\x8dwidth",
+      "\xe2\x80\x8b",  // SHY, ZWJ, ZWSP
+      "布隆过滤器",
+      "数据结构",
+      "東京タワー",
+      "ひらがな",
+      "ｶﾀｶﾅ",
+      "中",
+      "\xf0\xa0\x80\x80",
+      "\xe1\x84\x80\xe1\x85\xa1",  // Hangul jamo that compose to 가
+      "한국어",
+      "Привет",
+      "ёж",
+      "Ἀθῆναι",
+      "ภาษาไทย",
+      "नमस्ते",
+      "مرحبا",
+      "😀",
+      "👍🏽",
+      "\xff",
+      "\xc3",
+      "\xed\xa0\x80",
+      "\xc0\xaf",
+      "\xf8\x88\x80\x80\x80",
+      "\xe2\x82",
+      " ",
+      " ",
+      " ",
+      "\n",
+      "\t",
+      ", ",
+      ". ",
+      "\r\n",
+      "　",
+      "。",
+      "、",
+      "-",
+      "(",
+      ")",
+      "\"",
+      "'"};
+  return pieces;
+}
+
+std::string RandomText(std::mt19937_64& rng, size_t pieces) {
+  const auto& p = OffsetPieces();
+  std::string text;
+  for (size_t i = 0; i < pieces; ++i) {
+    if (rng() % 23 == 0) {
+      text += static_cast<char>(rng() % 256);  // a raw byte now and then
+    } else {
+      text += p[rng() % p.size()];
+    }
+  }
+  return text;
+}
+
+icu::UnicodeString DecodeUtf8(std::string_view bytes) {
+  std::vector<UChar> buf(bytes.size() + 1);
+  int32_t length = 0;
+  UErrorCode status = U_ZERO_ERROR;
+  u_strFromUTF8WithSub(buf.data(), static_cast<int32_t>(buf.size()), &length, bytes.data(),
+                       static_cast<int32_t>(bytes.size()), 0xFFFD, nullptr, &status);
+  REQUIRE(U_SUCCESS(status));
+  return icu::UnicodeString(buf.data(), length);
+}
+
+// The slow reference for offsets, written from the contract and not from the tokenizer: the
+// whole text is decoded, normalized and segmented at once; a byte offset b is a usable range
+// end when decoding splits there (decode(text[0,b)) + decode(text[b,)) = decode(text)) and the
+// character after it has a normalization boundary before it; then normalize(decode(text[0,b)))
+// is a prefix of the normalized text, whose length places b. A token spanning normalized
+// [s, e) gets the last usable b at or before s and the first at or after e.
+std::vector<PositionedToken> ReferenceSequence(std::string_view text) {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfkc = icu::Normalizer2::getNFKCCasefoldInstance(status);
+  REQUIRE(U_SUCCESS(status));
+  const icu::UnicodeString whole = DecodeUtf8(text);
+  const icu::UnicodeString norm = nfkc->normalize(whole, status);
+  std::vector<std::pair<size_t, int32_t>> ends;  // usable b -> normalized prefix length
+  for (size_t b = 0; b <= text.size(); ++b) {
+    icu::UnicodeString head = DecodeUtf8(text.substr(0, b)), tail = DecodeUtf8(text.substr(b));
+    if (icu::UnicodeString(head).append(tail) != whole) continue;
+    if (!tail.isEmpty() && !nfkc->hasBoundaryBefore(tail.char32At(0))) continue;
+    icu::UnicodeString prefix = nfkc->normalize(head, status);
+    REQUIRE(norm.startsWith(prefix));
+    ends.emplace_back(b, prefix.length());
+  }
+  auto source = [&](int32_t s, int32_t e) {
+    size_t begin = 0, end = text.size();
+    for (const auto& [b, len] : ends) {
+      if (len <= s) begin = b;
+    }
+    for (auto it = ends.rbegin(); it != ends.rend(); ++it) {
+      if (it->second >= e) end = it->first;
+    }
+    return std::make_pair(begin, end);
+  };
+  std::vector<PositionedToken> out;
+  auto emit = [&](int32_t s, int32_t e, bool continues) {
+    std::string utf8;
+    norm.tempSubStringBetween(s, e).toUTF8String(utf8);
+    auto [begin, end] = source(s, e);
+    out.push_back(PositionedToken{utf8, begin, end, continues});
+  };
+  std::unique_ptr<icu::BreakIterator> words(
+      icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), status));
+  words->setText(norm);
+  std::vector<int32_t> run;  // code point starts of the current kana/ideographic run
+  int32_t run_end = 0;
+  auto flush = [&] {
+    if (run.size() == 1) emit(run[0], run_end, false);
+    for (size_t i = 0; i + 1 < run.size(); ++i) {
+      emit(run[i], i + 2 < run.size() ? run[i + 2] : run_end, i > 0);
+    }
+    run.clear();
+  };
+  for (int32_t s = words->first(), e = words->next(); e != icu::BreakIterator::DONE;
+       s = e, e = words->next()) {
+    int32_t status_value = words->getRuleStatus();
+    if (status_value >= 300 && status_value < 500) {
+      for (int32_t i = s; i < e; i = norm.moveIndex32(i, 1)) run.push_back(i);
+      run_end = e;
+      continue;
+    }
+    flush();
+    if (status_value >= 100) emit(s, e, false);
+  }
+  flush();
+  return out;
+}
+
+void CheckSameSequence(const std::vector<PositionedToken>& got,
+                       const std::vector<PositionedToken>& want) {
+  size_t first_difference = 0;
+  while (first_difference < std::min(got.size(), want.size()) &&
+         got[first_difference].text == want[first_difference].text) {
+    ++first_difference;
+  }
+  INFO("first difference at token "
+       << first_difference << ": "
+       << (first_difference < got.size() ? got[first_difference].text : "-") << " vs "
+       << (first_difference < want.size() ? want[first_difference].text : "-"));
+  REQUIRE(TextsOf(got) == TextsOf(want));
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("token " << i << " '" << got[i].text << "'");
+    CHECK(got[i].begin == want[i].begin);
+    CHECK(got[i].end == want[i].end);
+    CHECK(got[i].continues_run == want[i].continues_run);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("offsets: the sequence yields the conformance vectors' sets", "[tokenizer][offsets]") {
+  for (const Vector& v : LoadVectors()) {
+    INFO("input: " << v.input);
+    std::vector<PositionedToken> seq = TokenSequence(v.input);
+    CHECK(Sorted(TextsOf(seq)) == v.tokens);
+    for (const auto& t : seq) {
+      CHECK(t.begin < t.end);
+      CHECK(t.end <= v.input.size());
+    }
+  }
+}
+
+TEST_CASE("offsets: ranges point at the original bytes", "[tokenizer][offsets]") {
+  auto spans = [](std::string_view text) {
+    std::vector<std::string> out;
+    for (const auto& t : TokenSequence(text)) {
+      out.push_back(t.text + "=" + std::string(text.substr(t.begin, t.end - t.begin)));
+    }
+    return out;
+  };
+  CHECK(spans("Hello, Straße!") == Tokens{"hello=Hello", "strasse=Straße"});
+  CHECK(spans("ab\xff"
+              "cd") == Tokens{"ab=ab", "cd=cd"});
+  CHECK(spans("x cafe\xcc\x81 y") == Tokens{"x=x", "café=cafe\xcc\x81", "y=y"});
+  CHECK(spans("\xef\xac\x81ne ＦＵＬＬ") == Tokens{"fine=\xef\xac\x81ne", "full=ＦＵＬＬ"});
+  CHECK(spans("布隆过滤器") == Tokens{"布隆=布隆", "隆过=隆过", "过滤=过滤", "滤器=滤器"});
+  CHECK(spans("Bloom过滤器.") == Tokens{"bloom=Bloom", "过滤=过滤", "滤器=滤器"});
+  CHECK(spans("ｶﾀｶﾅ") == Tokens{"カタ=ｶﾀ", "タカ=ﾀｶ", "カナ=ｶﾅ"});
+  // One character that expands to two ideographs belongs whole to both bigrams it starts.
+  CHECK(spans("\xe3\x8d\xbb元年") ==
+        Tokens{"平成=\xe3\x8d\xbb", "成元=\xe3\x8d\xbb元", "元年=元年"});
+  CHECK(spans("soft\xc2\xadhyphen") == Tokens{"softhyphen=soft\xc2\xadhyphen"});
+  std::vector<PositionedToken> seq = TokenSequence("东京 布隆过");
+  REQUIRE(seq.size() == 3);
+  CHECK(!seq[0].continues_run);
+  CHECK(!seq[1].continues_run);
+  CHECK(seq[2].continues_run);
+}
+
+TEST_CASE("offsets: random multilingual text against the slow reference", "[tokenizer][offsets]") {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 150; ++round) {
+    std::string text = RandomText(rng, 1 + rng() % 60);
+    if (round % 5 == 0) {
+      // Raw bytes, mostly non-ASCII: every kind of ill-formed sequence.
+      text.clear();
+      for (size_t i = 0, n = rng() % 80; i < n; ++i) {
+        text += static_cast<char>(rng() % 3 ? 0x80 + rng() % 128 : rng() % 128);
+      }
+    }
+    INFO("round " << round << " text: " << text);
+    std::vector<PositionedToken> got = TokenSequence(text);
+    CheckSameSequence(got, ReferenceSequence(text));
+    // The same tokens in the same order as the fast path.
+    Collect fast;
+    Tokenizer tok;
+    tok.Tokenize(text, fast);
+    CHECK(TextsOf(got) == fast.tokens);
+  }
+}
+
+TEST_CASE("offsets: chunked text gives the fast path's tokens and whole-text ranges",
+          "[tokenizer][offsets]") {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 60; ++round) {
+    std::string text = RandomText(rng, 200 + rng() % 800);
+    // Sometimes long stretches without a safe cut, so that cuts are forced.
+    if (round % 3 == 0) text.insert(rng() % text.size(), std::string(300 + rng() % 400, 'x'));
+    // Rounds with the long stretch have small maximum chunks (forced cuts); the others cannot
+    // force a cut.
+    const size_t chunk = 16 + rng() % 64;
+    const size_t max_chunk = round % 3 == 0 ? 128 + rng() % 256 : size_t{1} << 20;
+    Tokenizer chunked;
+    chunked.SetChunkBytesForTesting(chunk, max_chunk);
+    struct Seq : bitsift::tokenizer::OffsetTokenSink {
+      std::vector<PositionedToken> tokens;
+      bool OnToken(std::string_view t, uint64_t b, uint64_t e, bool c) override {
+        tokens.push_back(PositionedToken{std::string(t), b, e, c});
+        return true;
+      }
+    } seq;
+    chunked.TokenizeWithOffsets(text, seq);
+    // Streaming in random pieces cuts the same chunks.
+    Collect streamed;
+    Tokenizer stream;
+    stream.SetChunkBytesForTesting(chunk, max_chunk);
+    for (size_t i = 0; i < text.size();) {
+      size_t n = 1 + rng() % 300;
+      stream.Feed(std::string_view(text).substr(i, n), streamed);
+      i += n;
+    }
+    stream.Finish(streamed);
+    INFO("round " << round);
+    Collect whole_fast;
+    Tokenizer fast;
+    fast.SetChunkBytesForTesting(chunk, max_chunk);
+    fast.Tokenize(text, whole_fast);
+    CHECK(whole_fast.tokens == streamed.tokens);
+    REQUIRE(TextsOf(seq.tokens) == whole_fast.tokens);
+    REQUIRE(TextsOf(seq.tokens) == streamed.tokens);
+    for (const auto& t : seq.tokens) {
+      CHECK(t.begin < t.end);
+      CHECK(t.end <= text.size());
+    }
+    if (round % 3 != 0) {
+      // Without forced cuts, chunking changes nothing at all.
+      CheckSameSequence(seq.tokens, TokenSequence(text));
+    }
+  }
 }

@@ -1,0 +1,67 @@
+// Matching lines: for a document's text and a query, the lines that hold its matches, each with
+// the byte spans of every match, grouped with context lines as grep -n -C shows them.
+#ifndef BITSIFT_ANSWERS_LINES_H_
+#define BITSIFT_ANSWERS_LINES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "query/query_matcher.h"
+
+namespace bitsift::answers {
+
+// A byte range [start, end) within one line.
+struct LineSpan {
+  size_t start = 0, end = 0;
+  bool operator==(const LineSpan& o) const { return start == o.start && end == o.end; }
+};
+
+struct Line {
+  uint64_t number = 0;  // counted from 1; lines are split on '\n'
+  size_t begin = 0;     // the line's bytes in the text: [begin, end), without its '\n'
+  size_t end = 0;
+  bool match = false;  // false: a context line
+  // The matches in the line, relative to `begin`: sorted, neither overlapping nor touching
+  // (such matches are merged into one span). Empty for a context line.
+  std::vector<LineSpan> spans;
+};
+
+// Lines printed together; groups are separated (grep's "--") because lines lie between them.
+struct LineGroup {
+  std::vector<Line> lines;
+};
+
+struct LineOptions {
+  uint64_t before = 0;  // context lines before each matching line (grep -B)
+  uint64_t after = 0;   // context lines after each matching line (grep -A)
+};
+
+// The lines of `text` holding at least one match of the query `matcher` was built for: an
+// occurrence of a term, prefix or phrase that is not under an exclusion (so a phrase counts
+// where the phrase occurs, never for its words alone). A match spanning lines (a phrase across
+// a line break) marks each line it covers with the part on that line. With context, a
+// matching line brings the lines around it; overlapping or adjacent ranges form one group. A
+// final '\n' ends the last line (it does not start an empty one). Throws std::runtime_error
+// only if ICU fails.
+std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher& matcher,
+                                     const LineOptions& options);
+
+// A line cut to at most `max_columns` code points around its first match.
+struct TrimmedLine {
+  size_t start = 0, end = 0;    // the part of the line kept, in its bytes
+  bool cut_before = false;      // bytes before `start` were cut
+  bool cut_after = false;       // bytes after `end` were cut
+  std::vector<LineSpan> spans;  // the line's spans clipped to the part, relative to `start`
+};
+
+// Keeps all of `line` if it has at most max_columns code points (or max_columns is 0), else a
+// window of max_columns code points that starts a quarter of the window before the first span
+// (or at the line's start, or ends at its end). Cuts fall between code points (a byte that is
+// not a UTF-8 continuation byte).
+TrimmedLine TrimLine(std::string_view line, const std::vector<LineSpan>& spans, size_t max_columns);
+
+}  // namespace bitsift::answers
+
+#endif  // BITSIFT_ANSWERS_LINES_H_

@@ -1,0 +1,298 @@
+#include "query/query_matcher.h"
+
+#include <algorithm>
+
+namespace bitsift::query {
+
+using Kind = QueryNode::Kind;
+
+QueryMatcher::QueryMatcher(const QueryNode& root) {
+  Collect(root, true);
+  for (uint32_t p = 0; p < patterns_.size(); ++p) {
+    const Pattern& pattern = patterns_[p];
+    longest_ = std::max(longest_, pattern.elements.size());
+    for (uint32_t e = 0; e < pattern.elements.size(); ++e) {
+      const Element& element = pattern.elements[e];
+      if (element.prefix) {
+        prefixes_.emplace_back(element.text, Hit{p, e});
+      } else {
+        exact_[element.text].push_back(Hit{p, e});
+      }
+    }
+  }
+}
+
+void QueryMatcher::Collect(const QueryNode& node, bool positive) {
+  switch (node.kind) {
+    case Kind::kTerm:
+    case Kind::kPrefix:
+      patterns_.push_back(
+          Pattern{{Element{node.terms[0], node.kind == Kind::kPrefix, false}}, positive, &node});
+      return;
+    case Kind::kPhrase: {
+      Pattern p;
+      p.positive = positive;
+      p.node = &node;
+      for (size_t i = 0; i < node.terms.size(); ++i) {
+        p.elements.push_back(Element{node.terms[i],
+                                     node.last_is_prefix && i + 1 == node.terms.size(),
+                                     i > 0 && node.joined[i]});
+      }
+      patterns_.push_back(std::move(p));
+      return;
+    }
+    case Kind::kAnd:
+    case Kind::kOr:
+      for (const QueryNode& c : node.children) Collect(c, positive);
+      for (const QueryNode& e : node.excluded) Collect(e, false);
+      return;
+  }
+}
+
+int QueryMatcher::PatternOf(const QueryNode* node) const {
+  for (size_t p = 0; p < patterns_.size(); ++p) {
+    if (patterns_[p].node == node) return static_cast<int>(p);
+  }
+  return -1;
+}
+
+// The per-text state of a scan: for every pattern, the bit set of j such that the tokens
+// ending at the current one match its elements 0..j (shift-and over tokens).
+class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
+ public:
+  Sink(QueryMatcher& m, bool spans, const std::vector<bool>& wanted, Result* out)
+      : m_(m), spans_(spans), wanted_(wanted), out_(out), begins_(m.longest_) {
+    const size_t n = m.patterns_.size();
+    first_word_.resize(n + 1);
+    for (size_t p = 0; p < n; ++p) {
+      first_word_[p + 1] = first_word_[p] + (m.patterns_[p].elements.size() + 63) / 64;
+    }
+    cur_.assign(first_word_[n], 0);
+    next_.assign(first_word_[n], 0);
+    stamp_.assign(n, UINT64_MAX);
+    for (size_t p = 0; p < n; ++p) {
+      if (wanted_[p]) ++missing_;
+    }
+  }
+
+  bool done() const { return !spans_ && missing_ == 0; }
+
+  bool OnToken(std::string_view token, uint64_t begin, uint64_t end, bool continues) override {
+    begins_[index_ % begins_.size()] = begin;
+    touched_.clear();
+    auto consider = [&](const Hit& h) {
+      const Element& e = m_.patterns_[h.pattern].elements[h.element];
+      const uint64_t* cur = &cur_[first_word_[h.pattern]];
+      bool ok = h.element == 0 || (((cur[(h.element - 1) / 64] >> ((h.element - 1) % 64)) & 1) &&
+                                   (!e.joined || continues));
+      if (!ok) return;
+      next_[first_word_[h.pattern] + h.element / 64] |= uint64_t{1} << (h.element % 64);
+      if (stamp_[h.pattern] != index_) {
+        stamp_[h.pattern] = index_;
+        touched_.push_back(h.pattern);
+      }
+    };
+    if (auto it = m_.exact_.find(token); it != m_.exact_.end()) {
+      for (const Hit& h : it->second) consider(h);
+    }
+    for (const auto& [prefix, hit] : m_.prefixes_) {
+      if (token.substr(0, prefix.size()) == prefix) consider(hit);
+    }
+    // Patterns active before this token and not touched by it lose their partial matches.
+    for (uint32_t p : active_) {
+      if (stamp_[p] != index_) {
+        std::fill(cur_.begin() + first_word_[p], cur_.begin() + first_word_[p + 1], 0);
+      }
+    }
+    active_.clear();
+    for (uint32_t p : touched_) {
+      bool any = false;
+      for (size_t w = first_word_[p]; w < first_word_[p + 1]; ++w) {
+        cur_[w] = next_[w];
+        next_[w] = 0;
+        any |= cur_[w] != 0;
+      }
+      if (any) active_.push_back(p);
+      const size_t last = m_.patterns_[p].elements.size() - 1;
+      if ((cur_[first_word_[p] + last / 64] >> (last % 64)) & 1) Occurs(p, last, end);
+    }
+    ++index_;
+    return !done();
+  }
+
+ private:
+  void Occurs(uint32_t p, size_t last, uint64_t end) {
+    if (!out_->found[p]) {
+      out_->found[p] = true;
+      if (wanted_[p]) --missing_;
+    }
+    if (spans_ && m_.patterns_[p].positive) {
+      out_->spans.push_back(MatchSpan{begins_[(index_ - last) % begins_.size()], end});
+    }
+  }
+
+  QueryMatcher& m_;
+  const bool spans_;
+  const std::vector<bool>& wanted_;
+  Result* out_;
+  std::vector<uint64_t> begins_;  // begins of the last longest_ tokens (a ring)
+  std::vector<size_t> first_word_;
+  std::vector<uint64_t> cur_, next_;
+  std::vector<uint64_t> stamp_;  // the token index that last touched each pattern
+  std::vector<uint32_t> touched_, active_;
+  uint64_t index_ = 0;
+  size_t missing_ = 0;
+};
+
+namespace {
+
+bool AsciiAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+}
+
+}  // namespace
+
+size_t QueryMatcher::AsciiEnd(size_t p, size_t e, size_t i, std::string_view lower) const {
+  const std::vector<Element>& elements = patterns_[p].elements;
+  if (e == elements.size()) return i;
+  const std::string& t = elements[e].text;
+  size_t best = std::string_view::npos;
+  // A token may itself start with a byte that is not a letter or digit ('_' say), so every
+  // place in the run of such bytes is tried.
+  for (size_t j = i; j <= lower.size(); ++j) {
+    if (lower.compare(j, t.size(), t) == 0) {
+      size_t end = AsciiEnd(p, e + 1, j + t.size(), lower);
+      if (end != std::string_view::npos && (best == std::string_view::npos || end > best)) {
+        best = end;
+      }
+    }
+    if (j == lower.size() || AsciiAlnum(lower[j])) break;
+  }
+  return best;
+}
+
+int QueryMatcher::FindInAscii(size_t p, std::string_view text, std::string_view lower) {
+  auto is_cut = [&](size_t i) {  // a chunk may begin at i
+    return i == 0 || i == text.size() || text[i - 1] == ' ' || text[i - 1] == '\n' ||
+           text[i - 1] == '\t';
+  };
+  const std::string& first = patterns_[p].elements[0].text;
+  size_t window_begin = 0, window_end = 0;  // the last window tokenized
+  for (size_t at = lower.find(first); at != std::string_view::npos;
+       at = lower.find(first, at + 1)) {
+    const size_t end = AsciiEnd(p, 1, at + first.size(), lower);
+    if (end == std::string_view::npos) continue;
+    if (at >= window_begin && end <= window_end) continue;  // settled by the last window
+    window_begin = at;
+    while (!is_cut(window_begin)) --window_begin;
+    window_end = end;
+    while (!is_cut(window_end)) ++window_end;
+    const int r = FindInWindow(p, text, window_begin, window_end);
+    if (r != 0) return r;
+  }
+  return 0;
+}
+
+int QueryMatcher::FindInWindow(size_t p, std::string_view text, size_t begin, size_t end) {
+  // Longer windows could hold a cut forced by a long stretch without a safe one.
+  if (end - begin > tokenizer::Tokenizer::kChunkBytes) return -1;
+  single_.assign(patterns_.size(), false);
+  single_[p] = true;
+  window_.found.assign(patterns_.size(), false);
+  window_.spans.clear();
+  Sink sink(*this, false, single_, &window_);
+  tokenizer_.TokenizeWithOffsets(text.substr(begin, end - begin), sink);
+  return window_.found[p] ? 1 : 0;
+}
+
+int QueryMatcher::FindInMixed(size_t p, std::string_view text, std::string_view lower) {
+  struct Piece {
+    size_t begin, end;
+    bool ascii = true;   // no byte >= 0x80
+    bool alnum = false;  // holds an ASCII letter or digit: at least one token
+  };
+  std::vector<Piece> pieces;
+  for (size_t i = 0; i < text.size();) {
+    Piece piece{i, i};
+    size_t j = i;
+    for (; j < text.size(); ++j) {
+      const unsigned char c = static_cast<unsigned char>(text[j]);
+      if (j > i && c < 0x80 && (text[j - 1] == ' ' || text[j - 1] == '\n' || text[j - 1] == '\t'))
+        break;
+      piece.ascii &= c < 0x80;
+      piece.alnum |= AsciiAlnum(text[j]);
+    }
+    piece.end = j;
+    pieces.push_back(piece);
+    i = j;
+  }
+  // Occurrences within runs of ASCII pieces: a byte search, as for an ASCII text.
+  for (size_t k = 0; k < pieces.size();) {
+    if (!pieces[k].ascii) {
+      ++k;
+      continue;
+    }
+    size_t last = k;
+    while (last + 1 < pieces.size() && pieces[last + 1].ascii) ++last;
+    const size_t b = pieces[k].begin, e = pieces[last].end;
+    const int r = FindInAscii(p, text.substr(b, e - b), lower.substr(b, e - b));
+    if (r != 0) return r;
+    k = last + 1;
+  }
+  // Occurrences that touch a piece with non-ASCII bytes or span one: windows around them.
+  const size_t reach = patterns_[p].elements.size() - 1;  // tokens needed on each side
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    if (pieces[k].ascii) continue;
+    size_t first = k, last = k;
+    for (size_t tokens = 0; first > 0 && tokens < reach;) tokens += pieces[--first].alnum;
+    // Neighbouring non-ASCII pieces within reach share the window.
+    for (size_t tokens = 0; last + 1 < pieces.size() && tokens < reach;) {
+      ++last;
+      tokens = pieces[last].ascii ? tokens + pieces[last].alnum : 0;
+    }
+    // (Windows may overlap: the next one needs its own tokens to the left.)
+    const int r = FindInWindow(p, text, pieces[first].begin, pieces[last].end);
+    if (r != 0) return r;
+    k = last;
+  }
+  return 0;
+}
+
+void QueryMatcher::Scan(std::string_view text, bool spans, const std::vector<bool>& wanted,
+                        Result* out) {
+  out->found.assign(patterns_.size(), false);
+  out->spans.clear();
+  if (!spans && std::all_of(text.begin(), text.end(),
+                            [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    lower_.resize(text.size());
+    std::transform(text.begin(), text.end(), lower_.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
+    bool undecided = false;
+    for (size_t p = 0; p < patterns_.size(); ++p) {
+      if (!wanted[p]) continue;
+      const int r = FindInAscii(p, text, lower_);
+      out->found[p] = r == 1;
+      undecided |= r < 0;
+    }
+    if (!undecided) return;
+  } else if (!spans) {
+    // A text with some non-ASCII bytes: only the places near them are tokenized.
+    lower_.resize(text.size());
+    std::transform(text.begin(), text.end(), lower_.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
+    bool undecided = false;
+    for (size_t p = 0; p < patterns_.size(); ++p) {
+      if (!wanted[p]) continue;
+      const int r = FindInMixed(p, text, lower_);
+      out->found[p] = r == 1;
+      undecided |= r < 0;
+    }
+    if (!undecided) return;
+    out->found.assign(patterns_.size(), false);
+  }
+  Sink sink(*this, spans, wanted, out);
+  if (sink.done()) return;
+  tokenizer_.TokenizeWithOffsets(text, sink);
+}
+
+}  // namespace bitsift::query

@@ -1,0 +1,433 @@
+#include "query/query_parser.h"
+
+#include <algorithm>
+#include <exception>
+#include <new>
+
+#include "tokenizer/tokenizer.h"
+
+namespace bitsift::query {
+namespace {
+
+using Kind = QueryNode::Kind;
+
+// Deeper nesting is refused (recursion depth; no real query nests this deep).
+constexpr int kMaxDepth = 64;
+
+const char* const kOrNeedsTerms = "OR must stand between two terms";
+const char* const kExclusionInOr =
+    "an exclusion cannot be an operand of OR (write -(a OR b) to exclude both, or -a -b)";
+const char* const kOnlyExclusions =
+    "only exclusions: a query, group or OR operand needs a term that is not excluded";
+const char* const kNoTerms = "the query has no terms (only punctuation, symbols or spaces?)";
+
+struct Failure {
+  size_t position;
+  std::string reason;
+};
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// Bytes of the quote character at text[i] ('"', U+201C or U+201D), or 0.
+size_t QuoteLength(std::string_view text, size_t i) {
+  if (text[i] == '"') return 1;
+  if (text.size() - i >= 3 && text[i] == '\xE2' && text[i + 1] == '\x80' &&
+      (text[i + 2] == '\x9C' || text[i + 2] == '\x9D')) {
+    return 3;
+  }
+  return 0;
+}
+
+// The end of the word starting at i: it stops at whitespace, a quote, or a ')' that does not
+// close a '(' of the word itself.
+size_t WordEnd(std::string_view text, size_t i) {
+  int local = 0;
+  for (size_t start = i; i < text.size(); ++i) {
+    char c = text[i];
+    if (IsSpace(c) || QuoteLength(text, i) > 0) break;
+    if (c == '(' && i > start) ++local;
+    if (c == ')') {
+      if (local == 0) break;
+      --local;
+    }
+  }
+  return i;
+}
+
+// Whether the '-' at text[i] starts an exclusion: something other than whitespace, '-' or ')'
+// follows at once.
+bool IsExclusionAt(std::string_view text, size_t i) {
+  return text[i] == '-' && i + 1 < text.size() && !IsSpace(text[i + 1]) && text[i + 1] != '-' &&
+         text[i + 1] != ')';
+}
+
+QueryNode TokensNode(std::vector<std::string> tokens, std::vector<bool> joined, bool prefix,
+                     size_t position) {
+  QueryNode node;
+  node.position = position;
+  if (tokens.size() == 1) {
+    node.kind = prefix ? Kind::kPrefix : Kind::kTerm;
+  } else {
+    node.kind = Kind::kPhrase;
+    node.joined = std::move(joined);
+    node.last_is_prefix = prefix;
+  }
+  node.terms = std::move(tokens);
+  return node;
+}
+
+// ANDs `part` into `and_node`: an AND's parts and exclusions are merged into it.
+void AddPart(QueryNode& and_node, QueryNode part) {
+  if (part.kind == Kind::kAnd) {
+    for (QueryNode& c : part.children) and_node.children.push_back(std::move(c));
+    for (QueryNode& e : part.excluded) and_node.excluded.push_back(std::move(e));
+  } else {
+    and_node.children.push_back(std::move(part));
+  }
+}
+
+// An AND of one part and no exclusion is that part.
+QueryNode Simplify(QueryNode and_node) {
+  if (and_node.kind == Kind::kAnd && and_node.children.size() == 1 && and_node.excluded.empty()) {
+    QueryNode only = std::move(and_node.children[0]);
+    return only;
+  }
+  return and_node;
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : text_(text) {}
+
+  // Parses items until the end (depth 0) or the ')' closing the group opened at open_pos.
+  // Returns an AND node (possibly without parts).
+  QueryNode ParseItems(int depth, size_t open_pos) {
+    if (depth > kMaxDepth) throw Failure{open_pos, "too many nested parentheses"};
+    QueryNode group;
+    group.kind = Kind::kAnd;
+    group.position = open_pos;
+    for (;;) {
+      SkipSpace();
+      if (i_ == text_.size()) {
+        if (depth > 0) throw Failure{open_pos, "unbalanced parenthesis: this ( is never closed"};
+        break;
+      }
+      if (text_[i_] == ')') {
+        if (depth == 0) throw Failure{i_, "unbalanced parenthesis: ) without a ("};
+        ++i_;
+        break;
+      }
+      if (IsExclusionAt(text_, i_)) {
+        ++i_;
+        Primary p = ParsePrimary(depth, /*or_is_keyword=*/false);
+        if (std::optional<size_t> or_at = NextOr()) throw Failure{*or_at, kExclusionInOr};
+        if (p.kind == Primary::kNode) group.excluded.push_back(std::move(p.node));
+        continue;
+      }
+      Primary first = ParsePrimary(depth);
+      if (first.kind == Primary::kOr) throw Failure{first.position, kOrNeedsTerms};
+      QueryNode either;
+      either.kind = Kind::kOr;
+      either.position = first.position;
+      bool any_nothing = first.kind == Primary::kNothing;
+      size_t first_or = 0;
+      if (first.kind == Primary::kNode) AddOperand(either, std::move(first.node));
+      while (std::optional<size_t> or_at = NextOr()) {
+        if (first_or == 0) first_or = *or_at;
+        i_ = *or_at + 2;
+        SkipSpace();
+        if (i_ == text_.size() || text_[i_] == ')') throw Failure{*or_at, kOrNeedsTerms};
+        if (IsExclusionAt(text_, i_)) throw Failure{i_, kExclusionInOr};
+        Primary next = ParsePrimary(depth);
+        if (next.kind == Primary::kOr) throw Failure{next.position, kOrNeedsTerms};
+        if (next.kind == Primary::kNothing) throw Failure{*or_at, kOrNeedsTerms};
+        if (any_nothing) throw Failure{first_or, kOrNeedsTerms};
+        AddOperand(either, std::move(next.node));
+      }
+      if (either.children.size() == 1) {
+        AddPart(group, std::move(either.children[0]));
+      } else if (either.children.size() > 1) {
+        group.children.push_back(std::move(either));
+      }
+    }
+    if (depth > 0 && group.children.empty() && !group.excluded.empty()) {
+      throw Failure{group.excluded.front().position - 1, kOnlyExclusions};
+    }
+    return group;
+  }
+
+ private:
+  struct Primary {
+    enum { kNothing, kNode, kOr } kind = kNothing;
+    QueryNode node;
+    size_t position = 0;
+  };
+
+  void SkipSpace() {
+    while (i_ < text_.size() && IsSpace(text_[i_])) ++i_;
+  }
+
+  // The position of an OR keyword that is the next word, if it is one.
+  std::optional<size_t> NextOr() {
+    size_t j = i_;
+    while (j < text_.size() && IsSpace(text_[j])) ++j;
+    if (j < text_.size() && text_[j] != '(' && WordEnd(text_, j) == j + 2 &&
+        text_.substr(j, 2) == "OR") {
+      return j;
+    }
+    return std::nullopt;
+  }
+
+  static void AddOperand(QueryNode& either, QueryNode operand) {
+    if (operand.kind == Kind::kOr) {
+      for (QueryNode& c : operand.children) either.children.push_back(std::move(c));
+    } else {
+      either.children.push_back(std::move(operand));
+    }
+  }
+
+  // With or_is_keyword false (after an exclusion's '-'), a word OR is the term "or".
+  Primary ParsePrimary(int depth, bool or_is_keyword = true) {
+    Primary p;
+    p.position = i_;
+    if (size_t q = QuoteLength(text_, i_)) {
+      size_t j = i_ + q;
+      while (j < text_.size() && QuoteLength(text_, j) == 0) ++j;
+      if (j == text_.size()) throw Failure{i_, "unbalanced quote: no closing \""};
+      std::vector<std::string> tokens;
+      std::vector<bool> joined;
+      TokenizeQueryText(text_.substr(i_ + q, j - i_ - q), &tokens, &joined);
+      i_ = j + QuoteLength(text_, j);
+      if (!tokens.empty()) {
+        p.kind = Primary::kNode;
+        p.node = TokensNode(std::move(tokens), std::move(joined), false, p.position);
+      }
+      return p;
+    }
+    if (text_[i_] == '(') {
+      ++i_;
+      QueryNode group = ParseItems(depth + 1, p.position);
+      if (!group.children.empty()) {
+        p.kind = Primary::kNode;
+        p.node = Simplify(std::move(group));
+      }
+      return p;
+    }
+    const size_t end = WordEnd(text_, i_);
+    std::string_view word = text_.substr(i_, end - i_);
+    i_ = end;
+    if (word == "OR" && or_is_keyword) {
+      p.kind = Primary::kOr;
+      return p;
+    }
+    size_t stars = 0;
+    while (stars < word.size() && word[word.size() - 1 - stars] == '*') ++stars;
+    std::vector<std::string> tokens;
+    std::vector<bool> joined;
+    TokenizeQueryText(word.substr(0, word.size() - stars), &tokens, &joined);
+    if (stars > 0 && tokens.empty()) {
+      throw Failure{p.position + word.size() - stars,
+                    "a * needs letters or digits before it (it makes a prefix: licen*)"};
+    }
+    if (!tokens.empty()) {
+      p.kind = Primary::kNode;
+      p.node = TokensNode(std::move(tokens), std::move(joined), stars > 0, p.position);
+    }
+    return p;
+  }
+
+  std::string_view text_;
+  size_t i_ = 0;
+};
+
+// Whether a command-line argument uses the language: a quote, a parenthesis, an OR keyword, an
+// exclusion or a prefix star.
+bool HasOperator(std::string_view arg) {
+  for (size_t i = 0; i < arg.size();) {
+    while (i < arg.size() && IsSpace(arg[i])) ++i;
+    if (i == arg.size()) break;
+    if (QuoteLength(arg, i) > 0 || arg[i] == '(' || arg[i] == ')' || IsExclusionAt(arg, i)) {
+      return true;
+    }
+    size_t end = WordEnd(arg, i);
+    if (end < arg.size() && !IsSpace(arg[end])) return true;  // a quote or a closing ')'
+    std::string_view word = arg.substr(i, end - i);
+    if (word == "OR" || word.back() == '*') return true;
+    i = end;
+  }
+  return false;
+}
+
+bool HasSpace(std::string_view arg) { return std::any_of(arg.begin(), arg.end(), IsSpace); }
+
+void AppendNode(const QueryNode& n, std::string& out) {
+  switch (n.kind) {
+    case Kind::kTerm:
+      out += n.terms[0];
+      break;
+    case Kind::kPrefix:
+      out += n.terms[0] + "*";
+      break;
+    case Kind::kPhrase:
+      out += '"';
+      for (size_t i = 0; i < n.terms.size(); ++i) {
+        if (i > 0) out += n.joined[i] ? "~" : " ";
+        out += n.terms[i];
+      }
+      if (n.last_is_prefix) out += '*';
+      out += '"';
+      break;
+    case Kind::kAnd:
+    case Kind::kOr:
+      out += n.kind == Kind::kAnd ? "(and" : "(or";
+      for (const QueryNode& c : n.children) {
+        out += ' ';
+        AppendNode(c, out);
+      }
+      for (const QueryNode& e : n.excluded) {
+        out += " -";
+        AppendNode(e, out);
+      }
+      out += ')';
+      break;
+  }
+}
+
+void SetArgument(QueryNode& n, size_t argument) {
+  n.argument = argument;
+  for (QueryNode& c : n.children) SetArgument(c, argument);
+  for (QueryNode& e : n.excluded) SetArgument(e, argument);
+}
+
+ParsedQuery Words(const std::vector<std::string_view>& texts) {
+  std::vector<std::string> terms;
+  for (std::string_view t : texts) {
+    std::vector<std::string> tokens;
+    std::vector<bool> joined;
+    TokenizeQueryText(t, &tokens, &joined);
+    terms.insert(terms.end(), tokens.begin(), tokens.end());
+  }
+  std::sort(terms.begin(), terms.end());
+  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  ParsedQuery out;
+  if (terms.empty()) {
+    out.error = ParseError{0, 0, kNoTerms};
+    return out;
+  }
+  QueryNode root;
+  root.kind = Kind::kAnd;
+  for (std::string& t : terms) root.children.push_back(TokensNode({std::move(t)}, {}, false, 0));
+  out.root = Simplify(std::move(root));
+  return out;
+}
+
+// Parses each text (one per argument) and ANDs them.
+ParsedQuery Language(const std::vector<std::string_view>& texts, bool phrase_rule) {
+  ParsedQuery out;
+  QueryNode root;
+  root.kind = Kind::kAnd;
+  for (size_t a = 0; a < texts.size(); ++a) {
+    std::string_view text = texts[a];
+    QueryNode part;
+    if (phrase_rule && HasSpace(text) && !HasOperator(text)) {
+      std::vector<std::string> tokens;
+      std::vector<bool> joined;
+      TokenizeQueryText(text, &tokens, &joined);
+      if (tokens.empty()) continue;
+      part = TokensNode(std::move(tokens), std::move(joined), false, 0);
+    } else {
+      Parser parser(text);
+      try {
+        part = parser.ParseItems(0, 0);
+      } catch (const Failure& f) {
+        out.error = ParseError{a, f.position, f.reason};
+        return out;
+      }
+    }
+    SetArgument(part, a);
+    AddPart(root, std::move(part));
+  }
+  if (root.children.empty()) {
+    if (!root.excluded.empty()) {
+      const QueryNode& first = root.excluded.front();
+      out.error =
+          ParseError{first.argument, first.position > 0 ? first.position - 1 : 0, kOnlyExclusions};
+    } else {
+      out.error = ParseError{0, 0, kNoTerms};
+    }
+    return out;
+  }
+  out.root = Simplify(std::move(root));
+  return out;
+}
+
+ParsedQuery Guarded(const std::vector<std::string_view>& texts, QueryMode mode,
+                    bool phrase_rule) noexcept {
+  try {
+    return mode == QueryMode::kWords ? Words(texts) : Language(texts, phrase_rule);
+  } catch (const std::bad_alloc&) {
+    ParsedQuery out;
+    out.error = ParseError{0, 0, "out of memory"};
+    return out;
+  } catch (const std::exception& e) {
+    ParsedQuery out;
+    out.error = ParseError{0, 0, std::string("internal error: ") + e.what()};
+    return out;
+  }
+}
+
+}  // namespace
+
+std::string QueryNode::ToString() const {
+  std::string out;
+  AppendNode(*this, out);
+  return out;
+}
+
+void TokenizeQueryText(std::string_view text, std::vector<std::string>* tokens,
+                       std::vector<bool>* joined) {
+  struct Collect : tokenizer::OffsetTokenSink {
+    std::vector<std::string>* tokens;
+    std::vector<bool>* joined;
+    bool OnToken(std::string_view t, uint64_t, uint64_t, bool continues_run) override {
+      tokens->emplace_back(t);
+      joined->push_back(continues_run);
+      return true;
+    }
+  } collect;
+  tokens->clear();
+  joined->clear();
+  collect.tokens = tokens;
+  collect.joined = joined;
+  thread_local tokenizer::Tokenizer tok;
+  tok.TokenizeWithOffsets(text, collect);
+}
+
+ParsedQuery ParseQueryString(std::string_view text, QueryMode mode) noexcept {
+  return Guarded({text}, mode, false);
+}
+
+ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode) noexcept {
+  std::vector<std::string_view> texts(args.begin(), args.end());
+  return Guarded(texts, mode, true);
+}
+
+bool IsPlainConjunction(const QueryNode& root, std::vector<std::string>* terms) {
+  terms->clear();
+  if (root.kind == Kind::kTerm) {
+    terms->push_back(root.terms[0]);
+    return true;
+  }
+  if (root.kind != Kind::kAnd || !root.excluded.empty()) return false;
+  for (const QueryNode& c : root.children) {
+    if (c.kind != Kind::kTerm) return false;
+    terms->push_back(c.terms[0]);
+  }
+  std::sort(terms->begin(), terms->end());
+  terms->erase(std::unique(terms->begin(), terms->end()), terms->end());
+  return true;
+}
+
+}  // namespace bitsift::query

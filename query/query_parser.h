@@ -1,0 +1,109 @@
+// The query language: a query string -> a tree of terms, phrases, prefixes, OR and exclusions.
+//
+// Grammar (README "Query language" has examples):
+//
+//   query    := item+                         items are ANDed
+//   item     := '-' primary                   exclusion: drop documents matching primary
+//             | primary ('OR' primary)*       either of adjacent primaries
+//   primary  := '"' text '"'                  phrase: its tokens contiguous and in order
+//             | '(' item+ ')'                 group
+//             | word '*'                      prefix: any term starting with word's token
+//             | word                          one token: a term; several: a phrase
+//
+// Lexical rules, decided as Xapian's QueryParser decides them where the specification is open:
+//   - Words are separated by ASCII whitespace; each word is tokenized under the token contract
+//     (so `Straße` is `strasse`, `std::vector` is the phrase "std vector", `布隆过滤器` the
+//     phrase of its bigrams, and punctuation alone is nothing).
+//   - `OR` is an operator only in upper case and as a word of its own; `or`, `Or`, `"OR"` and
+//     `-OR` are ordinary text. `AND` and `NOT` are ordinary words: adjacency already means AND
+//     and `-` excludes, and since OR binds tighter than AND here (as in web search boxes, unlike
+//     Xapian's explicit AND), an explicit AND would read differently to Xapian users.
+//   - `-` excludes only at the start of a word (start of the query, after whitespace or `(`)
+//     and only when a word, quote or `(` follows at once: `a - b` and `e-mail` exclude nothing.
+//   - `*` makes a prefix only at the end of a word (`licen*`; `**` counts as one); elsewhere it
+//     is punctuation. The text before it is normalized as a word is (`Licen*` = `licen*`). If
+//     the word splits into several tokens the last one is the prefix of a phrase
+//     (`std::vec*`). Inside quotes `*` is plain text.
+//   - `"`, U+201C and U+201D all open and close phrases. A phrase without tokens (`""`) is
+//     nothing.
+//   - `(` opens a group at the start of a word; inside a word it is text, and so is the `)`
+//     that closes it (`f(x)` is the phrase "f x"). Any other `)` closes a group.
+//   - Something with no tokens (`&`, `""`, `()`) is dropped, as Xapian drops it.
+//
+// Errors (ParseError: byte position + reason; no exception is thrown): an unbalanced quote or
+// parenthesis; an OR without a term on both sides; an exclusion as an operand of OR (write
+// `-(a OR b)` or `-a -b`); a `*` with no letters or digits before it; a query, group or OR
+// operand made only of exclusions; a query with no terms.
+//
+// In words mode (QueryMode::kWords, 0.1's meaning) nothing is an operator: every token of the
+// text is a required term (quotes, dashes, stars and OR are plain text, `grep -F` in spirit).
+#ifndef BITSIFT_QUERY_QUERY_PARSER_H_
+#define BITSIFT_QUERY_QUERY_PARSER_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bitsift::query {
+
+enum class QueryMode { kLanguage, kWords };
+
+// A node of a parsed query. After parsing, a tree is normalized: an AND has at least two
+// parts or an exclusion, an OR at least two operands and no OR operand, a phrase at least two
+// elements, and AND operands are never ANDs themselves.
+struct QueryNode {
+  enum class Kind { kTerm, kPrefix, kPhrase, kAnd, kOr };
+  Kind kind = Kind::kAnd;
+  // kTerm: the term. kPrefix: the normalized prefix. kPhrase: its tokens in order.
+  std::vector<std::string> terms;
+  // kPhrase: joined[i] (i >= 1) is true when tokens i - 1 and i are overlapping bigrams of one
+  // kana/ideographic run of the query; the document's tokens must then overlap too, so a CJK
+  // phrase matches as a substring. Otherwise only contiguity in the token sequence is needed.
+  std::vector<bool> joined;
+  bool last_is_prefix = false;      // kPhrase: the last token matches as a prefix
+  std::vector<QueryNode> children;  // kAnd: required parts; kOr: operands
+  std::vector<QueryNode> excluded;  // kAnd: documents matching any of these are dropped
+  size_t position = 0;              // byte offset of the node's text in its argument
+  size_t argument = 0;              // which argument it came from (ParseArguments)
+
+  // A compact form for tests and messages: term, prefix*, "a b", "布隆 隆过"~ (joined bigrams
+  // marked by ~ between them: "布隆~隆过"), (and x y -z), (or x y).
+  std::string ToString() const;
+};
+
+struct ParseError {
+  size_t argument = 0;  // the argument (0 for a single string)
+  size_t position = 0;  // byte offset in that argument
+  std::string reason;   // e.g. "unbalanced quote: no closing \""
+};
+
+// A parse: either a query or an error.
+struct ParsedQuery {
+  QueryNode root;
+  std::optional<ParseError> error;
+  bool ok() const { return !error.has_value(); }
+};
+
+// Parses one query string (a line of a --queries file, the string an embedder passes).
+// Never throws (an ICU failure becomes an error too).
+ParsedQuery ParseQueryString(std::string_view text, QueryMode mode) noexcept;
+
+// Parses command-line arguments: each is read in the language and they are ANDed. An argument
+// holding whitespace but no operator (no quote, parenthesis, OR, leading -, trailing *) is a
+// phrase, as `grep "free software"` would take it. In words mode all arguments are plain text.
+ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode) noexcept;
+
+// Every token of `text` in order, with joined[i] as QueryNode::joined (tokens of the query
+// language's words and phrases). Throws std::runtime_error if ICU's data cannot be loaded.
+void TokenizeQueryText(std::string_view text, std::vector<std::string>* tokens,
+                       std::vector<bool>* joined);
+
+// Whether the query is a plain conjunction of terms (0.1's query): no phrase, prefix, OR or
+// exclusion. Then *terms gets its terms, sorted and distinct.
+bool IsPlainConjunction(const QueryNode& root, std::vector<std::string>* terms);
+
+}  // namespace bitsift::query
+
+#endif  // BITSIFT_QUERY_QUERY_PARSER_H_

@@ -1,0 +1,218 @@
+// Matching lines (answers/lines) against a slow reference: lines split byte by byte, every
+// occurrence of every positive term, prefix and phrase found by trying each token position,
+// spans clipped to lines and merged; context lines and groups counted by hand.
+#include "answers/lines.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "query/query_matcher.h"
+#include "query/query_parser.h"
+#include "test_util.h"
+#include "tokenizer/tokenizer.h"
+
+using bitsift::answers::LineOptions;
+using bitsift::answers::LineSpan;
+using bitsift::query::QueryNode;
+using bitsift::tokenizer::PositionedToken;
+
+namespace {
+
+struct RefLine {
+  uint64_t number;
+  bool match;
+  std::vector<LineSpan> spans;
+  bool operator==(const RefLine& o) const {
+    return number == o.number && match == o.match && spans == o.spans;
+  }
+};
+
+// Whether the tokens from position i hold pattern node n (all of its elements in order).
+bool OccursAt(const QueryNode& n, const std::vector<PositionedToken>& toks, size_t i) {
+  const bool prefix_node = n.kind == QueryNode::Kind::kPrefix;
+  for (size_t j = 0; j < n.terms.size(); ++j) {
+    if (i + j >= toks.size()) return false;
+    const std::string& tok = toks[i + j].text;
+    const std::string& want = n.terms[j];
+    const bool prefix = prefix_node || (n.last_is_prefix && j + 1 == n.terms.size());
+    if (prefix ? tok.rfind(want, 0) != 0 : tok != want) return false;
+    if (j > 0 && n.joined[j] && !toks[i + j].continues_run) return false;
+  }
+  return true;
+}
+
+// Byte ranges of every occurrence of the nodes that lie under no exclusion.
+void Occurrences(const QueryNode& n, bool positive, const std::vector<PositionedToken>& toks,
+                 std::vector<std::pair<uint64_t, uint64_t>>* out) {
+  if (n.kind == QueryNode::Kind::kAnd || n.kind == QueryNode::Kind::kOr) {
+    for (const QueryNode& c : n.children) Occurrences(c, positive, toks, out);
+    for (const QueryNode& e : n.excluded) Occurrences(e, false, toks, out);
+    return;
+  }
+  if (!positive) return;
+  for (size_t i = 0; i < toks.size(); ++i) {
+    if (OccursAt(n, toks, i)) out->emplace_back(toks[i].begin, toks[i + n.terms.size() - 1].end);
+  }
+}
+
+std::vector<RefLine> Reference(const std::string& text, const QueryNode& root, uint64_t before,
+                               uint64_t after, std::vector<size_t>* group_starts) {
+  std::vector<std::pair<size_t, size_t>> lines;  // [begin, end) without '\n'
+  size_t begin = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      lines.emplace_back(begin, i);
+      begin = i + 1;
+    }
+  }
+  if (begin < text.size()) lines.emplace_back(begin, text.size());
+  std::vector<std::pair<uint64_t, uint64_t>> occ;
+  Occurrences(root, true, bitsift::tokenizer::TokenSequence(text), &occ);
+  std::vector<std::vector<LineSpan>> spans(lines.size());
+  for (size_t l = 0; l < lines.size(); ++l) {
+    std::vector<LineSpan> raw;
+    for (const auto& [b, e] : occ) {
+      const size_t lb = std::max<size_t>(b, lines[l].first),
+                   le = std::min<size_t>(e, lines[l].second);
+      if (lb < le) raw.push_back({lb - lines[l].first, le - lines[l].first});
+    }
+    std::sort(raw.begin(), raw.end(), [](const LineSpan& a, const LineSpan& b) {
+      return a.start < b.start || (a.start == b.start && a.end < b.end);
+    });
+    for (const LineSpan& s : raw) {
+      if (!spans[l].empty() && s.start <= spans[l].back().end) {
+        spans[l].back().end = std::max(spans[l].back().end, s.end);
+      } else {
+        spans[l].push_back(s);
+      }
+    }
+  }
+  std::vector<bool> shown(lines.size(), false);
+  for (size_t l = 0; l < lines.size(); ++l) {
+    if (spans[l].empty()) continue;
+    for (size_t k = l >= before ? l - before : 0; k <= std::min(lines.size() - 1, l + after); ++k)
+      shown[k] = true;
+  }
+  std::vector<RefLine> out;
+  for (size_t l = 0; l < lines.size(); ++l) {
+    if (!shown[l]) continue;
+    if (l == 0 || !shown[l - 1]) group_starts->push_back(out.size());
+    out.push_back({l + 1, !spans[l].empty(), spans[l]});
+  }
+  return out;
+}
+
+std::string Generate(std::mt19937_64& rng, const std::vector<std::string>& vocab) {
+  static const char* kSeparators[] = {" ", " ", " ", "\n", "\r\n", "\n\n", ", ", "-", "。", "\t"};
+  static const char* kExtra[] = {"std::vector", "e-mail", "布隆过滤器", "过滤器很好", "Straße",
+                                 "STRASSE",     "ﬁnance", "東京タワー", "3.14"};
+  std::string text;
+  for (size_t w = rng() % 120; w > 0; --w) {
+    text += rng() % 5 == 0 ? kExtra[rng() % 9] : vocab[rng() % vocab.size()];
+    text += kSeparators[rng() % 10];
+  }
+  if (rng() % 3 == 0 && !text.empty()) text.pop_back();  // sometimes no final newline
+  return text;
+}
+
+std::string MakeQuery(const std::vector<PositionedToken>& toks, std::mt19937_64& rng) {
+  auto token = [&]() {
+    return toks.empty() ? std::string("zzabsent") : toks[rng() % toks.size()].text;
+  };
+  auto item = [&]() -> std::string {
+    switch (rng() % 6) {
+      case 0:
+        return token();
+      case 1: {
+        if (toks.size() < 2) return token();
+        size_t i = rng() % (toks.size() - 1);
+        return "\"" + toks[i].text + " " + toks[i + 1].text + "\"";
+      }
+      case 2: {
+        std::string t = token();
+        size_t n = 1;
+        while (n < t.size() && (static_cast<unsigned char>(t[n]) & 0xC0) == 0x80) ++n;
+        return t.substr(0, n) + "*";
+      }
+      case 3:
+        return token() + " OR " + token();
+      case 4:
+        return "过滤器";
+      default:
+        return "std::vector";
+    }
+  };
+  std::string q = item();
+  for (size_t n = rng() % 3; n > 0; --n) q += (rng() % 4 == 0 ? " -" : " ") + item();
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("matching lines and spans equal the slow reference", "[lines]") {
+  std::mt19937_64 rng(61);
+  const std::vector<std::string> vocab = bitsift::testing::MixedVocabulary(60, rng);
+  size_t with_lines = 0, with_context = 0, cases = 0;
+  for (int i = 0; i < 600; ++i) {
+    const std::string text = Generate(rng, vocab);
+    const std::string q = MakeQuery(bitsift::tokenizer::TokenSequence(text), rng);
+    bitsift::query::ParsedQuery parsed =
+        bitsift::query::ParseQueryString(q, bitsift::query::QueryMode::kLanguage);
+    if (!parsed.ok()) continue;
+    ++cases;
+    LineOptions options;
+    options.before = rng() % 3 == 0 ? rng() % 3 : 0;
+    options.after = rng() % 3 == 0 ? rng() % 3 : 0;
+    INFO("query " << q << " before " << options.before << " after " << options.after);
+    std::vector<size_t> starts;
+    const std::vector<RefLine> want =
+        Reference(text, parsed.root, options.before, options.after, &starts);
+    bitsift::query::QueryMatcher matcher(parsed.root);
+    std::vector<RefLine> got;
+    std::vector<size_t> got_starts;
+    for (const auto& g : bitsift::answers::MatchingLines(text, matcher, options)) {
+      got_starts.push_back(got.size());
+      for (const auto& l : g.lines) {
+        got.push_back({l.number, l.match, l.spans});
+        // The line's bytes are the text's, without the '\n'.
+        CHECK(text.find('\n', l.begin) >= l.end);
+        CHECK((l.end == text.size() || text[l.end] == '\n'));
+      }
+    }
+    REQUIRE(got == want);
+    REQUIRE(got_starts == starts);
+    with_lines += !want.empty();
+    with_context += options.before + options.after > 0 && !want.empty();
+  }
+  CHECK(with_lines > cases / 2);
+  CHECK(with_context > 20);
+}
+
+TEST_CASE("long lines are trimmed around the first match at code point boundaries", "[lines]") {
+  using bitsift::answers::TrimLine;
+  const std::string line = "αβγδεζηθικλμνξοπρστυφχψω and then the match is here";
+  const size_t at = line.find("match");
+  auto t = TrimLine(line, {{at, at + 5}}, 12);
+  CHECK(t.cut_before);
+  CHECK(t.cut_after);
+  const std::string kept = line.substr(t.start, t.end - t.start);
+  CHECK(kept.find("match") != std::string::npos);
+  REQUIRE(t.spans.size() == 1);
+  CHECK(kept.substr(t.spans[0].start, 5) == "match");
+  // Code points, not bytes: 12 of them, never a cut inside a character.
+  size_t cps = 0;
+  for (unsigned char c : kept) cps += (c & 0xC0) != 0x80;
+  CHECK(cps == 12);
+  CHECK((static_cast<unsigned char>(line[t.start]) & 0xC0) != 0x80);
+  // Short lines and 0 keep everything; a match at the start keeps the start.
+  CHECK_FALSE(TrimLine("short", {{0, 5}}, 10).cut_after);
+  CHECK_FALSE(TrimLine(line, {{at, at + 5}}, 0).cut_before);
+  auto head = TrimLine(line, {{0, 2}}, 10);
+  CHECK(head.start == 0);
+  CHECK_FALSE(head.cut_before);
+  CHECK(head.cut_after);
+}

@@ -1,0 +1,77 @@
+// Tokenization throughput, hidden from the default run (tag [.bench]):
+//   BITSIFT_BENCH_TEXT=FILE build/bitsift_tests '[tokenizer-speed]'
+// prints MB/s of each tokenization path over FILE (CPU time, best of three runs).
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+
+#include "test_util.h"
+#include "tokenizer/tokenizer.h"
+
+namespace {
+
+struct Count : bitsift::tokenizer::TokenSink {
+  uint64_t tokens = 0, bytes = 0;
+  void OnToken(std::string_view t) override {
+    ++tokens;
+    bytes += t.size();
+  }
+};
+
+template <typename F>
+double BestMBps(const std::string& text, F&& run) {
+  double best = 0;
+  for (int i = 0; i < 3; ++i) {
+    // CPU time, not wall time: the machine is shared, and the work is single-threaded.
+    std::clock_t start = std::clock();
+    run();
+    double s = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+    best = std::max(best, text.size() / s / 1e6);
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer throughput", "[.bench][tokenizer-speed]") {
+  const char* file = std::getenv("BITSIFT_BENCH_TEXT");
+  if (file == nullptr) {
+    WARN("set BITSIFT_BENCH_TEXT to a text file");
+    return;
+  }
+  const std::string text = bitsift::testing::ReadFile(file);
+  bitsift::tokenizer::Tokenizer tok;
+  Count whole, streamed;
+  double whole_mbps = BestMBps(text, [&] {
+    whole = Count{};
+    tok.Tokenize(text, whole);
+  });
+  double stream_mbps = BestMBps(text, [&] {
+    streamed = Count{};
+    for (size_t i = 0; i < text.size(); i += 1 << 20) {
+      tok.Feed(std::string_view(text).substr(i, 1 << 20), streamed);
+    }
+    tok.Finish(streamed);
+  });
+  struct CountOffsets : bitsift::tokenizer::OffsetTokenSink {
+    uint64_t tokens = 0, bytes = 0;
+    bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool) override {
+      ++tokens;
+      bytes += t.size() + (end - begin);
+      return true;
+    }
+  } offsets;
+  double offsets_mbps = BestMBps(text, [&] {
+    offsets = CountOffsets{};
+    tok.TokenizeWithOffsets(text, offsets);
+  });
+  std::printf(
+      "%zu bytes, %llu tokens\nwhole text   %7.1f MB/s\nstreamed 1M  %7.1f MB/s\n"
+      "offsets      %7.1f MB/s\n",
+      text.size(), static_cast<unsigned long long>(whole.tokens), whole_mbps, stream_mbps,
+      offsets_mbps);
+  CHECK(whole.tokens == streamed.tokens);
+  CHECK(whole.tokens == offsets.tokens);
+}

@@ -320,7 +320,8 @@ class IndexState {
 };
 
 // Feeds the live documents of existing segments to a builder: their terms come from the
-// forward records and the dictionary, their facts from the document records.
+// forward records and the dictionary, their facts (the encoding's name included) from the
+// document records.
 void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& builder) {
   struct Ref {
     std::string_view path;
@@ -354,6 +355,7 @@ void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& bu
           facts->mtime_ns = d.mtime_ns;
           facts->ctime_ns = d.ctime_ns;
           facts->inode = d.inode;
+          facts->encoding = reader.encoding(d);
           return SkipReason::kCount;
         },
         nullptr, nullptr);

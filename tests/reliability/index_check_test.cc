@@ -199,9 +199,43 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   expect_damage(
       "a newer format version",
       [](std::string& b) {
-        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version), 3);
+        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version),
+                        bitsift::format::kFormatVersion + 1);
       },
-      "format version 3");
+      "rebuild the index");
+  // A segment of the previous version (before ENCODINGS): refused with the same advice.
+  expect_damage(
+      "an older format version",
+      [](std::string& b) {
+        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version),
+                        bitsift::format::kFormatVersion - 1);
+      },
+      "rebuild the index");
+  // The encoding table and the records' indexes into it.
+  const auto [enc_at, enc_len] = SectionSpan(good, SectionId::kEncodings);
+  REQUIRE(enc_len >= 4 + 1 + 5);  // at least "UTF-8"
+  expect_damage(
+      "a document's encoding past the table",
+      [&, docs_at = docs_at](std::string& b) {
+        Store<uint32_t>(b, docs_at + offsetof(bitsift::format::DocRecord, encoding), 7);
+      },
+      "encoding 7 of document 0 is not in the encoding table");
+  expect_damage(
+      "an encoding count past the section",
+      [&, enc_at = enc_at](std::string& b) { Store<uint32_t>(b, enc_at, 1000); },
+      "encoding table: name count 1000 does not fit");
+  expect_damage(
+      "an encoding name's length past the section",
+      [&, enc_at = enc_at, enc_len = enc_len](std::string& b) {
+        b[enc_at + 4] = static_cast<char>(enc_len);
+      },
+      "encoding table: name 0 of length");
+  expect_damage(
+      "encoding 0 not UTF-8", [&, enc_at = enc_at](std::string& b) { b[enc_at + 5] = 'u'; },
+      "name 0 is not UTF-8");
+  expect_damage(
+      "an encoding name not ASCII",
+      [&, enc_at = enc_at](std::string& b) { b[enc_at + 6] = '\x01'; }, "not printable ASCII");
 }
 
 TEST_CASE("any byte changed behind valid checksums: no crash, and what check accepts is exact",

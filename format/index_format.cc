@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <fstream>
 
 #include "util/error.h"
 
@@ -285,6 +286,13 @@ void IndexFile::VerifyAll() const {
     }
   }
   check_gap(table_offset_);
+}
+
+uint32_t PeekFormatVersion(const std::string& path) {
+  FileHeader h;
+  std::ifstream in(path, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(&h), sizeof(h))) return 0;
+  return std::memcmp(h.magic, kMagic, sizeof(kMagic)) == 0 ? h.format_version : 0;
 }
 
 uint64_t IndexFile::verified_chunks() const {

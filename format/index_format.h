@@ -266,6 +266,11 @@ class IndexFile {
   std::string repair_;  // how to repair a damaged index, for messages
 };
 
+// The format_version in the header of the file at `path` if it starts with kMagic (nothing
+// else is verified: this only tells a segment of another bitsift apart), 0 if it does not or
+// cannot be read.
+uint32_t PeekFormatVersion(const std::string& path);
+
 // XXH3-64 of bytes.
 uint64_t Checksum(const void* data, size_t length);
 

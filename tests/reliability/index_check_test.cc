@@ -319,3 +319,40 @@ TEST_CASE("bitsift check: exit 0 for a sound index, 2 naming the file and the pr
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find(dir / "nope") != std::string::npos);
 }
+
+TEST_CASE("a segment of an older format: readers say rebuild, an update from the tree rebuilds",
+          "[check][version]") {
+  TempDir dir;
+  WriteFile(dir / "tree/a.txt", "alpha common\n");
+  WriteFile(dir / "tree/b.txt", "beta common\n");
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "good", {}).ok());
+  // The segment as the previous format version's header would name it.
+  std::string old = SegmentImage(dir / "good");
+  Store<uint32_t>(old, offsetof(bitsift::format::FileHeader, format_version),
+                  bitsift::format::kFormatVersion - 1);
+  ResealIndex(old);
+  WriteIndexWithSegment(dir / "good", dir / "old", old);
+  CHECK(bitsift::format::PeekFormatVersion(OnlySegment(dir / "old")) ==
+        bitsift::format::kFormatVersion - 1);
+  std::unique_ptr<Index> index;
+  Status s = Index::Open(dir / "old", &index);
+  CHECK(s.code() == Status::Code::kCorrupt);
+  CHECK(s.message().find("rebuild the index") != std::string::npos);
+  // Compaction cannot read the documents again: it fails and leaves the index as it was.
+  s = bitsift::CompactIndex(dir / "old", {});
+  CHECK(s.code() == Status::Code::kCorrupt);
+  CHECK(ReadFile(OnlySegment(dir / "old")) == old);
+  // `bitsift index DIR` after an upgrade: every file is read again into the new format.
+  bitsift::IndexSummary summary;
+  s = bitsift::BuildIndex(dir / "tree", dir / "old", {}, &summary);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(summary.rebuilt);
+  CHECK(summary.added == 2);
+  REQUIRE(Index::Open(dir / "old", &index).ok());
+  bitsift::QueryResult r;
+  REQUIRE(index->Query({"common"}, {}, &r).ok());
+  CHECK(r.documents.size() == 2);
+  CHECK(index->document(r.documents[0]).encoding == "UTF-8");
+  CHECK(index->Check().ok());
+}

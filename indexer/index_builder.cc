@@ -224,9 +224,10 @@ class IndexState {
       }
     }
     rebuilt_ = !have || config.rebuild || manifest_.settings != settings;
-    for (const format::ManifestSegment& e : manifest_.segments) {
-      const uint32_t v = format::PeekFormatVersion(dir_ + "/" + format::SegmentFileName(e.number));
-      rebuilt_ = rebuilt_ || (rebuild_other_format && v != 0 && v != format::kFormatVersion);
+    for (size_t i = 0; rebuild_other_format && !rebuilt_ && i < manifest_.segments.size(); ++i) {
+      const std::string path = dir_ + "/" + format::SegmentFileName(manifest_.segments[i].number);
+      const uint32_t version = format::PeekFormatVersion(path);
+      rebuilt_ = version != 0 && version != format::kFormatVersion;
     }
     if (rebuilt_) {
       manifest_.segments.clear();  // next_segment and generation carry on: names never reused

@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <new>
 #include <optional>
 
@@ -219,6 +220,26 @@ double MicrosSince(std::chrono::steady_clock::time_point t) {
 
 query::QueryMode ModeOf(QuerySyntax syntax) {
   return syntax == QuerySyntax::kWords ? query::QueryMode::kWords : query::QueryMode::kLanguage;
+}
+
+// Adds the live documents of `seg` to *counts by encoding name; nothing if a chunk of its
+// document table is damaged.
+void CountEncodings(const query::IndexSet::Segment& seg, std::map<std::string, uint64_t>* counts) {
+  const query::IndexReader& r = *seg.reader;
+  std::vector<uint64_t> by_index(r.encodings().size(), 0);
+  try {
+    for (uint32_t d = 0; d < r.doc_count(); ++d) {
+      if (seg.is_deleted(d)) continue;
+      const uint32_t e = r.doc(d).encoding;
+      if (e >= by_index.size()) return;  // Check reports it
+      ++by_index[e];
+    }
+  } catch (const Error&) {
+    return;
+  }
+  for (size_t e = 0; e < by_index.size(); ++e) {
+    if (by_index[e] != 0) (*counts)[r.encodings()[e]] += by_index[e];
+  }
 }
 
 std::vector<indexer::MemoryDocument> MemoryDocuments(const std::vector<Document>& documents) {
@@ -683,6 +704,7 @@ DocumentInfo Index::document(uint32_t id) const {
     info.file_size = d.file_size;
     info.ctime_ns = d.ctime_ns;
     info.inode = d.inode;
+    info.encoding = s.reader->encoding(d);
     return info;
   } catch (const Error&) {
     // A damaged record (Query verified those of its results, so not one of them).
@@ -705,6 +727,7 @@ Status CheckIndex(const std::string& path) {
 IndexStats Index::Stats() const {
   const query::IndexSet& set = rep_->set;
   IndexStats s;
+  std::map<std::string, uint64_t> encodings;
   s.root = set.indexes().empty() ? "" : set.indexes()[0].root;
   s.documents = set.live_documents();
   uint64_t rows = 0, band_bytes = 0, forward = 0, dictionary = 0, doc_table = 0, meta = 0;
@@ -746,6 +769,7 @@ IndexStats Index::Stats() const {
                      : 1.0;
       s.bands.push_back(bs);
     }
+    CountEncodings(seg, &encodings);
     rows += r.SectionBytes(SectionId::kRows);
     band_bytes += r.SectionBytes(SectionId::kBandDocs) + r.SectionBytes(SectionId::kBands);
     forward += r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets);
@@ -757,6 +781,9 @@ IndexStats Index::Stats() const {
   s.section_bytes = {{"signature rows", rows},      {"band columns", band_bytes},
                      {"forward store", forward},    {"dictionary", dictionary},
                      {"document table", doc_table}, {"meta", meta}};
+  s.encodings.assign(encodings.begin(), encodings.end());
+  std::stable_sort(s.encodings.begin(), s.encodings.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   return s;
 }
 

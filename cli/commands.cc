@@ -187,6 +187,7 @@ std::string DocumentJson(const Index& index, uint32_t id, const std::string& pre
       << ",\"index_path\":" << JsonString(d.path) << ",\"root\":" << JsonString(d.root);
   if (f.several) out << ",\"index\":" << d.index;
   out << ",\"size\":" << d.size << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms;
+  out << ",\"encoding\":" << JsonString(d.encoding);
   if (stale) out << ",\"stale\":true";
   out << "}";
   return out.str();
@@ -1025,6 +1026,9 @@ int RunStats(const std::vector<std::string>& args) {
     std::printf("%16s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %6" PRIu64 " %14" PRIu64 "\n",
                 seg.file.c_str(), seg.documents, seg.deleted, seg.terms, seg.bands, seg.file_bytes);
   }
+  std::printf("\nencodings (live documents): %zu\n", st.encodings.size());
+  for (const auto& [name, count] : st.encodings)
+    std::printf("  %-16s %10" PRIu64 "\n", name.c_str(), count);
   std::printf("\nbands: %zu\n%6s %10s %3s %10s %10s %7s %12s\n", st.bands.size(), "band", "width",
               "k", "documents", "max terms", "fill", "expected fp");
   for (size_t b = 0; b < st.bands.size(); ++b) {

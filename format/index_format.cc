@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <fstream>
 
 #include "util/error.h"
 
@@ -41,6 +42,8 @@ const char* SectionName(SectionId id) {
       return "FORWARD_DATA";
     case SectionId::kChunkSums:
       return "CHUNK_SUMS";
+    case SectionId::kEncodings:
+      return "ENCODINGS";
   }
   return "UNKNOWN";
 }
@@ -52,6 +55,9 @@ IndexFileWriter::IndexFileWriter(const std::string& path) : out_(path) {
 void IndexFileWriter::AddSection(SectionId id, const void* data, size_t length) {
   Ensure(id != SectionId::kChunkSums, ErrorKind::kInvalidArgument,
          "CHUNK_SUMS is written by IndexFileWriter::Finish");
+  Ensure(entries_.size() < kSectionCount - 1 && id == kSectionOrder[entries_.size()],
+         ErrorKind::kInvalidArgument,
+         std::string("section ") + SectionName(id) + " added out of order");
   const auto* bytes = static_cast<const uint8_t*>(data);
   for (uint64_t at = 0; at < length; at += kChunkBytes) {
     chunk_sums_.push_back(Checksum(bytes + at, std::min<uint64_t>(kChunkBytes, length - at)));
@@ -86,6 +92,47 @@ uint64_t IndexFileWriter::Finish() {
   out_.Overwrite(0, &h, sizeof(h));
   out_.Commit();
   return h.file_size;
+}
+
+std::string EncodeEncodingTable(const std::vector<std::string>& names) {
+  const auto count = static_cast<uint32_t>(names.size());
+  std::string out(reinterpret_cast<const char*>(&count), sizeof(count));
+  for (const std::string& name : names) {
+    out += static_cast<char>(static_cast<uint8_t>(name.size()));
+    out += name;
+  }
+  return out;
+}
+
+std::string ParseEncodingTable(std::string_view bytes, std::vector<std::string>* names) {
+  names->clear();
+  uint32_t count;
+  if (bytes.size() < sizeof(count)) return "no name count";
+  std::memcpy(&count, bytes.data(), sizeof(count));
+  // Each name takes at least 2 bytes: a count past that cannot be right (and is not reserved).
+  if (count == 0 || count > (bytes.size() - sizeof(count)) / 2) {
+    return "name count " + std::to_string(count) + " does not fit the section";
+  }
+  size_t at = sizeof(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (at >= bytes.size()) return "name " + std::to_string(i) + " past the end";
+    const size_t length = static_cast<uint8_t>(bytes[at++]);
+    if (length == 0 || length > bytes.size() - at) {
+      return "name " + std::to_string(i) + " of length " + std::to_string(length) + " past the end";
+    }
+    std::string_view name = bytes.substr(at, length);
+    at += length;
+    for (char c : name) {
+      if (c < 0x21 || c > 0x7e) return "name " + std::to_string(i) + " is not printable ASCII";
+    }
+    if (std::find(names->begin(), names->end(), name) != names->end()) {
+      return "name '" + std::string(name) + "' twice";
+    }
+    names->emplace_back(name);
+  }
+  if (at != bytes.size()) return "bytes after the last name";
+  if ((*names)[0] != kUtf8EncodingName) return "name 0 is not UTF-8";
+  return "";
 }
 
 namespace {
@@ -140,18 +187,19 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
   }
   if (h.section_table_offset + table_bytes != size) Corrupt(path, "bytes after the section table");
   table_offset_ = h.section_table_offset;
-  // Sections are laid out in id order, each 64-byte aligned. The padding between them is not
-  // read here (VerifyAll checks that it is zero).
+  // Sections are laid out in kSectionOrder, each 64-byte aligned. The padding between them is
+  // not read here (VerifyAll checks that it is zero).
   uint64_t cursor = sizeof(FileHeader), chunks = 0;
   for (uint32_t i = 0; i < kSectionCount; ++i) {
     const SectionEntry& e = entries_[i];
-    if (e.id != i + 1) Corrupt(path, "section table out of order");
+    if (e.id != static_cast<uint32_t>(kSectionOrder[i]))
+      Corrupt(path, "section table out of order");
     if (e.offset % 64 != 0 || e.offset < cursor || e.offset > h.section_table_offset ||
         h.section_table_offset - e.offset < e.length) {
       Corrupt(path, std::string("section ") + SectionName(SectionId{e.id}) + " out of bounds");
     }
     cursor = e.offset + e.length;
-    spans_[i] = {base + e.offset, e.length, chunks};
+    spans_[e.id - 1] = {base + e.offset, e.length, chunks};
     chunks += ChunkCount(e.length);
   }
   const Span& sums = span(SectionId::kChunkSums);
@@ -166,7 +214,8 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
     if (Checksum(base + e.offset, e.length) != e.checksum) {
       Corrupt(path, std::string("checksum mismatch in section ") + SectionName(id));
     }
-    for (uint64_t c = spans_[i].first_chunk; c < spans_[i].first_chunk + ChunkCount(e.length); ++c)
+    const Span& s = span(id);
+    for (uint64_t c = s.first_chunk; c < s.first_chunk + ChunkCount(e.length); ++c)
       verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
   }
   if (sums.length != chunk_count_ * sizeof(uint64_t)) {
@@ -226,7 +275,7 @@ void IndexFile::VerifyAll() const {
     cursor = e.offset + e.length;
     // Chunk by chunk first (the finer report), then the whole section: both must hold.
     if (id != SectionId::kChunkSums) {
-      const Span& s = spans_[i];
+      const Span& s = span(id);
       for (uint64_t c = s.first_chunk; c < s.first_chunk + ChunkCount(s.length); ++c) {
         if (!ChunkMatches(s, c)) ChunkDamaged(id, c);
         verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
@@ -237,6 +286,13 @@ void IndexFile::VerifyAll() const {
     }
   }
   check_gap(table_offset_);
+}
+
+uint32_t PeekFormatVersion(const std::string& path) {
+  FileHeader h;
+  std::ifstream in(path, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(&h), sizeof(h))) return 0;
+  return std::memcmp(h.magic, kMagic, sizeof(kMagic)) == 0 ? h.format_version : 0;
 }
 
 uint64_t IndexFile::verified_chunks() const {

@@ -1,13 +1,13 @@
 // The on-disk index: one file, memory-mapped by readers. Full description: docs/index_format.md.
 //
-//   [Header 64 B][section 1]...[section 13][section table]
+//   [Header 64 B][sections 1..12][section 14][section 13][section table]
 //
-// Every section starts at a 64-byte aligned offset and is covered by an XXH3-64 checksum in the
-// section table; the table and the header have checksums of their own. Section CHUNK_SUMS holds
-// an XXH3-64 of every 64 KiB chunk of the other sections, so that a reader can verify a large
-// section chunk by chunk as it first reads it (IndexFile::Touch) instead of all of it on open.
-// Integers are little-endian. Section ids and struct layouts are stored on disk: never renumber
-// or reorder.
+// Sections are laid out in kSectionOrder: by id, but CHUNK_SUMS (13) always last. Every section
+// starts at a 64-byte aligned offset and is covered by an XXH3-64 checksum in the section table;
+// the table and the header have checksums of their own. Section CHUNK_SUMS holds an XXH3-64 of
+// every 64 KiB chunk of the other sections, so that a reader can verify a large section chunk by
+// chunk as it first reads it (IndexFile::Touch) instead of all of it on open. Integers are
+// little-endian. Section ids and struct layouts are stored on disk: never renumber or reorder.
 #ifndef BITSIFT_FORMAT_INDEX_FORMAT_H_
 #define BITSIFT_FORMAT_INDEX_FORMAT_H_
 
@@ -26,6 +26,7 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
+// 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments (0.2).
 inline constexpr uint32_t kFormatVersion = 3;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
@@ -55,9 +56,18 @@ enum class SectionId : uint32_t {
   kTermTable = 10,       // u32 x slots open-addressing hash table: 0 = empty, else term id + 1
   kForwardOffsets = 11,  // u64 x (doc_count + 1) into kForwardData
   kForwardData = 12,     // forward records (format/forward_store.h)
-  kChunkSums = 13,       // u64 XXH3-64 of every chunk of sections 1..12, in id order
+  kChunkSums = 13,       // u64 XXH3-64 of every chunk of the other sections, in file order
+  kEncodings = 14,       // the names DocRecord::encoding refers to (EncodeEncodingTable)
 };
-inline constexpr uint32_t kSectionCount = 13;
+inline constexpr uint32_t kSectionCount = 14;
+// The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
+// all the others, comes last.
+inline constexpr SectionId kSectionOrder[kSectionCount] = {
+    SectionId::kMeta,        SectionId::kBands,          SectionId::kBandDocs,
+    SectionId::kRows,        SectionId::kDocs,           SectionId::kPaths,
+    SectionId::kTermOffsets, SectionId::kTermBytes,      SectionId::kTermDf,
+    SectionId::kTermTable,   SectionId::kForwardOffsets, SectionId::kForwardData,
+    SectionId::kEncodings,   SectionId::kChunkSums};
 
 // Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
 // chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.
@@ -129,18 +139,29 @@ struct DocRecord {
   int64_t mtime_ns;    // modification time, nanoseconds since the epoch
   int64_t ctime_ns;    // status change time (0 for in-memory documents)
   uint64_t inode;      // st_ino (0 for in-memory documents)
-  uint32_t encoding;   // the text encoding it was decoded from: 0 = UTF-8 (see META's table)
+  uint32_t encoding;   // the encoding its text was read in: an index into ENCODINGS (0 = UTF-8)
   uint32_t flags;      // reserved, 0
 };
 static_assert(sizeof(DocRecord) == 64);
 
-// Writes sections in id order to an AtomicFileWriter, then CHUNK_SUMS, the table and the
+// The ENCODINGS section: u32 count, then count x { u8 length, that many bytes of the name }.
+// Name 0 is always "UTF-8" (in-memory documents, and DocRecords of files read as UTF-8); a
+// name is 1..255 printable ASCII bytes ("GB18030", "UTF-16LE", "windows-1251"), no two alike.
+inline constexpr char kUtf8EncodingName[] = "UTF-8";
+// The section's bytes for `names`. Precondition: names satisfy the rules above.
+std::string EncodeEncodingTable(const std::vector<std::string>& names);
+// Reads an ENCODINGS section into *names. Returns "" on success, otherwise the problem (a count
+// or length past the section's end, bytes after the last name, an empty, non-ASCII or repeated
+// name, name 0 not "UTF-8"); *names is then unspecified.
+std::string ParseEncodingTable(std::string_view bytes, std::vector<std::string>* names);
+
+// Writes sections in kSectionOrder to an AtomicFileWriter, then CHUNK_SUMS, the table and the
 // header. Usage: (AddSection)* Finish. Throws Error(kIo).
 class IndexFileWriter {
  public:
   // Starts writing a new version of `path` (beside it, renamed over it by Finish).
   explicit IndexFileWriter(const std::string& path);
-  // Appends section `id` (every id below kChunkSums, in increasing order) and records its
+  // Appends section `id` (every one but kChunkSums, in kSectionOrder) and records its
   // checksum and chunk checksums. Throws Error(kInvalidArgument) for kChunkSums, which Finish
   // writes.
   void AddSection(SectionId id, const void* data, size_t length);
@@ -208,9 +229,10 @@ class IndexFile {
   bool ChunkVerified(SectionId id, uint64_t chunk) const {
     return IsVerified(span(id).first_chunk + chunk);
   }
-  // The number of chunks of sections 1..12 verified so far (those verified at open included).
+  // The number of chunks of the sections but CHUNK_SUMS verified so far (those verified at
+  // open included).
   uint64_t verified_chunks() const;
-  // The number of chunks of sections 1..12 (CHUNK_SUMS holds one checksum for each).
+  // The number of chunks of the sections but CHUNK_SUMS (it holds one checksum for each).
   uint64_t chunk_count() const { return chunk_count_; }
   size_t file_size() const { return file_.size(); }
   const std::string& path() const { return path_; }
@@ -243,6 +265,11 @@ class IndexFile {
   std::unique_ptr<std::atomic<uint64_t>[]> verified_;
   std::string repair_;  // how to repair a damaged index, for messages
 };
+
+// The format_version in the header of the file at `path` if it starts with kMagic (nothing
+// else is verified: this only tells a segment of another bitsift apart), 0 if it does not or
+// cannot be read.
+uint32_t PeekFormatVersion(const std::string& path);
 
 // XXH3-64 of bytes.
 uint64_t Checksum(const void* data, size_t length);

@@ -201,9 +201,12 @@ class IndexState {
  public:
   // `settings` are this run's; if they differ from the committed ones the index is rebuilt.
   // With keep_root, the committed root and file size limit are kept (documents added by name
-  // to any index).
+  // to any index). With rebuild_other_format, segments written by a bitsift of another format
+  // version (which cannot be read) make it a rebuild too: for an update from a directory,
+  // which can read every file again (a merge or in-memory documents could not).
   IndexState(std::string dir, const BuildConfig& config,
-             std::map<std::string, std::string> settings, bool keep_root = false)
+             std::map<std::string, std::string> settings, bool keep_root = false,
+             bool rebuild_other_format = false)
       : dir_(std::move(dir)), config_(config) {
     PrepareDirectory(dir_);
     lock_ = std::make_unique<WriterLock>(dir_);
@@ -221,6 +224,11 @@ class IndexState {
       }
     }
     rebuilt_ = !have || config.rebuild || manifest_.settings != settings;
+    for (size_t i = 0; rebuild_other_format && !rebuilt_ && i < manifest_.segments.size(); ++i) {
+      const std::string path = dir_ + "/" + format::SegmentFileName(manifest_.segments[i].number);
+      const uint32_t version = format::PeekFormatVersion(path);
+      rebuilt_ = version != 0 && version != format::kFormatVersion;
+    }
     if (rebuilt_) {
       manifest_.segments.clear();  // next_segment and generation carry on: names never reused
     }
@@ -320,7 +328,8 @@ class IndexState {
 };
 
 // Feeds the live documents of existing segments to a builder: their terms come from the
-// forward records and the dictionary, their facts from the document records.
+// forward records and the dictionary, their facts (the encoding's name included) from the
+// document records.
 void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& builder) {
   struct Ref {
     std::string_view path;
@@ -354,6 +363,7 @@ void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& bu
           facts->mtime_ns = d.mtime_ns;
           facts->ctime_ns = d.ctime_ns;
           facts->inode = d.inode;
+          facts->encoding = reader.encoding(d);
           return SkipReason::kCount;
         },
         nullptr, nullptr);
@@ -645,7 +655,8 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
       WalkDirectory(root, config.documents, IndexExcluder(root_abs, index_dir), on_skip);
   WithThreads(config, [&] {
     // Phase 2: the current state, under the writer lock.
-    IndexState state(index_dir, config, SettingsOf(root_abs, config));
+    IndexState state(index_dir, config, SettingsOf(root_abs, config), /*keep_root=*/false,
+                     /*rebuild_other_format=*/true);
     report->rebuilt = state.rebuilt();
     // Phase 3: classify every listed file against the live documents.
     const TreePlan plan = ClassifyTree(root, names, state.segments());

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "format/bloom.h"
@@ -50,6 +52,7 @@ struct TermArrays {
 struct DocumentTable {
   std::vector<format::DocRecord> records;
   std::string paths;
+  std::vector<std::string> encodings;  // by DocRecord::encoding: "UTF-8", then by first use
   uint64_t postings = 0;
   uint64_t input_bytes = 0;
 };
@@ -210,14 +213,29 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   return out;
 }
 
-// Phase 2: the document records, in the (sorted) order of docs.
+// Phase 2: the document records, in the (sorted) order of docs, and the names of their
+// encodings (an empty one, as in-memory documents have, is UTF-8).
 template <typename Docs>
 DocumentTable BuildDocumentTable(const Docs& docs) {
   DocumentTable t;
   t.records.resize(docs.size());
+  t.encodings = {format::kUtf8EncodingName};
+  // Keys view the documents' own strings (and the constant), which outlive the map.
+  std::unordered_map<std::string_view, uint32_t> encoding_ids = {{format::kUtf8EncodingName, 0}};
+  for (const auto& doc : docs) {
+    const std::string& name = doc.facts.encoding;
+    if (name.empty() || encoding_ids.count(name)) continue;
+    // ICU's canonical converter names are short printable ASCII; the format requires it.
+    Ensure(name.size() <= 255 &&
+               std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7f; }),
+           ErrorKind::kInvalidArgument, "unusable encoding name '" + name + "'");
+    encoding_ids.emplace(name, static_cast<uint32_t>(t.encodings.size()));
+    t.encodings.push_back(name);
+  }
   for (size_t d = 0; d < docs.size(); ++d) {
     const auto& doc = docs[d];
     const FileFacts& f = doc.facts;
+    const uint32_t encoding = f.encoding.empty() ? 0 : encoding_ids.at(f.encoding);
     t.records[d] = format::DocRecord{t.paths.size(),
                                      static_cast<uint32_t>(doc.name.size()),
                                      static_cast<uint32_t>(doc.ids.size()),
@@ -226,7 +244,7 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
                                      f.mtime_ns,
                                      f.ctime_ns,
                                      f.inode,
-                                     0,
+                                     encoding,
                                      0};
     t.paths += doc.name;
     t.postings += doc.ids.size();
@@ -362,6 +380,8 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   AddSection(w, SectionId::kTermTable, term_table);
   AddSection(w, SectionId::kForwardOffsets, forward_offsets);
   w.AddSection(SectionId::kForwardData, forward.data(), forward.size());
+  const std::string encodings = format::EncodeEncodingTable(table.encodings);
+  w.AddSection(SectionId::kEncodings, encodings.data(), encodings.size());
 
   SegmentSummary s;
   s.file_bytes = w.Finish();

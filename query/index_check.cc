@@ -113,9 +113,9 @@ std::vector<T> SectionArray(const IndexReader& index, SectionId id) {
 }
 
 // The structure that opening leaves to access time (records are bounds-checked when read):
-// every path inside PATHS, forward and term offsets ascending and inside their data, every band
-// column naming a document. Reports the first violation. Runs after VerifyAll, so raw reads are
-// verified ones.
+// every path inside PATHS, every encoding index inside ENCODINGS (which opening parsed), forward
+// and term offsets ascending and inside their data, every band column naming a document. Reports
+// the first violation. Runs after VerifyAll, so raw reads are verified ones.
 void CheckStructure(const IndexReader& index) {
   const uint64_t docs = index.doc_count(), terms = index.meta().term_count;
   const uint64_t paths_size = index.Section(SectionId::kPaths).size();
@@ -123,6 +123,11 @@ void CheckStructure(const IndexReader& index) {
     const format::DocRecord& doc = index.doc(static_cast<uint32_t>(d));
     if (doc.path_offset > paths_size || doc.path_length > paths_size - doc.path_offset) {
       Fail(index, "path of document " + std::to_string(d) + " out of bounds");
+    }
+    if (doc.encoding >= index.encodings().size()) {
+      Fail(index, "encoding " + std::to_string(doc.encoding) + " of document " + std::to_string(d) +
+                      " is not in the encoding table (" + std::to_string(index.encodings().size()) +
+                      " names)");
     }
   }
   const std::vector<uint64_t> forward = SectionArray<uint64_t>(index, SectionId::kForwardOffsets);

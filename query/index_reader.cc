@@ -64,6 +64,14 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   dict_.file = &file_;
   dict_.slots = meta_.term_table_slots;
   dict_.term_count = terms;
+  // A few dozen bytes, read by every document() call: verified (Touch) and parsed here.
+  const uint64_t encodings_size = file_.Section(SectionId::kEncodings).size();
+  const std::string problem = format::ParseEncodingTable(
+      std::string_view(
+          reinterpret_cast<const char*>(file_.Touch(SectionId::kEncodings, 0, encodings_size)),
+          encodings_size),
+      &encodings_);
+  Check(problem.empty(), path, "encoding table: " + problem);
 }
 
 void IndexReader::BadBandDoc(uint32_t id) const {
@@ -73,6 +81,13 @@ void IndexReader::BadBandDoc(uint32_t id) const {
 
 void IndexReader::BadDocId(uint32_t id) const {
   Check(false, path(), "document id " + std::to_string(id) + " out of range");
+  __builtin_unreachable();
+}
+
+void IndexReader::BadEncoding(uint32_t index) const {
+  Check(false, path(),
+        "encoding " + std::to_string(index) + " out of range (the table has " +
+            std::to_string(encodings_.size()) + " names)");
   __builtin_unreachable();
 }
 

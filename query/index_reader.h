@@ -19,10 +19,11 @@ namespace bitsift::query {
 //
 // Opening costs O(bands), not O(index): it verifies what format::IndexFile verifies at open
 // (header, table, META, BANDS, CHUNK_SUMS, small sections), the counts against the section
-// sizes and every band's rows against ROWS. Everything else is checked where it is read: each
-// accessor below verifies the chunks it reads (IndexFile::Touch) and bounds-checks what it
-// follows (an id, an offset), throwing Error(kCorrupt) naming the path instead of answering
-// from damaged or inconsistent bytes. Check (query/index_check.h) verifies everything at once.
+// sizes, every band's rows against ROWS, and it parses the ENCODINGS table. Everything else
+// is checked where it is read: each accessor below verifies the chunks it reads
+// (IndexFile::Touch) and bounds-checks what it follows (an id, an offset), throwing
+// Error(kCorrupt) naming the path instead of answering from damaged or inconsistent bytes.
+// Check (query/index_check.h) verifies everything at once.
 class IndexReader {
  public:
   // Opens path and verifies what opening verifies (above). Throws Error(kNotFound) or
@@ -74,6 +75,15 @@ class IndexReader {
                                 format::SectionId::kPaths, d.path_offset, d.path_length)),
                             d.path_length);
   }
+  // The name of the encoding document record `d` was read in ("UTF-8", "GB18030", ...). Throws
+  // Error(kCorrupt) if its index is not below encodings().size().
+  const std::string& encoding(const format::DocRecord& d) const {
+    if (d.encoding >= encodings_.size()) [[unlikely]]
+      BadEncoding(d.encoding);
+    return encodings_[d.encoding];
+  }
+  // The segment's encoding names (ENCODINGS, verified and parsed at open), by index.
+  const std::vector<std::string>& encodings() const { return encodings_; }
   // The dictionary; its accessors verify what they read.
   const format::DictionaryView& dictionary() const { return dict_; }
   // Hints the CPU to start loading document id's forward record (no effect on results: the
@@ -99,6 +109,7 @@ class IndexReader {
   std::pair<const uint8_t*, const uint8_t*> Record(uint32_t id) const;
   [[noreturn]] void BadBandDoc(uint32_t id) const;
   [[noreturn]] void BadDocId(uint32_t id) const;
+  [[noreturn]] void BadEncoding(uint32_t index) const;
 
   format::IndexFile file_;
   format::MetaRecord meta_{};
@@ -107,6 +118,7 @@ class IndexReader {
   const uint64_t* forward_offsets_ = nullptr;  // raw: for PrefetchRecord only
   const uint8_t* forward_ = nullptr;           // raw: for PrefetchRecord only
   format::DictionaryView dict_;
+  std::vector<std::string> encodings_;
 };
 
 }  // namespace bitsift::query

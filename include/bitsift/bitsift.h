@@ -213,6 +213,9 @@ struct DocumentInfo {
   uint64_t file_size = 0;  // st_size (the text size for in-memory documents)
   int64_t ctime_ns = 0;    // status change time (0 for in-memory documents)
   uint64_t inode = 0;      // st_ino (0 for in-memory documents)
+  // The encoding its text was read in: "UTF-8" (also for in-memory documents), "GB18030",
+  // "Shift_JIS", "UTF-16LE", "windows-1252", ... (ICU's canonical names).
+  std::string encoding;
 };
 
 // The path by which a process whose working directory is `from_dir` (absolute) opens document
@@ -442,6 +445,9 @@ struct IndexStats {
   std::vector<SegmentStats> segments;  // of every opened index, in order
   std::vector<BandStats> bands;        // of every segment, in order
   std::vector<std::pair<std::string, uint64_t>> section_bytes;  // part of the file -> bytes
+  // Live documents per encoding name (DocumentInfo::encoding), most first (ties by name);
+  // a segment whose document table has a damaged chunk is left out (Check names it).
+  std::vector<std::pair<std::string, uint64_t>> encodings;
 };
 
 // Opens `path` and runs Index::Check on it: ok, or kNotFound / kCorrupt / kIoError with a

@@ -365,3 +365,118 @@ TEST_CASE("end to end: every encoding and format answers as its UTF-8 text does"
   WARN(queries << " queries over " << files << " files in " << SampleTexts().size()
                << " languages answered as on their UTF-8 text");
 }
+
+namespace {
+
+// Every live document of an index (all hold "everywhere") with its recorded encoding name.
+std::map<std::string, std::string> RecordedEncodings(const bitsift::Index& index) {
+  bitsift::QueryResult r;
+  REQUIRE(index.Query({"everywhere"}, {}, &r).ok());
+  std::map<std::string, std::string> out;
+  for (uint32_t id : r.documents) {
+    bitsift::DocumentInfo d = index.document(id);
+    out[d.path] = d.encoding;
+  }
+  return out;
+}
+
+// What the stage reads each file under `root` in (FileFacts::encoding): the truth to compare
+// the index with.
+std::map<std::string, std::string> StageEncodings(const std::string& root,
+                                                  const std::vector<std::string>& files) {
+  std::map<std::string, std::string> out;
+  for (const std::string& f : files) {
+    FileFacts facts;
+    Collect tokens;
+    REQUIRE(Read(root, f, &facts, &tokens) == "ok");
+    out[f] = facts.encoding;
+  }
+  return out;
+}
+
+// Checks the index at `index_path` against `expected` (path -> encoding): each document's
+// DocumentInfo::encoding, and IndexStats::encodings as the counts of those names.
+void CheckEncodings(const std::string& index_path,
+                    const std::map<std::string, std::string>& expected) {
+  std::unique_ptr<bitsift::Index> index;
+  REQUIRE(bitsift::Index::Open(index_path, &index).ok());
+  CHECK(RecordedEncodings(*index) == expected);
+  std::map<std::string, uint64_t> counts;
+  for (const auto& [path, name] : expected) counts[name]++;
+  const bitsift::IndexStats stats = index->Stats();
+  CHECK(std::map<std::string, uint64_t>(stats.encodings.begin(), stats.encodings.end()) == counts);
+  for (size_t i = 1; i < stats.encodings.size(); ++i)
+    CHECK(stats.encodings[i - 1].second >= stats.encodings[i].second);  // most first
+  bitsift::Status s = index->Check();
+  INFO(s.message());
+  CHECK(s.ok());
+}
+
+}  // namespace
+
+TEST_CASE("each document's encoding is recorded, through updates and compaction",
+          "[documents][encoding]") {
+  TempDir dir;
+  std::vector<std::string> files;
+  auto add = [&](const std::string& name, const std::string& bytes) {
+    WriteFile(dir / name, bytes);
+    if (std::find(files.begin(), files.end(), name) == files.end()) files.push_back(name);
+  };
+  // Each language in each of its legacy encodings, in UTF-8 and UTF-16 with BOMs, compressed.
+  for (const SampleText& t : SampleTexts()) {
+    const std::string utf8 = Repeat(t.text, 1024) + " everywhere\n";
+    const std::string lang = t.language;
+    add(lang + "/utf8.txt", utf8);
+    for (const char* e : t.encodings) add(lang + "/" + e + ".txt", Encode(utf8, e));
+    add(lang + "/utf16le.txt", "\xFF\xFE" + Encode(utf8, "UTF-16LE"));
+    add(lang + "/utf16be.txt.gz",
+        Compress("\xFE\xFF" + Encode(utf8, "UTF-16BE"), Compression::kGzip));
+  }
+  bitsift::IndexOptions options;
+  options.merge = false;  // keep the segments of the updates apart
+  REQUIRE(bitsift::BuildIndex(dir.path(), dir / ".bitsift", options).ok());
+  std::map<std::string, std::string> expected = StageEncodings(dir.path(), files);
+  // The names are ICU's canonical ones, as the issue's examples spell them.
+  CHECK(expected.at("zh-Hans/GB18030.txt") == "GB18030");
+  CHECK(expected.at("ja/Shift_JIS.txt") == "Shift_JIS");
+  CHECK(expected.at("ru/KOI8-R.txt") == "KOI8-R");
+  CHECK(expected.at("ru/utf16le.txt") == "UTF-16LE");
+  CHECK(expected.at("ru/utf16be.txt.gz") == "UTF-16BE");
+  CHECK(expected.at("ru/utf8.txt") == "UTF-8");
+  std::set<std::string> names;
+  for (const auto& [path, name] : expected) names.insert(name);
+  CHECK(names.size() >= 15);
+  CheckEncodings(dir / ".bitsift", expected);
+
+  // An update: a file re-encoded (KOI8-R -> UTF-16LE), one removed, one added: the new
+  // segment has its own table, the old ones keep theirs.
+  const SampleText& ru = SampleTexts()[4];
+  REQUIRE(std::string(ru.language) == "ru");
+  const std::string ru_text = Repeat(ru.text, 1024) + " everywhere\n";
+  add("ru/KOI8-R.txt", "\xFF\xFE" + Encode(ru_text, "UTF-16LE"));
+  REQUIRE(::unlink((dir / "ja/Shift_JIS.txt").c_str()) == 0);
+  files.erase(std::find(files.begin(), files.end(), "ja/Shift_JIS.txt"));
+  add("ja/later-sjis.txt",
+      Encode(Repeat(SampleTexts()[2].text, 1024) + " everywhere\n", "Shift_JIS"));
+  bitsift::IndexSummary summary;
+  REQUIRE(bitsift::BuildIndex(dir.path(), dir / ".bitsift", options, &summary).ok());
+  CHECK(summary.added == 1);
+  CHECK(summary.changed == 1);
+  CHECK(summary.removed == 1);
+  CHECK(summary.segments == 2);
+  expected = StageEncodings(dir.path(), files);
+  CHECK(expected.at("ru/KOI8-R.txt") == "UTF-16LE");
+  CHECK(expected.at("ja/later-sjis.txt") == "Shift_JIS");
+  CheckEncodings(dir / ".bitsift", expected);
+
+  // Compaction feeds the live documents through the builder again: encodings carried over.
+  REQUIRE(bitsift::CompactIndex(dir / ".bitsift", {}, &summary).ok());
+  CHECK(summary.segments == 1);
+  CheckEncodings(dir / ".bitsift", expected);
+
+  // In-memory documents are UTF-8.
+  REQUIRE(bitsift::BuildIndexFromDocuments({{"a", "everywhere", 0}, {"b", "everywhere too", 0}},
+                                           dir / "memory", {})
+              .ok());
+  CheckEncodings(dir / "memory", {{"a", "UTF-8"}, {"b", "UTF-8"}});
+}

@@ -86,6 +86,44 @@ check "html: </p><p> is a word break" 1 "$(status "$BITSIFT" query firstsecond)"
 check "compressed" "packed/notes.txt.bz2 packed/notes.txt.gz packed/notes.txt.xz packed/notes.txt.zst" "$(q plainword)"
 check "bomb not indexed" 1 "$(status "$BITSIFT" query aaaaaaaa)"
 
+# The encoding each document was read in: `query --json` and `stats`, through an update and a
+# compaction (merges carry it), and `check`.
+encs() {  # index_path=encoding of every hit
+  "$BITSIFT" query --json "$@" 2>&1 |
+    sed -E 's/.*"index_path":"([^"]*)".*"encoding":"([^"]*)".*/\1=\2/' | tr '\n' ' ' | sed 's/ $//'
+}
+stat_count() { "$BITSIFT" stats | awk -v e="$1" '/^encodings/ {on=1; next} on && NF==0 {on=0} on && $1==e {print $2}'; }
+check "json: Chinese" "enc/zh-gb18030.txt=GB18030 enc/zh-utf32.txt=UTF-32LE enc/zh-utf8.txt=UTF-8" "$(encs 布隆过滤器)"
+check "json: Japanese" "enc/ja-eucjp.txt=EUC-JP enc/ja-sjis.txt=Shift_JIS" "$(encs 東京 図書館)"
+check "json: Russian" "enc/ru-cp1251.txt=windows-1251 enc/ru-koi8r.txt=KOI8-R enc/ru-utf16.txt=UTF-16LE web/ru-cp1251.html=windows-1251" "$(encs Москва библиотеками)"
+check "json: compressed and HTML" "packed/notes.txt.bz2=UTF-8 packed/notes.txt.gz=UTF-8 packed/notes.txt.xz=UTF-8 packed/notes.txt.zst=UTF-8" "$(encs plainword)"
+check "stats: GB18030" 1 "$(stat_count GB18030)"
+check "stats: windows-1251" 2 "$(stat_count windows-1251)"
+check "stats: KOI8-R" 1 "$(stat_count KOI8-R)"
+check "stats: UTF-16LE" 1 "$(stat_count UTF-16LE)"
+check "stats: every live document counted once" "$("$BITSIFT" stats | awk '/^documents/ {print $2}')" \
+  "$("$BITSIFT" stats | awk '/^encodings/ {on=1; next} on && NF==0 {on=0} on {n+=$2} END {print n}')"
+# Update: one file re-encoded (KOI8-R -> UTF-16), one removed, one added in Shift_JIS.
+printf '%s\n' "$ru" | iconv -t UTF-16 > enc/ru-koi8r.txt
+rm enc/ja-eucjp.txt
+printf '%s\n' "$ja" | iconv -t SHIFT_JIS > enc/ja-sjis-2.txt
+"$BITSIFT" index . --quiet --max-decompressed-size 1000000
+check "update: json" "enc/ru-cp1251.txt=windows-1251 enc/ru-koi8r.txt=UTF-16LE enc/ru-utf16.txt=UTF-16LE web/ru-cp1251.html=windows-1251" "$(encs Москва библиотеками)"
+check "update: json, new segment" "enc/ja-sjis-2.txt=Shift_JIS enc/ja-sjis.txt=Shift_JIS" "$(encs 東京 図書館)"
+check "update: stats KOI8-R gone" "" "$(stat_count KOI8-R)"
+check "update: stats EUC-JP gone" "" "$(stat_count EUC-JP)"
+check "update: stats UTF-16LE" 2 "$(stat_count UTF-16LE)"
+check "update: stats Shift_JIS" 2 "$(stat_count Shift_JIS)"
+check "update: two segments" 1 "$("$BITSIFT" stats | grep -c '^segments: 2')"
+check "update: check" 0 "$(status "$BITSIFT" check)"
+check "compact" 0 "$(status "$BITSIFT" compact)"
+check "compact: one segment" 1 "$("$BITSIFT" stats | grep -c '^segments: 1')"
+check "compact: json" "enc/ru-cp1251.txt=windows-1251 enc/ru-koi8r.txt=UTF-16LE enc/ru-utf16.txt=UTF-16LE web/ru-cp1251.html=windows-1251" "$(encs Москва библиотеками)"
+check "compact: stats Shift_JIS" 2 "$(stat_count Shift_JIS)"
+check "compact: stats GB18030" 1 "$(stat_count GB18030)"
+check "compact: check" 0 "$(status "$BITSIFT" check)"
+printf '%s\n' "$ru" | iconv -t KOI8-R > enc/ru-koi8r.txt  # as it was, for what follows
+
 # A forced encoding for the whole run.
 "$BITSIFT" index enc --quiet --encoding KOI8-R
 check "--encoding KOI8-R" "ru-koi8r.txt" "$(cd enc && q Москва)"

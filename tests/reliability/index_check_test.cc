@@ -202,7 +202,40 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
         Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version),
                         bitsift::format::kFormatVersion + 1);
       },
-      ("format version " + std::to_string(bitsift::format::kFormatVersion + 1)).c_str());
+      "rebuild the index");
+  // A segment of the previous version (before ENCODINGS): refused with the same advice.
+  expect_damage(
+      "an older format version",
+      [](std::string& b) {
+        Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version),
+                        bitsift::format::kFormatVersion - 1);
+      },
+      "rebuild the index");
+  // The encoding table and the records' indexes into it.
+  const auto [enc_at, enc_len] = SectionSpan(good, SectionId::kEncodings);
+  REQUIRE(enc_len >= 4 + 1 + 5);  // at least "UTF-8"
+  expect_damage(
+      "a document's encoding past the table",
+      [&, docs_at = docs_at](std::string& b) {
+        Store<uint32_t>(b, docs_at + offsetof(bitsift::format::DocRecord, encoding), 7);
+      },
+      "encoding 7 of document 0 is not in the encoding table");
+  expect_damage(
+      "an encoding count past the section",
+      [&, enc_at = enc_at](std::string& b) { Store<uint32_t>(b, enc_at, 1000); },
+      "encoding table: name count 1000 does not fit");
+  expect_damage(
+      "an encoding name's length past the section",
+      [&, enc_at = enc_at, enc_len = enc_len](std::string& b) {
+        b[enc_at + 4] = static_cast<char>(enc_len);
+      },
+      "encoding table: name 0 of length");
+  expect_damage(
+      "encoding 0 not UTF-8", [&, enc_at = enc_at](std::string& b) { b[enc_at + 5] = 'u'; },
+      "name 0 is not UTF-8");
+  expect_damage(
+      "an encoding name not ASCII",
+      [&, enc_at = enc_at](std::string& b) { b[enc_at + 6] = '\x01'; }, "not printable ASCII");
 }
 
 TEST_CASE("any byte changed behind valid checksums: no crash, and what check accepts is exact",
@@ -285,4 +318,41 @@ TEST_CASE("bitsift check: exit 0 for a sound index, 2 naming the file and the pr
   ProcessResult missing = RunProcess({bitsift, "check", "--index", dir / "nope"});
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find(dir / "nope") != std::string::npos);
+}
+
+TEST_CASE("a segment of an older format: readers say rebuild, an update from the tree rebuilds",
+          "[check][version]") {
+  TempDir dir;
+  WriteFile(dir / "tree/a.txt", "alpha common\n");
+  WriteFile(dir / "tree/b.txt", "beta common\n");
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "good", {}).ok());
+  // The segment as the previous format version's header would name it.
+  std::string old = SegmentImage(dir / "good");
+  Store<uint32_t>(old, offsetof(bitsift::format::FileHeader, format_version),
+                  bitsift::format::kFormatVersion - 1);
+  ResealIndex(old);
+  WriteIndexWithSegment(dir / "good", dir / "old", old);
+  CHECK(bitsift::format::PeekFormatVersion(OnlySegment(dir / "old")) ==
+        bitsift::format::kFormatVersion - 1);
+  std::unique_ptr<Index> index;
+  Status s = Index::Open(dir / "old", &index);
+  CHECK(s.code() == Status::Code::kCorrupt);
+  CHECK(s.message().find("rebuild the index") != std::string::npos);
+  // Compaction cannot read the documents again: it fails and leaves the index as it was.
+  s = bitsift::CompactIndex(dir / "old", {});
+  CHECK(s.code() == Status::Code::kCorrupt);
+  CHECK(ReadFile(OnlySegment(dir / "old")) == old);
+  // `bitsift index DIR` after an upgrade: every file is read again into the new format.
+  bitsift::IndexSummary summary;
+  s = bitsift::BuildIndex(dir / "tree", dir / "old", {}, &summary);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(summary.rebuilt);
+  CHECK(summary.added == 2);
+  REQUIRE(Index::Open(dir / "old", &index).ok());
+  bitsift::QueryResult r;
+  REQUIRE(index->Query({"common"}, {}, &r).ok());
+  CHECK(r.documents.size() == 2);
+  CHECK(index->document(r.documents[0]).encoding == "UTF-8");
+  CHECK(index->Check().ok());
 }

@@ -29,12 +29,14 @@ namespace bitsift::testing {
 inline std::pair<uint64_t, uint64_t> SectionSpan(const std::string& image, format::SectionId id) {
   format::FileHeader h;
   std::memcpy(&h, image.data(), sizeof(h));
-  format::SectionEntry e;
-  std::memcpy(&e,
-              image.data() + h.section_table_offset +
-                  (static_cast<uint32_t>(id) - 1) * sizeof(format::SectionEntry),
-              sizeof(e));
-  return {e.offset, e.length};
+  // The table is in file order (format::kSectionOrder), not id order.
+  for (uint32_t i = 0; i < h.section_count; ++i) {
+    format::SectionEntry e;
+    std::memcpy(&e, image.data() + h.section_table_offset + i * sizeof(format::SectionEntry),
+                sizeof(e));
+    if (e.id == static_cast<uint32_t>(id)) return {e.offset, e.length};
+  }
+  return {0, 0};
 }
 
 struct ProcessResult {

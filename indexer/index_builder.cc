@@ -589,9 +589,8 @@ size_t BatchEnd(size_t first, size_t count, const std::function<uint64_t(size_t)
 // input size of names[i] as far as it is known before reading (0 if not).
 void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
                     const std::function<uint64_t(size_t)>& size_of, const DocumentReader& read,
-                    const std::string& root, const BuildConfig& config,
-                    const SkipCallback& on_skip, Clock::time_point start, BuildReport* report,
-                    std::vector<uint8_t>* indexed) {
+                    const std::string& root, const BuildConfig& config, const SkipCallback& on_skip,
+                    Clock::time_point start, BuildReport* report, std::vector<uint8_t>* indexed) {
   ProgressReporter progress(config, names.size(), start);
   SegmentBuilder builder(config.fp_rate);
   indexed->assign(names.size(), 1);
@@ -750,9 +749,9 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
   status.root = setting->second;
   if (struct stat st; ::stat(status.root.c_str(), &st) != 0) {
     const int err = errno;
-    throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
-                ErrnoMessage(status.root, "cannot read the directory the index was built from",
-                             err));
+    throw Error(
+        err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
+        ErrnoMessage(status.root, "cannot read the directory the index was built from", err));
   }
   uint64_t max_file_size = BuildConfig{}.max_file_size;
   if (auto m = manifest.settings.find("max_file_size"); m != manifest.settings.end()) {
@@ -760,7 +759,8 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
   }
   for (const LiveSegment& s : segments) status.documents += s.live();
   // The document rules the index records (defaults for those it does not).
-  const documents::DocumentOptions rules = documents::DocumentOptions::FromSettings(manifest.settings);
+  const documents::DocumentOptions rules =
+      documents::DocumentOptions::FromSettings(manifest.settings);
   const std::vector<std::string> names =
       WalkDirectory(status.root, rules, IndexExcluder(status.root, index_dir),
                     [](const std::string&, SkipReason, const std::string&) {});
@@ -769,9 +769,8 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
   for (auto [s, id] : plan.gone) status.removed.emplace_back(segments[s].reader().path(id));
   for (size_t i = 0; i < plan.to_read.size(); ++i) {
     std::string detail;
-    const bool indexable = documents::ProbeDocumentFile(status.root, plan.to_read[i],
-                                                        max_file_size, rules,
-                                                        &detail) == SkipReason::kCount;
+    const bool indexable = documents::ProbeDocumentFile(status.root, plan.to_read[i], max_file_size,
+                                                        rules, &detail) == SkipReason::kCount;
     if (plan.replaced[i].first >= 0) {
       (indexable ? status.changed : status.removed).push_back(plan.to_read[i]);
     } else if (indexable) {

@@ -131,7 +131,8 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   std::vector<uint64_t> counts;
   counts.reserve(docs_.size());
   for (const Doc& d : docs_) {
-    if (!d.ids.empty() && d.ids.size() <= format::kMaxSignatureTerms) counts.push_back(d.ids.size());
+    if (!d.ids.empty() && d.ids.size() <= format::kMaxSignatureTerms)
+      counts.push_back(d.ids.size());
   }
   std::sort(counts.begin(), counts.end());
   uint64_t row_bytes = 0;

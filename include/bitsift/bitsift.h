@@ -535,8 +535,7 @@ class Index {
   // Moves the documents of result->documents whose file vanished to result->vanished and lists
   // those whose file changed in result->changed; looks only at files not in *known (if given),
   // and adds what it saw there.
-  void SetAsideStaleFiles(QueryResult* result,
-                          std::vector<std::optional<FileState>>* known) const;
+  void SetAsideStaleFiles(QueryResult* result, std::vector<std::optional<FileState>>* known) const;
   std::unique_ptr<Rep> rep_;
 };
 

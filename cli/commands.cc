@@ -508,6 +508,16 @@ void ReportParseError(const Status& s, const QueryError& e, const std::string& t
                "--words reads every word as plain text\n");
 }
 
+// The index of a one-index command: its --index flag, or the one Index::Find finds from the
+// working directory.
+Status IndexPathOption(const po::variables_map& vm, std::string* path) {
+  if (vm.count("index")) {
+    *path = vm["index"].as<std::string>();
+    return Status();
+  }
+  return Index::Find(".", path);
+}
+
 // Opens the indexes named by --index flags, or the one Index::Find finds from the working
 // directory; *opened (if not null) receives their paths in order.
 Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* index,
@@ -1067,11 +1077,7 @@ int RunCompact(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (auto code = Parse(args, usage, visible, visible, pos, vm)) return *code;
   std::string path;
-  if (vm.count("index")) {
-    path = vm["index"].as<std::string>();
-  } else if (Status s = Index::Find(".", &path); !s.ok()) {
-    return Fail(s.message());
-  }
+  if (Status s = IndexPathOption(vm, &path); !s.ok()) return Fail(s.message());
   std::optional<unsigned> threads = ThreadsOption(vm);
   if (!threads) return kExitError;
   IndexOptions options;
@@ -1098,11 +1104,7 @@ int RunStatus(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (auto code = Parse(args, usage, visible, visible, pos, vm)) return *code;
   std::string path;
-  if (vm.count("index")) {
-    path = vm["index"].as<std::string>();
-  } else if (Status s = Index::Find(".", &path); !s.ok()) {
-    return Fail(s.message());
-  }
+  if (Status s = IndexPathOption(vm, &path); !s.ok()) return Fail(s.message());
   TreeStatus st;
   Status s = CompareWithTree(path, &st);
   if (!s.ok()) return Fail(s.message());

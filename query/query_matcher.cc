@@ -262,28 +262,18 @@ void QueryMatcher::Scan(std::string_view text, bool spans, const std::vector<boo
                         Result* out) {
   out->found.assign(patterns_.size(), false);
   out->spans.clear();
-  if (!spans && std::all_of(text.begin(), text.end(),
-                            [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+  if (!spans) {
+    // The phrase's bytes are searched first; an ASCII-only text needs no tokenizing where they
+    // are absent, a text with some non-ASCII bytes is tokenized only near those bytes.
+    const bool ascii = std::all_of(text.begin(), text.end(),
+                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
     lower_.resize(text.size());
     std::transform(text.begin(), text.end(), lower_.begin(),
                    [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
     bool undecided = false;
     for (size_t p = 0; p < patterns_.size(); ++p) {
       if (!wanted[p]) continue;
-      const int r = FindInAscii(p, text, lower_);
-      out->found[p] = r == 1;
-      undecided |= r < 0;
-    }
-    if (!undecided) return;
-  } else if (!spans) {
-    // A text with some non-ASCII bytes: only the places near them are tokenized.
-    lower_.resize(text.size());
-    std::transform(text.begin(), text.end(), lower_.begin(),
-                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
-    bool undecided = false;
-    for (size_t p = 0; p < patterns_.size(); ++p) {
-      if (!wanted[p]) continue;
-      const int r = FindInMixed(p, text, lower_);
+      const int r = ascii ? FindInAscii(p, text, lower_) : FindInMixed(p, text, lower_);
       out->found[p] = r == 1;
       undecided |= r < 0;
     }

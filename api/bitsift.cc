@@ -773,8 +773,8 @@ IndexStats Index::Stats() const {
     rows += r.SectionBytes(SectionId::kRows);
     band_bytes += r.SectionBytes(SectionId::kBandDocs) + r.SectionBytes(SectionId::kBands);
     forward += r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets);
-    dictionary += r.SectionBytes(SectionId::kTermBytes) + r.SectionBytes(SectionId::kTermOffsets) +
-                  r.SectionBytes(SectionId::kTermDf) + r.SectionBytes(SectionId::kTermTable);
+    dictionary += r.SectionBytes(SectionId::kDictIndex) + r.SectionBytes(SectionId::kDictBlocks) +
+                  r.SectionBytes(SectionId::kDfRuns);
     doc_table += r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths);
     meta += r.SectionBytes(SectionId::kMeta);
   }

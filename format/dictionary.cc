@@ -1,66 +1,218 @@
 #include "format/dictionary.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/error.h"
+#include "util/varint.h"
 
 namespace bitsift::format {
 
-std::vector<uint32_t> BuildTermTable(const std::vector<uint64_t>& hashes) {
-  uint64_t slots = 64;
-  while (slots < hashes.size() * 2) slots *= 2;
-  std::vector<uint32_t> table(slots, 0);
-  for (uint32_t id = 0; id < hashes.size(); ++id) {
-    uint64_t i = hashes[id] & (slots - 1);
-    while (table[i] != 0) i = (i + 1) & (slots - 1);
-    table[i] = id + 1;
+uint64_t DictKey(std::string_view term) {
+  uint64_t key = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    key = (key << 8) | (i < term.size() ? static_cast<uint8_t>(term[i]) : 0);
   }
-  return table;
+  return key;
 }
 
-namespace {
-
-template <typename T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
+uint64_t TermFingerprint(const std::vector<uint64_t>& hashes_by_id) {
+  uint64_t fingerprint = 0;
+  for (uint64_t id = 0; id < hashes_by_id.size(); ++id) {
+    uint64_t x = hashes_by_id[id] ^ (id * 0x9E3779B97F4A7C15ULL);
+    x ^= x >> 33;  // the MurmurHash3 finalizer: every input bit affects every output bit
+    x *= 0xFF51AFD7ED558CCDULL;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ULL;
+    x ^= x >> 33;
+    fingerprint ^= x;
+  }
+  return fingerprint;
 }
 
-[[noreturn]] void BadTerm(const IndexFile& file, uint32_t id, const char* what) {
-  throw Error(ErrorKind::kCorrupt, file.path() + ": not a usable bitsift index: term " +
-                                       std::to_string(id) + ": " + what);
+std::vector<DfRun> EncodeDfRuns(const std::vector<uint32_t>& df) {
+  std::vector<DfRun> runs;
+  for (uint32_t id = 0; id < df.size(); ++id) {
+    if (runs.empty() || runs.back().df != df[id]) {
+      Ensure(runs.empty() || runs.back().df > df[id], ErrorKind::kInvalidArgument,
+             "document frequencies must not increase with the term id");
+      runs.push_back({id, df[id]});
+    }
+  }
+  return runs;
 }
 
-}  // namespace
+void DictionaryWriter::Add(std::string_view term, uint32_t id) {
+  Ensure(!term.empty() && (terms_ == 0 || std::string_view(prev_) < term),
+         ErrorKind::kInvalidArgument, "dictionary terms must be added in ascending byte order");
+  if (terms_ % kDictBlockTerms == 0) {
+    Ensure(blocks_.size() < (uint64_t{1} << 32), ErrorKind::kInvalidArgument,
+           "the term dictionary of one segment must stay below 4 GiB");
+    index_.push_back({DictKey(term), static_cast<uint32_t>(blocks_.size()), singles_});
+    PutVarint(term.size(), blocks_);
+    blocks_.append(term);
+  } else {
+    const size_t limit = std::min(prev_.size(), term.size());
+    size_t shared = 0;
+    while (shared < limit && prev_[shared] == term[shared]) ++shared;
+    PutVarint(shared, blocks_);
+    PutVarint(term.size() - shared, blocks_);
+    blocks_.append(term.substr(shared));
+  }
+  if (id >= singles_first_) {
+    Ensure(id == uint64_t{singles_first_} + singles_, ErrorKind::kInvalidArgument,
+           "the ids of terms of document frequency 1 must follow their byte order");
+    ++singles_;
+    PutVarint(0, blocks_);
+  } else {
+    PutVarint(uint64_t{id} + 1, blocks_);
+  }
+  prev_.assign(term);
+  ++terms_;
+}
 
-std::string_view DictionaryView::Term(uint32_t id) const {
-  if (id >= term_count) [[unlikely]]
-    BadTerm(*file, id, "id out of range");
-  const uint8_t* offsets = file->Touch(SectionId::kTermOffsets, uint64_t{id} * 8, 16);
-  const uint64_t begin = Load<uint64_t>(offsets), end = Load<uint64_t>(offsets + 8);
-  if (begin > end) [[unlikely]]
-    BadTerm(*file, id, "offsets out of order");
-  return std::string_view(
-      reinterpret_cast<const char*>(file->Touch(SectionId::kTermBytes, begin, end - begin)),
-      end - begin);
+DictionaryView::DictionaryView(const IndexFile* file, uint64_t term_count)
+    : file_(file), term_count_(term_count) {
+  const uint64_t index_bytes = file->Section(SectionId::kDictIndex).size();
+  const uint64_t run_bytes = file->Section(SectionId::kDfRuns).size();
+  block_bytes_ = file->Section(SectionId::kDictBlocks).size();
+  blocks_ = index_bytes / sizeof(DictBlockRecord);
+  if (index_bytes % sizeof(DictBlockRecord) != 0 ||
+      blocks_ != (term_count + kDictBlockTerms - 1) / kDictBlockTerms ||
+      run_bytes % sizeof(DfRun) != 0 || block_bytes_ >= (uint64_t{1} << 32)) {
+    Bad("dictionary section sizes");
+  }
+  runs_.resize(run_bytes / sizeof(DfRun));
+  if (!runs_.empty()) std::memcpy(runs_.data(), file->Touch(SectionId::kDfRuns, 0, run_bytes), run_bytes);
+  // Runs start at id 0, at increasing ids below term_count, with decreasing df >= 1.
+  if ((term_count == 0) != runs_.empty()) Bad("document frequency runs");
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const bool ok = runs_[r].first_id < term_count && runs_[r].df >= 1 &&
+                    (r == 0 ? runs_[r].first_id == 0
+                            : runs_[r].first_id > runs_[r - 1].first_id &&
+                                  runs_[r].df < runs_[r - 1].df);
+    if (!ok) Bad("document frequency run " + std::to_string(r));
+  }
+  singles_first_ = !runs_.empty() && runs_.back().df == 1 ? runs_.back().first_id
+                                                          : static_cast<uint32_t>(term_count);
+}
+
+void DictionaryView::Bad(const std::string& what) const {
+  throw Error(ErrorKind::kCorrupt, file_->path() + ": not a usable bitsift index: " + what);
 }
 
 uint32_t DictionaryView::Df(uint32_t id) const {
-  if (id >= term_count) [[unlikely]]
-    BadTerm(*file, id, "id out of range");
-  return Load<uint32_t>(file->Touch(SectionId::kTermDf, uint64_t{id} * 4, 4));
+  if (id >= term_count_) [[unlikely]]
+    Bad("term " + std::to_string(id) + ": id out of range");
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), id,
+                             [](uint32_t v, const DfRun& r) { return v < r.first_id; });
+  return std::prev(it)->df;  // runs_[0].first_id == 0 <= id
 }
 
-std::optional<uint32_t> DictionaryView::Find(std::string_view term, uint64_t hash) const {
-  if (slots == 0) return std::nullopt;
-  for (uint64_t i = hash & (slots - 1), probes = 0; probes < slots;
-       i = (i + 1) & (slots - 1), ++probes) {
-    const uint32_t v = Load<uint32_t>(file->Touch(SectionId::kTermTable, i * 4, 4));
-    if (v == 0) return std::nullopt;
-    if (v - 1 < term_count && Term(v - 1) == term) return v - 1;
+const DictBlockRecord& DictionaryView::Block(uint64_t b) const {
+  return *reinterpret_cast<const DictBlockRecord*>(
+      file_->Touch(SectionId::kDictIndex, b * sizeof(DictBlockRecord), sizeof(DictBlockRecord)));
+}
+
+template <typename F>
+bool DictionaryView::ScanBlock(uint64_t b, F&& f) const {
+  const DictBlockRecord rec = Block(b);
+  const uint64_t end = b + 1 < blocks_ ? Block(b + 1).offset : block_bytes_;
+  if (rec.offset > end || end > block_bytes_) Bad("dictionary block " + std::to_string(b));
+  const uint8_t* p = file_->Touch(SectionId::kDictBlocks, rec.offset, end - rec.offset);
+  const uint8_t* const limit = p + (end - rec.offset);
+  const uint64_t count = std::min<uint64_t>(kDictBlockTerms, term_count_ - b * kDictBlockTerms);
+  std::string term;
+  uint64_t singles = rec.singles_before;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t shared = 0, length, code;
+    const bool ok = (i == 0 || GetVarint(&p, limit, &shared)) && shared <= term.size() &&
+                    GetVarint(&p, limit, &length) && length <= uint64_t(limit - p) &&
+                    shared + length > 0;
+    if (!ok) Bad("dictionary block " + std::to_string(b));
+    term.resize(shared);
+    term.append(reinterpret_cast<const char*>(p), length);
+    p += length;
+    if (!GetVarint(&p, limit, &code)) Bad("dictionary block " + std::to_string(b));
+    uint64_t id;
+    if (code == 0) {
+      id = uint64_t{singles_first_} + singles++;
+      if (id >= term_count_) Bad("dictionary block " + std::to_string(b) + ": term id");
+    } else {
+      id = code - 1;
+      if (id >= singles_first_) Bad("dictionary block " + std::to_string(b) + ": term id");
+    }
+    if (!f(std::string_view(term), static_cast<uint32_t>(id))) return false;
   }
-  return std::nullopt;
+  if (p != limit) Bad("dictionary block " + std::to_string(b) + ": bytes after its terms");
+  return true;
+}
+
+bool DictionaryView::BlockStartsAtOrBefore(uint64_t b, std::string_view term, uint64_t key) const {
+  const uint64_t k = Block(b).key;
+  if (k != key) return k < key;
+  bool at_or_before = false;
+  ScanBlock(b, [&](std::string_view first, uint32_t) {
+    at_or_before = first <= term;
+    return false;
+  });
+  return at_or_before;
+}
+
+std::optional<uint32_t> DictionaryView::Find(std::string_view term) const {
+  if (blocks_ == 0 || term.empty()) return std::nullopt;
+  const uint64_t key = DictKey(term);
+  // The last block whose first term is <= term.
+  uint64_t lo = 0, hi = blocks_;  // invariant: blocks < lo start <= term, blocks >= hi after
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (BlockStartsAtOrBefore(mid, term, key)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == 0) return std::nullopt;
+  std::optional<uint32_t> found;
+  ScanBlock(lo - 1, [&](std::string_view t, uint32_t id) {
+    if (t < term) return true;
+    if (t == term) found = id;
+    return false;
+  });
+  return found;
+}
+
+uint64_t DictionaryView::ForEachWithPrefix(
+    std::string_view prefix, const std::function<bool(std::string_view, uint32_t)>& f) const {
+  if (blocks_ == 0) return 0;
+  // The first block that may hold a term >= prefix: the last one starting before it.
+  uint64_t first = 0;
+  if (!prefix.empty()) {
+    const uint64_t key = DictKey(prefix);
+    uint64_t lo = 0, hi = blocks_;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if (BlockStartsAtOrBefore(mid, prefix, key)) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    first = lo == 0 ? 0 : lo - 1;
+  }
+  uint64_t bytes = 0;
+  for (uint64_t b = first; b < blocks_; ++b) {
+    const uint64_t begin = Block(b).offset;
+    bool past = false;
+    const bool go_on = ScanBlock(b, [&](std::string_view t, uint32_t id) {
+      if (t.substr(0, prefix.size()) == prefix) return f(t, id);
+      past = t > prefix;
+      return !past;
+    });
+    bytes += (b + 1 < blocks_ ? Block(b + 1).offset : block_bytes_) - begin;
+    if (!go_on) break;
+  }
+  return bytes;
 }
 
 }  // namespace bitsift::format

@@ -28,14 +28,6 @@ const char* SectionName(SectionId id) {
       return "DOCS";
     case SectionId::kPaths:
       return "PATHS";
-    case SectionId::kTermOffsets:
-      return "TERM_OFFSETS";
-    case SectionId::kTermBytes:
-      return "TERM_BYTES";
-    case SectionId::kTermDf:
-      return "TERM_DF";
-    case SectionId::kTermTable:
-      return "TERM_TABLE";
     case SectionId::kForwardOffsets:
       return "FORWARD_OFFSETS";
     case SectionId::kForwardData:
@@ -44,6 +36,12 @@ const char* SectionName(SectionId id) {
       return "CHUNK_SUMS";
     case SectionId::kEncodings:
       return "ENCODINGS";
+    case SectionId::kDictIndex:
+      return "DICT_INDEX";
+    case SectionId::kDictBlocks:
+      return "DICT_BLOCKS";
+    case SectionId::kDfRuns:
+      return "DF_RUNS";
   }
   return "UNKNOWN";
 }

@@ -1,6 +1,6 @@
 // The on-disk index: one file, memory-mapped by readers. Full description: docs/index_format.md.
 //
-//   [Header 64 B][sections 1..12][section 14][section 13][section table]
+//   [Header 64 B][sections in kSectionOrder, CHUNK_SUMS (13) last][section table]
 //
 // Sections are laid out in kSectionOrder: by id, but CHUNK_SUMS (13) always last. Every section
 // starts at a 64-byte aligned offset and is covered by an XXH3-64 checksum in the section table;
@@ -26,8 +26,9 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
-// 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments (0.2).
-inline constexpr uint32_t kFormatVersion = 3;
+// 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the ENCODINGS section
+// (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments (0.2).
+inline constexpr uint32_t kFormatVersion = 4;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
 
@@ -42,7 +43,7 @@ inline constexpr uint64_t kDocsPerBlock = 512;
 // 64 columns x ~9.6 bits x its terms (a 700k-term word list: 54 MB of rows).
 inline constexpr uint64_t kMaxSignatureTerms = 1 << 17;
 
-// Section ids: stored on disk, never renumber.
+// Section ids: stored on disk, never renumber or reuse.
 enum class SectionId : uint32_t {
   kMeta = 1,             // MetaRecord, then the indexed root directory (UTF-8 bytes)
   kBands = 2,            // BandRecord x band_count
@@ -50,24 +51,26 @@ enum class SectionId : uint32_t {
   kRows = 4,             // the bit-sliced rows of all bands, each 64-byte aligned
   kDocs = 5,             // DocRecord x doc_count, sorted by path bytes
   kPaths = 6,            // concatenated relative paths
-  kTermOffsets = 7,      // u64 x (term_count + 1) into kTermBytes
-  kTermBytes = 8,        // concatenated UTF-8 terms, by term id
-  kTermDf = 9,           // u32 document frequency x term_count
-  kTermTable = 10,       // u32 x slots open-addressing hash table: 0 = empty, else term id + 1
+  // 7 to 10 held format 3's dictionary (term offsets, bytes, df, hash table): retired.
   kForwardOffsets = 11,  // u64 x (doc_count + 1) into kForwardData
   kForwardData = 12,     // forward records (format/forward_store.h)
   kChunkSums = 13,       // u64 XXH3-64 of every chunk of the other sections, in file order
   kEncodings = 14,       // the names DocRecord::encoding refers to (EncodeEncodingTable)
+  kDictIndex = 15,       // DictBlockRecord per dictionary block (format/dictionary.h)
+  kDictBlocks = 16,      // front-coded terms in byte order, kDictBlockTerms a block
+  kDfRuns = 17,          // DfRun per run of equal document frequency
 };
-inline constexpr uint32_t kSectionCount = 14;
+// Sections in a file, and the largest id (spans are indexed by id - 1).
+inline constexpr uint32_t kSectionCount = 13;
+inline constexpr uint32_t kMaxSectionId = 17;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
 // all the others, comes last.
 inline constexpr SectionId kSectionOrder[kSectionCount] = {
-    SectionId::kMeta,        SectionId::kBands,          SectionId::kBandDocs,
-    SectionId::kRows,        SectionId::kDocs,           SectionId::kPaths,
-    SectionId::kTermOffsets, SectionId::kTermBytes,      SectionId::kTermDf,
-    SectionId::kTermTable,   SectionId::kForwardOffsets, SectionId::kForwardData,
-    SectionId::kEncodings,   SectionId::kChunkSums};
+    SectionId::kMeta,       SectionId::kBands,          SectionId::kBandDocs,
+    SectionId::kRows,       SectionId::kDocs,           SectionId::kPaths,
+    SectionId::kDictIndex,  SectionId::kDictBlocks,     SectionId::kDfRuns,
+    SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kEncodings,
+    SectionId::kChunkSums};
 
 // Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
 // chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.
@@ -103,7 +106,7 @@ struct MetaRecord {
   uint64_t doc_count;
   uint64_t term_count;
   uint64_t band_count;
-  uint64_t term_table_slots;  // power of two
+  uint64_t term_fingerprint;  // TermFingerprint of the dictionary (format 3: hash table slots)
   double fp_rate;
   uint64_t input_bytes;
   int64_t build_time_unix;
@@ -258,7 +261,7 @@ class IndexFile {
   MappedFile file_;
   std::vector<SectionEntry> entries_;
   uint64_t table_offset_ = 0;
-  Span spans_[kSectionCount];
+  Span spans_[kMaxSectionId];
   uint64_t chunk_count_ = 0;
   // One bit per chunk: set once the chunk's checksum matched. Two threads may verify the same
   // chunk at once; both then set the same bit.

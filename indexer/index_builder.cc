@@ -52,8 +52,9 @@ constexpr size_t kMergeFactor = 8;
 // Segments below this size are all in the lowest tier.
 constexpr double kTierFloorBytes = 1 << 20;
 // A merge's memory, estimated from its sources' live segment bytes (measured: building a
-// segment peaks at about twice its file size; docs/living-index.md).
-constexpr double kMergeMemoryPerSegmentByte = 2.5;
+// segment peaks at about twice its file size in format 3, whose dictionary was 4 times larger;
+// docs/living-index.md).
+constexpr double kMergeMemoryPerSegmentByte = 5;
 
 // The resident memory of this process now, in bytes (0 if /proc cannot tell).
 uint64_t ResidentBytes() {
@@ -331,6 +332,24 @@ class IndexState {
 // forward records and the dictionary, their facts (the encoding's name included) from the
 // document records.
 void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& builder) {
+  // The dictionary stores terms in byte order: a merge reads them by id.
+  struct TermsById {
+    std::string bytes;
+    std::vector<std::pair<uint64_t, uint32_t>> spans;  // by id: offset in bytes, length
+    std::string_view operator[](uint32_t id) const {
+      return std::string_view(bytes).substr(spans[id].first, spans[id].second);
+    }
+  };
+  std::vector<TermsById> terms(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const format::DictionaryView& dict = inputs[i]->reader().dictionary();
+    terms[i].spans.resize(dict.term_count());
+    dict.ForEachWithPrefix("", [&](std::string_view t, uint32_t id) {
+      terms[i].spans[id] = {terms[i].bytes.size(), static_cast<uint32_t>(t.size())};
+      terms[i].bytes.append(t);
+      return true;
+    });
+  }
   struct Ref {
     std::string_view path;
     uint32_t input;
@@ -355,8 +374,7 @@ void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& bu
             std::string*) {
           const Ref& r = refs[start + i];
           const query::IndexReader& reader = inputs[r.input]->reader();
-          for (uint32_t id : reader.DocumentTerms(r.local))
-            sink.OnToken(reader.dictionary().Term(id));
+          for (uint32_t id : reader.DocumentTerms(r.local)) sink.OnToken(terms[r.input][id]);
           const format::DocRecord& d = reader.doc(r.local);
           facts->size = d.size;
           facts->file_size = d.file_size;

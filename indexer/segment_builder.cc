@@ -40,12 +40,12 @@ class DistinctTokens : public tokenizer::TokenSink {
   std::unordered_set<std::string> set_;
 };
 
-// The dictionary of a segment by final term id.
+// The dictionary of a segment: df and hash by final term id, and the encoded sections.
 struct TermArrays {
   std::vector<uint32_t> df;
   std::vector<uint64_t> hashes;
-  std::vector<uint64_t> offsets;
-  std::string bytes;
+  std::string dict_blocks;
+  std::vector<format::DictBlockRecord> dict_index;
 };
 
 // The documents' part of the file.
@@ -194,21 +194,23 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   out.df.resize(term_count);
   out.hashes.resize(term_count);
   std::vector<uint32_t> pid_by_id(term_count);
-  uint64_t bytes_total = 0;
   for (size_t id = 0; id < term_count; ++id) {
     out.df[id] = terms[id].df;
     out.hashes[id] = terms[id].hash;
     pid_by_id[id] = terms[id].pid;
-    bytes_total += interner->Term(terms[id].pid).size();
   }
   std::vector<TermInfo>().swap(terms);
-  out.offsets.resize(term_count + 1);
-  out.bytes.reserve(bytes_total);
-  for (size_t id = 0; id < term_count; ++id) {
-    out.offsets[id] = out.bytes.size();
-    out.bytes += interner->Term(pid_by_id[id]);
-  }
-  out.offsets[term_count] = out.bytes.size();
+  // The dictionary lists the terms in byte order.
+  std::vector<uint32_t> by_bytes(term_count);
+  for (uint32_t id = 0; id < term_count; ++id) by_bytes[id] = id;
+  tbb::parallel_sort(by_bytes.begin(), by_bytes.end(), [&](uint32_t a, uint32_t b) {
+    return interner->Term(pid_by_id[a]) < interner->Term(pid_by_id[b]);
+  });
+  const auto singles = std::lower_bound(out.df.begin(), out.df.end(), 1u, std::greater<>());
+  format::DictionaryWriter dict(static_cast<uint32_t>(singles - out.df.begin()));
+  for (uint32_t id : by_bytes) dict.Add(interner->Term(pid_by_id[id]), id);
+  out.dict_blocks = dict.blocks();
+  out.dict_index = dict.index();
   interner.reset();
   malloc_trim(0);  // give the interner back to the system (glibc keeps it otherwise)
   return out;
@@ -349,13 +351,12 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   }
   forward_offsets[docs_.size()] = forward.size();
 
-  // Phase 7: the dictionary's hash table; phase 8: META and the file.
-  std::vector<uint32_t> term_table = format::BuildTermTable(terms.hashes);
+  // Phase 7: META and the file.
   format::MetaRecord m{};
   m.doc_count = docs_.size();
   m.term_count = terms.df.size();
   m.band_count = plan.bands.size();
-  m.term_table_slots = term_table.size();
+  m.term_fingerprint = format::TermFingerprint(terms.hashes);
   m.fp_rate = fp_rate_;
   m.input_bytes = table.input_bytes;
   m.build_time_unix = std::chrono::duration_cast<std::chrono::seconds>(
@@ -375,10 +376,9 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   AddSection(w, SectionId::kRows, rows);
   AddSection(w, SectionId::kDocs, table.records);
   w.AddSection(SectionId::kPaths, table.paths.data(), table.paths.size());
-  AddSection(w, SectionId::kTermOffsets, terms.offsets);
-  w.AddSection(SectionId::kTermBytes, terms.bytes.data(), terms.bytes.size());
-  AddSection(w, SectionId::kTermDf, terms.df);
-  AddSection(w, SectionId::kTermTable, term_table);
+  AddSection(w, SectionId::kDictIndex, terms.dict_index);
+  w.AddSection(SectionId::kDictBlocks, terms.dict_blocks.data(), terms.dict_blocks.size());
+  AddSection(w, SectionId::kDfRuns, format::EncodeDfRuns(terms.df));
   AddSection(w, SectionId::kForwardOffsets, forward_offsets);
   w.AddSection(SectionId::kForwardData, forward.data(), forward.size());
   const std::string encodings = format::EncodeEncodingTable(table.encodings);

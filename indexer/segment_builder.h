@@ -2,8 +2,7 @@
 // in-memory segment whose size is tracked, then written as one immutable segment file.
 //
 // Write runs as named phases: AssignTermIds -> DocumentTable -> CountExactTerms -> PlanRows
-// -> BuildSignatureRows (indexer/signature_rows.h) -> EncodeForwardStore -> the dictionary
-// table -> WriteSegmentFile.
+// -> BuildSignatureRows (indexer/signature_rows.h) -> EncodeForwardStore -> WriteSegmentFile.
 #ifndef BITSIFT_INDEXER_SEGMENT_BUILDER_H_
 #define BITSIFT_INDEXER_SEGMENT_BUILDER_H_
 

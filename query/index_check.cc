@@ -117,7 +117,7 @@ std::vector<T> SectionArray(const IndexReader& index, SectionId id) {
 // and term offsets ascending and inside their data, every band column naming a document. Reports
 // the first violation. Runs after VerifyAll, so raw reads are verified ones.
 void CheckStructure(const IndexReader& index) {
-  const uint64_t docs = index.doc_count(), terms = index.meta().term_count;
+  const uint64_t docs = index.doc_count();
   const uint64_t paths_size = index.Section(SectionId::kPaths).size();
   for (uint64_t d = 0; d < docs; ++d) {
     const format::DocRecord& doc = index.doc(static_cast<uint32_t>(d));
@@ -137,13 +137,6 @@ void CheckStructure(const IndexReader& index) {
       Fail(index, "forward store offsets of document " + std::to_string(d));
     }
   }
-  const std::vector<uint64_t> term = SectionArray<uint64_t>(index, SectionId::kTermOffsets);
-  const uint64_t term_bytes = index.Section(SectionId::kTermBytes).size();
-  for (uint64_t t = 0; t < terms; ++t) {
-    if (term[t] > term[t + 1] || term[t + 1] > term_bytes) {
-      Fail(index, "term offsets of term " + std::to_string(t));
-    }
-  }
   const std::vector<uint32_t> band_docs = SectionArray<uint32_t>(index, SectionId::kBandDocs);
   for (uint64_t i = 0; i < band_docs.size(); ++i) {
     if (band_docs[i] >= docs)
@@ -161,49 +154,51 @@ void CheckIndex(const IndexReader& index) {
   const format::MetaRecord& meta = index.meta();
   const uint64_t docs = meta.doc_count, terms = meta.term_count;
   const format::DictionaryView& dict = index.dictionary();
-  const std::vector<uint64_t> term_offsets = SectionArray<uint64_t>(index, SectionId::kTermOffsets);
-  const std::vector<uint32_t> term_df = SectionArray<uint32_t>(index, SectionId::kTermDf);
-  const std::vector<uint32_t> table = SectionArray<uint32_t>(index, SectionId::kTermTable);
 
   // Meta.
   if (!(meta.fp_rate > 0 && meta.fp_rate < 1)) Fail(index, "false-positive target out of range");
-  if (meta.term_table_slots < 2 * terms) Fail(index, "term table too small for its terms");
 
-  // Dictionary: offsets cover the bytes exactly, every term is non-empty UTF-8, terms are
-  // ordered by decreasing document frequency then bytes (so also distinct), and the hash table
-  // finds each term by its own hash and holds nothing else.
-  if (term_offsets[0] != 0 || term_offsets[terms] != index.Section(SectionId::kTermBytes).size()) {
-    Fail(index, "term offsets do not cover the term bytes");
-  }
+  // Dictionary: the blocks decode completely (ids in range, lengths inside the block), terms
+  // are non-empty UTF-8 in strictly ascending byte order, every block's key and count of
+  // df-1 terms before it are right, every id appears once, ids order terms by decreasing
+  // document frequency then bytes, and Find finds every term under its own id.
+  const std::vector<format::DictBlockRecord> blocks =
+      SectionArray<format::DictBlockRecord>(index, SectionId::kDictIndex);
   std::vector<uint64_t> hashes(terms);
+  std::vector<uint32_t> byte_rank(terms, UINT32_MAX);
+  std::string prev;
+  uint64_t listed = 0, singles = 0;
+  dict.ForEachWithPrefix("", [&](std::string_view term, uint32_t id) {
+    const std::string name = "term " + std::to_string(id);
+    if (term.empty() || !IsUtf8(term)) Fail(index, name + " is not a token");
+    if (listed > 0 && !(prev < term)) Fail(index, name + " is out of byte order");
+    if (byte_rank[id] != UINT32_MAX) Fail(index, name + " is listed twice");
+    if (listed % format::kDictBlockTerms == 0) {
+      const format::DictBlockRecord& b = blocks[listed / format::kDictBlockTerms];
+      if (b.key != format::DictKey(term) || b.singles_before != singles)
+        Fail(index, "dictionary block " + std::to_string(listed / format::kDictBlockTerms) +
+                        " record");
+    }
+    std::optional<uint32_t> found = dict.Find(term);
+    if (!found || *found != id) Fail(index, name + " is not found under its id");
+    byte_rank[id] = static_cast<uint32_t>(listed++);
+    singles += dict.Df(id) == 1;
+    hashes[id] = format::HashTerm(term);
+    prev.assign(term);
+    return true;
+  });
+  if (listed != terms)
+    Fail(index, "the dictionary lists " + Plural(listed, "term", "terms") + ", META says " +
+                    std::to_string(terms));
+  if (format::TermFingerprint(hashes) != meta.term_fingerprint)
+    Fail(index, "the dictionary's terms do not match its fingerprint");
   for (uint64_t t = 0; t < terms; ++t) {
-    std::string_view term = dict.Term(static_cast<uint32_t>(t));
-    if (term.empty() || !IsUtf8(term)) Fail(index, "term " + std::to_string(t) + " is not a token");
-    if (term_df[t] == 0 || term_df[t] > docs) {
+    const uint32_t id = static_cast<uint32_t>(t);
+    if (dict.Df(id) > docs)
       Fail(index, "document frequency of term " + std::to_string(t) + " out of range");
-    }
-    hashes[t] = format::HashTerm(term);
-    if (t > 0) {
-      // The builder's order: df descending, then bytes.
-      std::string_view prev = dict.Term(static_cast<uint32_t>(t - 1));
-      bool ordered = term_df[t - 1] > term_df[t] || (term_df[t - 1] == term_df[t] && prev < term);
-      if (!ordered)
-        Fail(index,
-             "terms " + std::to_string(t - 1) + " and " + std::to_string(t) + " out of order");
-    }
-    std::optional<uint32_t> found = dict.Find(term, hashes[t]);
-    if (!found || *found != t) Fail(index, "term " + std::to_string(t) + " not found by its hash");
+    if (t > 0 && dict.Df(id - 1) == dict.Df(id) && byte_rank[t - 1] > byte_rank[t])
+      Fail(index, "terms " + std::to_string(t - 1) + " and " + std::to_string(t) + " out of order");
   }
-  uint64_t used_slots = 0;
-  for (uint64_t s = 0; s < table.size(); ++s) {
-    if (table[s] == 0) continue;
-    if (table[s] - 1 >= terms)
-      Fail(index, "term table slot " + std::to_string(s) + " out of range");
-    ++used_slots;
-  }
-  if (used_slots != terms)
-    Fail(index, "term table holds " + Plural(used_slots, "entry", "entries") + " for " +
-                    Plural(terms, "term", "terms"));
 
   // Documents: paths packed in order and sorted; forward records decode
   // completely and agree with the term counts; document frequencies agree with the records.
@@ -241,7 +236,8 @@ void CheckIndex(const IndexReader& index) {
   if (path_cursor != index.Section(SectionId::kPaths).size()) Fail(index, "unused path bytes");
   if (input_bytes != meta.input_bytes) Fail(index, "document sizes do not add up");
   for (uint64_t t = 0; t < terms; ++t) {
-    if (df[t] != term_df[t]) Fail(index, "document frequency of term " + std::to_string(t));
+    if (df[t] != dict.Df(static_cast<uint32_t>(t)))
+      Fail(index, "document frequency of term " + std::to_string(t));
   }
 
   // Bands: rows packed in order; the band columns hold each non-empty document exactly once;

@@ -33,12 +33,7 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   Check(terms <= UINT32_MAX, path, "term count");
   expect(SectionId::kBands, meta_.band_count, sizeof(format::BandRecord), "bands");
   expect(SectionId::kDocs, docs, sizeof(format::DocRecord), "docs");
-  expect(SectionId::kTermOffsets, terms + 1, 8, "term offsets");
-  expect(SectionId::kTermDf, terms, 4, "term df");
   expect(SectionId::kForwardOffsets, docs + 1, 8, "forward offsets");
-  expect(SectionId::kTermTable, meta_.term_table_slots, 4, "term table");
-  Check(meta_.term_table_slots == 0 || (meta_.term_table_slots & (meta_.term_table_slots - 1)) == 0,
-        path, "term table size");
   bands_ = file_.SectionAs<format::BandRecord>(SectionId::kBands);
   forward_offsets_ = file_.SectionAs<uint64_t>(SectionId::kForwardOffsets);
   forward_ = reinterpret_cast<const uint8_t*>(file_.Section(SectionId::kForwardData).data());
@@ -61,9 +56,7 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   }
   Check(columns == band_doc_entries && file_.Section(SectionId::kBandDocs).size() % 4 == 0, path,
         "band columns");
-  dict_.file = &file_;
-  dict_.slots = meta_.term_table_slots;
-  dict_.term_count = terms;
+  dict_ = format::DictionaryView(&file_, terms);
   // A few dozen bytes, read by every document() call: verified (Touch) and parsed here.
   const uint64_t encodings_size = file_.Section(SectionId::kEncodings).size();
   const std::string problem = format::ParseEncodingTable(

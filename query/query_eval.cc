@@ -9,6 +9,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "format/bloom.h"
 #include "query/query_matcher.h"
@@ -138,42 +139,28 @@ class Evaluator {
   std::optional<uint32_t> Lookup(const std::string& term) {
     auto it = ids_.find(term);
     if (it != ids_.end()) return it->second;
-    std::optional<uint32_t> id = index_.dictionary().Find(term, format::HashTerm(term));
+    std::optional<uint32_t> id = index_.dictionary().Find(term);
     ids_.emplace(term, id);
     return id;
   }
 
   uint64_t Df(uint32_t id) const { return index_.dictionary().Df(id); }
 
-  // The ids of the dictionary terms starting with `prefix`, ascending (a scan of the term
-  // bytes, cached per query).
+  // The ids of the dictionary terms starting with `prefix`, ascending (a scan of one range of
+  // the dictionary's blocks, cached per query). Their terms are kept in prefix_term_.
   const std::vector<uint32_t>& ExpandPrefix(const std::string& prefix) {
     auto [it, fresh] = prefixes_.try_emplace(prefix);
     if (!fresh) return it->second;
-    const format::IndexFile& file = index_.file();
-    const uint64_t terms = index_.dictionary().term_count;
-    if (terms == 0) return it->second;
-    const uint8_t* offsets = file.Touch(format::SectionId::kTermOffsets, 0, (terms + 1) * 8);
-    const uint64_t size = file.Section(format::SectionId::kTermBytes).size();
-    const char* bytes =
-        reinterpret_cast<const char*>(file.Touch(format::SectionId::kTermBytes, 0, size));
-    uint64_t begin;
-    std::memcpy(&begin, offsets, 8);
-    for (uint64_t t = 0; t < terms; ++t) {
-      uint64_t end;
-      std::memcpy(&end, offsets + (t + 1) * 8, 8);
-      Ensure(begin <= end && end <= size, ErrorKind::kCorrupt,
-             index_.path() + ": not a usable bitsift index: term offsets of term " +
-                 std::to_string(t));
-      if (end - begin >= prefix.size() &&
-          std::memcmp(bytes + begin, prefix.data(), prefix.size()) == 0) {
-        it->second.push_back(static_cast<uint32_t>(t));
-      }
-      begin = end;
-    }
-    stats_->prefix_scan_bytes += size;
-    stats_->prefix_terms += it->second.size();
-    return it->second;
+    std::vector<uint32_t>& ids = it->second;
+    stats_->prefix_scan_bytes +=
+        index_.dictionary().ForEachWithPrefix(prefix, [&](std::string_view term, uint32_t id) {
+          ids.push_back(id);
+          prefix_term_.try_emplace(id, term);
+          return true;
+        });
+    std::sort(ids.begin(), ids.end());
+    stats_->prefix_terms += ids.size();
+    return ids;
   }
 
   Plan Build(const QueryNode& node) {
@@ -342,7 +329,7 @@ class Evaluator {
     if (row_bytes <= kRowBytesPerForwardByte * forward_bytes) {
       std::vector<uint32_t> out;
       for (uint32_t id : ids) {
-        out = Union(out, SearchTerms({std::string(index_.dictionary().Term(id))}, limit));
+        out = Union(out, SearchTerms({prefix_term_.at(id)}, limit));
         if (limit != 0 && out.size() > limit) out.resize(limit);
       }
       return out;
@@ -533,6 +520,7 @@ class Evaluator {
   bool has_phrase_ = false;
   std::map<std::string, std::optional<uint32_t>> ids_;
   std::map<std::string, std::vector<uint32_t>> prefixes_;
+  std::unordered_map<uint32_t, std::string> prefix_term_;  // terms of the expanded ids
 };
 
 }  // namespace

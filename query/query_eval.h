@@ -48,7 +48,7 @@ struct EvalOptions {
 struct EvalStats : QueryStats {
   uint64_t row_searches = 0;       // row ANDs run (Searcher::Search calls)
   uint64_t prefix_terms = 0;       // dictionary terms the prefixes expanded to
-  uint64_t prefix_scan_bytes = 0;  // term bytes scanned to expand them
+  uint64_t prefix_scan_bytes = 0;  // dictionary block bytes decoded to expand them
   uint64_t forward_scans = 0;      // documents whose forward records were scanned for a
                                    // prefix with too many terms for row ANDs
   uint64_t phrase_candidates = 0;  // documents whose text was checked for a phrase

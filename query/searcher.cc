@@ -45,8 +45,9 @@ std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& ar
 }
 
 Searcher::RowTerm Searcher::Plan(const std::string& term) const {
-  RowTerm t{format::HashTerm(term), -1, 0};
-  if (std::optional<uint32_t> id = index_.dictionary().Find(term, t.hash)) {
+  RowTerm t{format::HashTerm(term), -1, 0, 0};
+  if (std::optional<uint32_t> id = index_.dictionary().Find(term)) {
+    t.id = *id;
     t.df = index_.dictionary().Df(*id);
     if (*id < index_.exact_terms()) t.exact = *id;
   }
@@ -163,7 +164,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
       stats->parse_us = stats->total_us = MicrosSince(start);
       return {};
     }
-    if (rt.exact < 0) verify_ids.push_back(*index_.dictionary().Find(t, rt.hash));
+    if (rt.exact < 0) verify_ids.push_back(rt.id);
     planned.push_back(rt);
   }
   // Rarest terms first: their rows are sparsest and zero whole blocks soonest.

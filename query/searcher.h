@@ -51,11 +51,13 @@ class Searcher {
                                    QueryStats* stats) const;
 
  private:
-  // A term as the rows see it: its hash, its exact-row id if it has one, its df (0 if absent).
+  // A term as the rows see it: its hash, its exact-row id if it has one, its df (0 if absent)
+  // and its id (if df > 0).
   struct RowTerm {
     uint64_t hash;
     int64_t exact;
     uint32_t df;
+    uint32_t id;
   };
   RowTerm Plan(const std::string& term) const;
   // The candidates of `terms` (in `scope` if not null), ascending. *all, if not null, receives

@@ -149,27 +149,31 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
         Store<uint64_t>(b, off, Load<uint64_t>(b, off) | (uint64_t{1} << (col % 64)));
       },
       "past its documents");
-  const auto [term_bytes, term_bytes_len] = SectionSpan(good, SectionId::kTermBytes);
+  const auto [dict_blocks, dict_blocks_len] = SectionSpan(good, SectionId::kDictBlocks);
   expect_damage(
       "a term's bytes changed",
-      [&, tb = term_bytes](std::string& b) { b[tb] = b[tb] == 'q' ? 'z' : 'q'; }, "term");
-  const auto [df, df_len] = SectionSpan(good, SectionId::kTermDf);
+      // Byte 1: the first byte of the first term (after its one-byte length).
+      [&, at = dict_blocks + 1](std::string& b) { b[at] = b[at] == 'q' ? 'z' : 'q'; },
+      "dictionary block 0");
   expect_damage(
-      "a document frequency changed",
-      [&, df = df](std::string& b) { Store<uint32_t>(b, df, Load<uint32_t>(b, df) + 1); },
-      "frequency");
-  const auto [table, table_len] = SectionSpan(good, SectionId::kTermTable);
-  expect_damage(
-      "a term table entry removed",
-      [&, table = table, table_len = table_len](std::string& b) {
-        for (uint64_t i = 0; i < table_len / 4; ++i) {
-          if (Load<uint32_t>(b, table + i * 4) != 0) {
-            Store<uint32_t>(b, table + i * 4, 0);
-            return;
-          }
-        }
+      "a term's id changed",
+      [&, blocks = dict_blocks, len = dict_blocks_len](std::string& b) {
+        // The last byte of the blocks is the last term's id code: 0 (a df-1 term) or id + 1.
+        const uint64_t at = blocks + len - 1;
+        b[at] = static_cast<char>(b[at] == 0 ? 1 : 0);
       },
       "term");
+  const auto [df, df_len] = SectionSpan(good, SectionId::kDfRuns);
+  expect_damage(
+      "a document frequency changed",
+      // Run 0's df: raising it keeps the runs decreasing, only the forward records disagree.
+      [&, at = df + 4](std::string& b) { Store<uint32_t>(b, at, Load<uint32_t>(b, at) + 1); },
+      "frequency");
+  const auto [dict_index, dict_index_len] = SectionSpan(good, SectionId::kDictIndex);
+  expect_damage(
+      "a dictionary block key changed",
+      [&, at = dict_index](std::string& b) { Store<uint64_t>(b, at, Load<uint64_t>(b, at) ^ 1); },
+      "dictionary block 0");
   const auto [band_docs, band_docs_len] = SectionSpan(good, SectionId::kBandDocs);
   expect_damage(
       "a document twice in the bands",
@@ -311,8 +315,8 @@ TEST_CASE("bitsift check: exit 0 for a sound index, 2 naming the file and the pr
   ResealIndex(newer);
   expect("newer version", newer, "format version 7");
   std::string forged = good;
-  const auto [df, df_len] = SectionSpan(good, SectionId::kTermDf);
-  Store<uint32_t>(forged, df, Load<uint32_t>(forged, df) + 1);
+  const auto [df, df_len] = SectionSpan(good, SectionId::kDfRuns);
+  Store<uint32_t>(forged, df + 4, Load<uint32_t>(forged, df + 4) + 1);
   ResealIndex(forged);
   expect("forged frequency", forged, "frequency");
   ProcessResult missing = RunProcess({bitsift, "check", "--index", dir / "nope"});

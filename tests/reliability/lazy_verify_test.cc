@@ -273,7 +273,7 @@ TEST_CASE("Touch from many threads at once on fresh chunks", "[lazy][concurrent]
   Fixture f;
   const std::vector<SectionId> lazy = {SectionId::kRows,        SectionId::kDocs,
                                        SectionId::kForwardData, SectionId::kForwardOffsets,
-                                       SectionId::kTermBytes,   SectionId::kTermOffsets};
+                                       SectionId::kDictBlocks,  SectionId::kDictIndex};
   // Every thread touches every chunk of the lazily verified sections, each in its own order and
   // with ranges that cross chunk boundaries: the first touches of a chunk race.
   auto touch_all = [&](const bitsift::format::IndexFile& file, std::atomic<uint64_t>& failures) {

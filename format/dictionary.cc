@@ -83,14 +83,15 @@ DictionaryView::DictionaryView(const IndexFile* file, uint64_t term_count)
     Bad("dictionary section sizes");
   }
   runs_.resize(run_bytes / sizeof(DfRun));
-  if (!runs_.empty()) std::memcpy(runs_.data(), file->Touch(SectionId::kDfRuns, 0, run_bytes), run_bytes);
+  if (!runs_.empty())
+    std::memcpy(runs_.data(), file->Touch(SectionId::kDfRuns, 0, run_bytes), run_bytes);
   // Runs start at id 0, at increasing ids below term_count, with decreasing df >= 1.
   if ((term_count == 0) != runs_.empty()) Bad("document frequency runs");
   for (size_t r = 0; r < runs_.size(); ++r) {
-    const bool ok = runs_[r].first_id < term_count && runs_[r].df >= 1 &&
-                    (r == 0 ? runs_[r].first_id == 0
-                            : runs_[r].first_id > runs_[r - 1].first_id &&
-                                  runs_[r].df < runs_[r - 1].df);
+    const bool ok =
+        runs_[r].first_id < term_count && runs_[r].df >= 1 &&
+        (r == 0 ? runs_[r].first_id == 0
+                : runs_[r].first_id > runs_[r - 1].first_id && runs_[r].df < runs_[r - 1].df);
     if (!ok) Bad("document frequency run " + std::to_string(r));
   }
   singles_first_ = !runs_.empty() && runs_.back().df == 1 ? runs_.back().first_id
@@ -114,37 +115,60 @@ const DictBlockRecord& DictionaryView::Block(uint64_t b) const {
       file_->Touch(SectionId::kDictIndex, b * sizeof(DictBlockRecord), sizeof(DictBlockRecord)));
 }
 
-template <typename F>
-bool DictionaryView::ScanBlock(uint64_t b, F&& f) const {
+void DictionaryView::OpenBlock(uint64_t b, Cursor::Block* r) const {
   const DictBlockRecord rec = Block(b);
   const uint64_t end = b + 1 < blocks_ ? Block(b + 1).offset : block_bytes_;
   if (rec.offset > end || end > block_bytes_) Bad("dictionary block " + std::to_string(b));
-  const uint8_t* p = file_->Touch(SectionId::kDictBlocks, rec.offset, end - rec.offset);
-  const uint8_t* const limit = p + (end - rec.offset);
-  const uint64_t count = std::min<uint64_t>(kDictBlockTerms, term_count_ - b * kDictBlockTerms);
-  std::string term;
-  uint64_t singles = rec.singles_before;
-  for (uint64_t i = 0; i < count; ++i) {
-    uint64_t shared = 0, length, code;
-    const bool ok = (i == 0 || GetVarint(&p, limit, &shared)) && shared <= term.size() &&
-                    GetVarint(&p, limit, &length) && length <= uint64_t(limit - p) &&
-                    shared + length > 0;
-    if (!ok) Bad("dictionary block " + std::to_string(b));
-    term.resize(shared);
-    term.append(reinterpret_cast<const char*>(p), length);
-    p += length;
-    if (!GetVarint(&p, limit, &code)) Bad("dictionary block " + std::to_string(b));
-    uint64_t id;
-    if (code == 0) {
-      id = uint64_t{singles_first_} + singles++;
-      if (id >= term_count_) Bad("dictionary block " + std::to_string(b) + ": term id");
-    } else {
-      id = code - 1;
-      if (id >= singles_first_) Bad("dictionary block " + std::to_string(b) + ": term id");
-    }
-    if (!f(std::string_view(term), static_cast<uint32_t>(id))) return false;
+  r->p = file_->Touch(SectionId::kDictBlocks, rec.offset, end - rec.offset);
+  r->limit = r->p + (end - rec.offset);
+  r->number = b;
+  r->count = std::min<uint64_t>(kDictBlockTerms, term_count_ - b * kDictBlockTerms);
+  r->next = 0;
+  r->singles = rec.singles_before;
+  r->term.clear();
+}
+
+void DictionaryView::NextTerm(Cursor::Block* r) const {
+  uint64_t shared = 0, length, code;
+  const bool ok = (r->next == 0 || GetVarint(&r->p, r->limit, &shared)) &&
+                  shared <= r->term.size() && GetVarint(&r->p, r->limit, &length) &&
+                  length <= uint64_t(r->limit - r->p) && shared + length > 0;
+  if (!ok) Bad("dictionary block " + std::to_string(r->number));
+  r->term.resize(shared);
+  r->term.append(reinterpret_cast<const char*>(r->p), length);
+  r->p += length;
+  if (!GetVarint(&r->p, r->limit, &code)) Bad("dictionary block " + std::to_string(r->number));
+  uint64_t id;
+  if (code == 0) {
+    id = uint64_t{singles_first_} + r->singles++;
+    if (id >= term_count_) Bad("dictionary block " + std::to_string(r->number) + ": term id");
+  } else {
+    id = code - 1;
+    if (id >= singles_first_) Bad("dictionary block " + std::to_string(r->number) + ": term id");
   }
-  if (p != limit) Bad("dictionary block " + std::to_string(b) + ": bytes after its terms");
+  r->id = static_cast<uint32_t>(id);
+  if (++r->next == r->count && r->p != r->limit) {
+    Bad("dictionary block " + std::to_string(r->number) + ": bytes after its terms");
+  }
+}
+
+template <typename F>
+bool DictionaryView::ScanBlock(uint64_t b, F&& f) const {
+  Cursor::Block r;
+  OpenBlock(b, &r);
+  while (r.next < r.count) {
+    NextTerm(&r);
+    if (!f(std::string_view(r.term), r.id)) return false;
+  }
+  return true;
+}
+
+bool DictionaryView::Cursor::Next() {
+  if (block_.next == block_.count) {
+    if (block_number_ == dict_.blocks_) return false;
+    dict_.OpenBlock(block_number_++, &block_);
+  }
+  dict_.NextTerm(&block_);
   return true;
 }
 

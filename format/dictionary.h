@@ -102,6 +102,33 @@ class DictionaryView {
   // Returns the id of term, or nullopt if no document of the segment contains it.
   std::optional<uint32_t> Find(std::string_view term) const;
 
+  // Reads the terms in byte order one at a time, as a merge walks several dictionaries at once.
+  // Usage: for (Cursor c(dict); c.Next();) use(c.term(), c.id());
+  class Cursor {
+   public:
+    explicit Cursor(const DictionaryView& dict) : dict_(dict) {}
+    // Moves to the next term (the first on the first call); false past the last.
+    bool Next();
+    std::string_view term() const { return block_.term; }
+    uint32_t id() const { return block_.id; }
+
+   private:
+    friend class DictionaryView;
+    struct Block {
+      const uint8_t* p = nullptr;
+      const uint8_t* limit = nullptr;
+      uint64_t number = 0;  // block number
+      uint64_t count = 0;   // terms in the block
+      uint64_t next = 0;    // terms decoded
+      uint64_t singles = 0;
+      std::string term;
+      uint32_t id = 0;
+    };
+    const DictionaryView& dict_;
+    uint64_t block_number_ = 0;
+    Block block_;
+  };
+
   // Calls f(term, id) for every term starting with `prefix` ("" = every term), in byte order;
   // `term` is valid only during the call; f returns false to stop early. Returns the bytes of
   // DICT_BLOCKS decoded (statistics).
@@ -113,6 +140,10 @@ class DictionaryView {
   // f did.
   template <typename F>
   bool ScanBlock(uint64_t b, F&& f) const;
+  // Positions *r before the first term of block b.
+  void OpenBlock(uint64_t b, Cursor::Block* r) const;
+  // Decodes the next term of *r (r->next < r->count); at the last one, checks the block's end.
+  void NextTerm(Cursor::Block* r) const;
   const DictBlockRecord& Block(uint64_t b) const;
   // Whether the first term of block b is <= term (b < blocks_).
   bool BlockStartsAtOrBefore(uint64_t b, std::string_view term, uint64_t key) const;

@@ -46,36 +46,81 @@ const char* SectionName(SectionId id) {
   return "UNKNOWN";
 }
 
+// The state of a section being written: its checksum so far and its last partial chunk.
+struct IndexFileWriter::Streaming {
+  SectionEntry entry{};
+  XXH3_state_t hash;
+  std::string chunk;  // bytes of the current chunk (< kChunkBytes)
+};
+
 IndexFileWriter::IndexFileWriter(const std::string& path) : out_(path) {
   out_.AppendZeros(sizeof(FileHeader));  // filled in by Finish
 }
 
+IndexFileWriter::~IndexFileWriter() = default;
+
 void IndexFileWriter::AddSection(SectionId id, const void* data, size_t length) {
-  Ensure(id != SectionId::kChunkSums, ErrorKind::kInvalidArgument,
-         "CHUNK_SUMS is written by IndexFileWriter::Finish");
-  Ensure(entries_.size() < kSectionCount - 1 && id == kSectionOrder[entries_.size()],
-         ErrorKind::kInvalidArgument,
-         std::string("section ") + SectionName(id) + " added out of order");
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  for (uint64_t at = 0; at < length; at += kChunkBytes) {
-    chunk_sums_.push_back(Checksum(bytes + at, std::min<uint64_t>(kChunkBytes, length - at)));
-  }
-  WriteSection(id, data, length);
+  BeginSection(id);
+  Append(data, length);
+  EndSection();
 }
 
-void IndexFileWriter::WriteSection(SectionId id, const void* data, size_t length) {
+void IndexFileWriter::BeginSection(SectionId id) {
+  Ensure(open_ == nullptr && entries_.size() < kSectionCount - 1 &&
+             id == kSectionOrder[entries_.size()],
+         ErrorKind::kInvalidArgument,
+         std::string("section ") + SectionName(id) + " added out of order");
   out_.AppendZeros((64 - out_.offset() % 64) % 64);
-  SectionEntry e{};
-  e.id = static_cast<uint32_t>(id);
-  e.offset = out_.offset();
-  e.length = length;
-  e.checksum = Checksum(data, length);
-  out_.Append(data, length);
-  entries_.push_back(e);
+  open_ = std::make_unique<Streaming>();
+  open_->entry.id = static_cast<uint32_t>(id);
+  open_->entry.offset = out_.offset();
+  XXH3_64bits_reset(&open_->hash);
+}
+
+void IndexFileWriter::Append(const void* data, size_t length) {
+  Ensure(open_ != nullptr, ErrorKind::kInvalidArgument,
+         "IndexFileWriter::Append outside a section");
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  XXH3_64bits_update(&open_->hash, bytes, length);
+  out_.Append(bytes, length);
+  open_->entry.length += length;
+  // Chunk checksums: whole chunks straight from the input, a partial one through `chunk`.
+  std::string& chunk = open_->chunk;
+  size_t at = 0;
+  if (!chunk.empty()) {
+    const size_t take = std::min<size_t>(length, kChunkBytes - chunk.size());
+    chunk.append(reinterpret_cast<const char*>(bytes), take);
+    at = take;
+    if (chunk.size() < kChunkBytes) return;
+    chunk_sums_.push_back(Checksum(chunk.data(), chunk.size()));
+    chunk.clear();
+  }
+  for (; length - at >= kChunkBytes; at += kChunkBytes)
+    chunk_sums_.push_back(Checksum(bytes + at, kChunkBytes));
+  chunk.assign(reinterpret_cast<const char*>(bytes + at), length - at);
+}
+
+void IndexFileWriter::EndSection() {
+  Ensure(open_ != nullptr, ErrorKind::kInvalidArgument,
+         "IndexFileWriter::EndSection outside a section");
+  if (!open_->chunk.empty())
+    chunk_sums_.push_back(Checksum(open_->chunk.data(), open_->chunk.size()));
+  open_->entry.checksum = XXH3_64bits_digest(&open_->hash);
+  entries_.push_back(open_->entry);
+  open_.reset();
 }
 
 uint64_t IndexFileWriter::Finish() {
-  WriteSection(SectionId::kChunkSums, chunk_sums_.data(), chunk_sums_.size() * sizeof(uint64_t));
+  Ensure(open_ == nullptr && entries_.size() == kSectionCount - 1, ErrorKind::kInvalidArgument,
+         "IndexFileWriter::Finish before every section was written");
+  out_.AppendZeros((64 - out_.offset() % 64) % 64);
+  SectionEntry sums{};
+  sums.id = static_cast<uint32_t>(SectionId::kChunkSums);
+  sums.offset = out_.offset();
+  sums.length = chunk_sums_.size() * sizeof(uint64_t);
+  sums.checksum = Checksum(chunk_sums_.data(), sums.length);
+  out_.Append(chunk_sums_.data(), sums.length);
+  entries_.push_back(sums);
   out_.AppendZeros((64 - out_.offset() % 64) % 64);
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof(kMagic));

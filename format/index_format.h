@@ -45,12 +45,12 @@ inline constexpr uint64_t kMaxSignatureTerms = 1 << 17;
 
 // Section ids: stored on disk, never renumber or reuse.
 enum class SectionId : uint32_t {
-  kMeta = 1,             // MetaRecord, then the indexed root directory (UTF-8 bytes)
-  kBands = 2,            // BandRecord x band_count
-  kBandDocs = 3,         // u32 document id for every column of every band
-  kRows = 4,             // the bit-sliced rows of all bands, each 64-byte aligned
-  kDocs = 5,             // DocRecord x doc_count, sorted by path bytes
-  kPaths = 6,            // concatenated relative paths
+  kMeta = 1,      // MetaRecord, then the indexed root directory (UTF-8 bytes)
+  kBands = 2,     // BandRecord x band_count
+  kBandDocs = 3,  // u32 document id for every column of every band
+  kRows = 4,      // the bit-sliced rows of all bands, each 64-byte aligned
+  kDocs = 5,      // DocRecord x doc_count, sorted by path bytes
+  kPaths = 6,     // concatenated relative paths
   // 7 to 10 held format 3's dictionary (term offsets, bytes, df, hash table): retired.
   kForwardOffsets = 11,  // u64 x (doc_count + 1) into kForwardData
   kForwardData = 12,     // forward records (format/forward_store.h)
@@ -66,9 +66,9 @@ inline constexpr uint32_t kMaxSectionId = 17;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
 // all the others, comes last.
 inline constexpr SectionId kSectionOrder[kSectionCount] = {
-    SectionId::kMeta,       SectionId::kBands,          SectionId::kBandDocs,
-    SectionId::kRows,       SectionId::kDocs,           SectionId::kPaths,
-    SectionId::kDictIndex,  SectionId::kDictBlocks,     SectionId::kDfRuns,
+    SectionId::kMeta,           SectionId::kBands,       SectionId::kBandDocs,
+    SectionId::kRows,           SectionId::kDocs,        SectionId::kPaths,
+    SectionId::kDictIndex,      SectionId::kDictBlocks,  SectionId::kDfRuns,
     SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kEncodings,
     SectionId::kChunkSums};
 
@@ -159,25 +159,32 @@ std::string EncodeEncodingTable(const std::vector<std::string>& names);
 std::string ParseEncodingTable(std::string_view bytes, std::vector<std::string>* names);
 
 // Writes sections in kSectionOrder to an AtomicFileWriter, then CHUNK_SUMS, the table and the
-// header. Usage: (AddSection)* Finish. Throws Error(kIo).
+// header. Usage: (AddSection | BeginSection Append* EndSection)* Finish. Throws Error(kIo).
 class IndexFileWriter {
  public:
   // Starts writing a new version of `path` (beside it, renamed over it by Finish).
   explicit IndexFileWriter(const std::string& path);
+  ~IndexFileWriter();
   // Appends section `id` (every one but kChunkSums, in kSectionOrder) and records its
   // checksum and chunk checksums. Throws Error(kInvalidArgument) for kChunkSums, which Finish
-  // writes.
+  // writes, or for a section out of order.
   void AddSection(SectionId id, const void* data, size_t length);
+  // The same for a section written in pieces (a merge streams its rows band by band): the
+  // section is the concatenation of the Appends between BeginSection and EndSection.
+  void BeginSection(SectionId id);
+  void Append(const void* data, size_t length);
+  void EndSection();
   // Writes CHUNK_SUMS, the section table and the header, then commits the file atomically.
   // Returns the total file size.
   uint64_t Finish();
 
  private:
-  void WriteSection(SectionId id, const void* data, size_t length);
+  struct Streaming;
 
   AtomicFileWriter out_;
   std::vector<SectionEntry> entries_;
   std::vector<uint64_t> chunk_sums_;
+  std::unique_ptr<Streaming> open_;  // the section being written
 };
 
 // A mapped index file. Opening verifies the header, the section table (order, alignment,

@@ -176,8 +176,8 @@ void CheckIndex(const IndexReader& index) {
     if (listed % format::kDictBlockTerms == 0) {
       const format::DictBlockRecord& b = blocks[listed / format::kDictBlockTerms];
       if (b.key != format::DictKey(term) || b.singles_before != singles)
-        Fail(index, "dictionary block " + std::to_string(listed / format::kDictBlockTerms) +
-                        " record");
+        Fail(index,
+             "dictionary block " + std::to_string(listed / format::kDictBlockTerms) + " record");
     }
     std::optional<uint32_t> found = dict.Find(term);
     if (!found || *found != id) Fail(index, name + " is not found under its id");

@@ -1,0 +1,192 @@
+#include "format/dictionary.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "format/bloom.h"
+#include "test_util.h"
+#include "util/error.h"
+
+using namespace bitsift::format;
+using bitsift::testing::TempDir;
+
+namespace {
+
+// A dictionary as the segment builder makes one: ids by decreasing df, ties by bytes.
+struct Dict {
+  std::vector<std::string> term_by_id;
+  std::vector<uint32_t> df_by_id;
+};
+
+Dict MakeDict(const std::set<std::string>& terms, std::mt19937_64& rng) {
+  std::vector<std::pair<uint32_t, std::string>> v;
+  for (const std::string& t : terms) {
+    const uint64_t r = rng() % 100;  // about two thirds df 1, a tail of frequent terms
+    v.push_back({static_cast<uint32_t>(r < 65 ? 1 : r < 90 ? 2 + rng() % 5 : 7 + rng() % 5000), t});
+  }
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  Dict d;
+  for (auto& [df, t] : v) {
+    d.df_by_id.push_back(df);
+    d.term_by_id.push_back(t);
+  }
+  return d;
+}
+
+// Writes an index file whose only non-empty sections are the dictionary's.
+void WriteDictFile(const std::string& path, const Dict& d, bool streamed = false) {
+  const auto singles = std::lower_bound(d.df_by_id.begin(), d.df_by_id.end(), 1u, std::greater<>());
+  DictionaryWriter w(static_cast<uint32_t>(singles - d.df_by_id.begin()));
+  std::vector<uint32_t> by_bytes(d.term_by_id.size());
+  for (uint32_t i = 0; i < by_bytes.size(); ++i) by_bytes[i] = i;
+  std::sort(by_bytes.begin(), by_bytes.end(),
+            [&](uint32_t a, uint32_t b) { return d.term_by_id[a] < d.term_by_id[b]; });
+  for (uint32_t id : by_bytes) w.Add(d.term_by_id[id], id);
+  const std::vector<DfRun> runs = EncodeDfRuns(d.df_by_id);
+  MetaRecord m{};
+  m.term_count = d.term_by_id.size();
+  IndexFileWriter f(path);
+  for (SectionId id : kSectionOrder) {
+    if (id == SectionId::kChunkSums) break;
+    std::string bytes;
+    if (id == SectionId::kMeta) bytes.assign(reinterpret_cast<const char*>(&m), sizeof(m));
+    if (id == SectionId::kDictBlocks) bytes = w.blocks();
+    if (id == SectionId::kDictIndex)
+      bytes.assign(reinterpret_cast<const char*>(w.index().data()),
+                   w.index().size() * sizeof(DictBlockRecord));
+    if (id == SectionId::kDfRuns)
+      bytes.assign(reinterpret_cast<const char*>(runs.data()), runs.size() * sizeof(DfRun));
+    if (!streamed) {
+      f.AddSection(id, bytes.data(), bytes.size());
+      continue;
+    }
+    // In pieces of varied sizes, across chunk boundaries.
+    f.BeginSection(id);
+    for (size_t at = 0, piece = 1; at < bytes.size(); at += piece, piece = piece * 3 + 1)
+      f.Append(bytes.data() + at, std::min(piece, bytes.size() - at));
+    f.EndSection();
+  }
+  f.Finish();
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::set<std::string> RandomTerms(std::mt19937_64& rng, size_t n) {
+  const std::vector<std::string> stems = {"a",
+                                          "ab",
+                                          "abc",
+                                          "config",
+                                          "configuration_",
+                                          "zz",
+                                          "\xc3\xa9t\xc3\xa9",
+                                          "\xe4\xb8\xad\xe6\x96\x87",
+                                          "longprefix_shared_by_many_"};
+  std::set<std::string> out;
+  while (out.size() < n) {
+    std::string t = stems[rng() % stems.size()];
+    const size_t extra = rng() % 12;
+    for (size_t i = 0; i < extra; ++i) t += static_cast<char>('a' + rng() % 26);
+    if (rng() % 10 == 0) t += std::to_string(rng() % 100000);
+    out.insert(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("dictionary: every term found under its id, absent terms absent, df by id",
+          "[dictionary]") {
+  TempDir dir;
+  std::mt19937_64 rng(5);
+  for (size_t n : {0, 1, 15, 16, 17, 1000, 20000}) {
+    INFO(n << " terms");
+    const std::set<std::string> terms = RandomTerms(rng, n);
+    const Dict d = MakeDict(terms, rng);
+    const std::string path = dir / ("d" + std::to_string(n));
+    WriteDictFile(path, d);
+    IndexFile file(path);
+    DictionaryView view(&file, n);
+    for (uint32_t id = 0; id < n; ++id) {
+      REQUIRE(view.Find(d.term_by_id[id]) == std::optional<uint32_t>(id));
+      REQUIRE(view.Df(id) == d.df_by_id[id]);
+    }
+    // Absent: neighbours of present terms in byte order, and strings before and after all.
+    for (const std::string& t : terms) {
+      for (std::string probe : {t + "a", t.substr(0, t.size() - 1), t + '\0', "!" + t}) {
+        if (terms.count(probe) == 0) REQUIRE_FALSE(view.Find(probe).has_value());
+      }
+    }
+    CHECK_FALSE(view.Find("").has_value());
+    CHECK_FALSE(view.Find("\xff\xff").has_value());
+    CHECK_FALSE(view.Find(" ").has_value());
+    // The cursor lists every term once, in byte order, with its id.
+    std::vector<std::string> listed;
+    for (DictionaryView::Cursor c(view); c.Next();) {
+      REQUIRE(c.id() < n);
+      REQUIRE(d.term_by_id[c.id()] == c.term());
+      listed.emplace_back(c.term());
+    }
+    CHECK(listed == std::vector<std::string>(terms.begin(), terms.end()));
+    // Prefixes give exactly the terms that start with them, in byte order.
+    for (std::string prefix : {"", "a", "ab", "config", "configuration_", "longprefix_shared_by",
+                               "longprefix_shared_by_many_q", "\xc3\xa9", "zz", "nothing"}) {
+      std::vector<std::string> want, got;
+      for (const std::string& t : terms)
+        if (t.compare(0, prefix.size(), prefix) == 0) want.push_back(t);
+      view.ForEachWithPrefix(prefix, [&](std::string_view t, uint32_t id) {
+        REQUIRE(d.term_by_id[id] == t);
+        got.emplace_back(t);
+        return true;
+      });
+      CHECK(got == want);
+    }
+  }
+}
+
+TEST_CASE("dictionary: a section written in pieces is the same file", "[dictionary][writer]") {
+  TempDir dir;
+  std::mt19937_64 rng(9);
+  const Dict d = MakeDict(RandomTerms(rng, 5000), rng);
+  WriteDictFile(dir / "whole", d, false);
+  WriteDictFile(dir / "pieces", d, true);
+  CHECK(ReadAll(dir / "whole") == ReadAll(dir / "pieces"));
+  IndexFile file(dir / "pieces");
+  file.VerifyAll();  // every chunk checksum and section checksum matches
+}
+
+TEST_CASE("dictionary: the writer refuses terms out of order and df-1 ids out of order",
+          "[dictionary][writer]") {
+  DictionaryWriter w(2);  // ids 2.. are df-1 terms
+  w.Add("b", 0);
+  CHECK_THROWS_AS(w.Add("a", 1), bitsift::Error);
+  CHECK_THROWS_AS(w.Add("b", 1), bitsift::Error);
+  w.Add("c", 2);
+  CHECK_THROWS_AS(w.Add("d", 4), bitsift::Error);  // skips df-1 id 3
+  w.Add("d", 3);
+  CHECK(w.term_count() == 3);
+  CHECK_THROWS_AS(EncodeDfRuns({1, 2}), bitsift::Error);
+  const std::vector<DfRun> runs = EncodeDfRuns({9, 9, 4, 1, 1});
+  REQUIRE(runs.size() == 3);
+  CHECK((runs[1].first_id == 2 && runs[1].df == 4 && runs[2].first_id == 3 && runs[2].df == 1));
+}
+
+TEST_CASE("dictionary: the fingerprint changes with any term or id", "[dictionary]") {
+  const std::vector<uint64_t> hashes = {HashTerm("alpha"), HashTerm("beta"), HashTerm("gamma")};
+  const uint64_t base = TermFingerprint(hashes);
+  std::vector<uint64_t> changed = hashes;
+  changed[1] = HashTerm("betb");
+  CHECK(TermFingerprint(changed) != base);
+  std::vector<uint64_t> swapped = {hashes[1], hashes[0], hashes[2]};
+  CHECK(TermFingerprint(swapped) != base);
+  CHECK(TermFingerprint({}) == 0);
+}

@@ -1,5 +1,6 @@
 #include "indexer/bands.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace bitsift::indexer {
@@ -13,7 +14,70 @@ constexpr uint64_t kMaxCandidates = 3000;
 // Columns a band of n documents occupies: rows are whole 64-bit words.
 uint64_t RoundUpToWord(uint64_t n) { return (n + 63) / 64 * 64; }
 
+// A term gets an exact row when it is in at least 1/kExactRowDensity of the documents.
+constexpr uint64_t kExactRowDensity = 10;
+
 }  // namespace
+
+uint32_t CountExactTerms(const std::vector<format::DfRun>& runs, uint64_t term_count,
+                         uint64_t nonempty_docs) {
+  uint64_t exact = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    if (runs[r].df < 2 || uint64_t{runs[r].df} * kExactRowDensity < nonempty_docs) break;
+    exact = r + 1 < runs.size() ? runs[r + 1].first_id : term_count;
+  }
+  return static_cast<uint32_t>(exact);
+}
+
+uint64_t BloomTermCount(const std::vector<uint32_t>& ids, uint32_t exact_terms) {
+  if (ids.empty()) return 0;
+  return std::max<uint64_t>(1, ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms));
+}
+
+RowPlan PlanRows(const std::vector<uint64_t>& bloom_counts, double fp_rate, uint32_t exact_terms) {
+  std::vector<uint32_t> by_size, huge;
+  const std::vector<uint64_t>& bloom_count = bloom_counts;
+  for (size_t d = 0; d < bloom_count.size(); ++d) {
+    if (bloom_count[d] == 0) continue;
+    (bloom_count[d] > format::kMaxSignatureTerms ? huge : by_size)
+        .push_back(static_cast<uint32_t>(d));
+  }
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](uint32_t a, uint32_t b) { return bloom_count[a] < bloom_count[b]; });
+  std::vector<uint64_t> sorted_counts(by_size.size());
+  for (size_t i = 0; i < by_size.size(); ++i) sorted_counts[i] = bloom_count[by_size[i]];
+  std::vector<BandPlan> plan = PlanBands(sorted_counts, fp_rate);
+  RowPlan out;
+  out.bands.resize(plan.size());
+  uint64_t row_words = 0;
+  for (size_t b = 0; b < plan.size(); ++b) {
+    format::BandRecord& r = out.bands[b];
+    r.rows_offset = row_words * 8;
+    r.width = plan[b].shape.width;
+    r.k = plan[b].shape.k;
+    r.words_per_row = (plan[b].count + 63) / 64;
+    r.first_column = plan[b].first;
+    r.max_terms = plan[b].max_terms;
+    r.doc_count = static_cast<uint32_t>(plan[b].count);
+    row_words += (r.width + exact_terms) * r.words_per_row;
+    row_words = (row_words + 7) / 8 * 8;  // every band's rows start 64-byte aligned
+  }
+  // Documents too large for signatures: a last band without Bloom rows (exact rows only).
+  if (!huge.empty()) {
+    format::BandRecord r{};
+    r.rows_offset = row_words * 8;
+    r.width = 0;
+    r.k = 0;
+    r.words_per_row = (huge.size() + 63) / 64;
+    r.first_column = by_size.size();
+    for (uint32_t d : huge) r.max_terms = std::max(r.max_terms, bloom_count[d]);
+    r.doc_count = static_cast<uint32_t>(huge.size());
+    out.bands.push_back(r);
+    by_size.insert(by_size.end(), huge.begin(), huge.end());
+  }
+  out.band_docs = std::move(by_size);
+  return out;
+}
 
 std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_rate) {
   std::vector<BandPlan> bands;

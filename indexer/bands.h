@@ -14,16 +14,41 @@
 #include <vector>
 
 #include "format/bloom.h"
+#include "format/dictionary.h"
 #include "format/index_format.h"
 
 namespace bitsift::indexer {
 
 struct BandPlan {
-  uint64_t first = 0;      // index of the band's first document in the sorted order
-  uint64_t count = 0;      // documents in the band
-  uint64_t max_terms = 0;  // distinct terms of its largest document
-  format::BloomShape shape;        // sized so that the largest document meets the target rate
+  uint64_t first = 0;        // index of the band's first document in the sorted order
+  uint64_t count = 0;        // documents in the band
+  uint64_t max_terms = 0;    // distinct terms of its largest document
+  format::BloomShape shape;  // sized so that the largest document meets the target rate
 };
+
+// The rows of a segment: bands and the column order of the non-empty documents.
+struct RowPlan {
+  std::vector<format::BandRecord> bands;  // rows_offset, width, k, words_per_row, ... set
+  std::vector<uint32_t> band_docs;        // BAND_DOCS: document ids by band column
+};
+
+// Exact rows for frequent terms (BitFunnel's "private rows"): the number of terms that get
+// one, the ids below the result. A term in at least a tenth of the non-empty documents (and
+// in 2 or more) costs about 9.6 * df Bloom bits but one bit per document as an exact row; it
+// also keeps the Bloom rows sparse, reads one row instead of k, and needs no verification.
+// `runs` are the dictionary's DF_RUNS (ids by decreasing df).
+uint32_t CountExactTerms(const std::vector<format::DfRun>& runs, uint64_t term_count,
+                         uint64_t nonempty_docs);
+
+// The Bloom-hashed terms of a document whose sorted term ids are `ids`: those at or above
+// exact_terms, but at least 1 for a document with only exact terms (it still needs a column),
+// and 0 for an empty document (it is in no band).
+uint64_t BloomTermCount(const std::vector<uint32_t>& ids, uint32_t exact_terms);
+
+// Bands over the non-empty documents sorted by their Bloom-hashed terms (bloom_counts[d] as
+// BloomTermCount gives it), planned by PlanBands; documents with more than
+// kMaxSignatureTerms go to a last band of width 0. Rows of every band start 64-byte aligned.
+RowPlan PlanRows(const std::vector<uint64_t>& bloom_counts, double fp_rate, uint32_t exact_terms);
 
 // Returns consecutive bands covering all of `sorted_term_counts` (ascending, every entry > 0).
 // An empty input gives no bands. Precondition: 0 < fp_rate < 1.

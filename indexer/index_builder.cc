@@ -26,6 +26,7 @@
 
 #include "format/manifest.h"
 #include "indexer/segment_builder.h"
+#include "indexer/segment_merger.h"
 #include "query/index_reader.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -51,10 +52,6 @@ constexpr int kReadAttempts = 8;
 constexpr size_t kMergeFactor = 8;
 // Segments below this size are all in the lowest tier.
 constexpr double kTierFloorBytes = 1 << 20;
-// A merge's memory, estimated from its sources' live segment bytes (measured: building a
-// segment peaks at about twice its file size in format 3, whose dictionary was 4 times larger;
-// docs/living-index.md).
-constexpr double kMergeMemoryPerSegmentByte = 5;
 
 // The resident memory of this process now, in bytes (0 if /proc cannot tell).
 uint64_t ResidentBytes() {
@@ -283,6 +280,12 @@ class IndexState {
   void MergeByPolicy(const std::string& root, BuildReport* report);
   // Merges segments [indices] into one new segment that replaces them.
   void Merge(std::vector<size_t> indices, const std::string& root, BuildReport* report);
+  // The segments [indices] as a merge reads them.
+  std::vector<MergeSource> Sources(const std::vector<size_t>& indices) const {
+    std::vector<MergeSource> out;
+    for (size_t i : indices) out.push_back({&segments_[i].reader(), &segments_[i].deleted_bits});
+    return out;
+  }
 
   // Commits the new state and removes the files of the old one.
   void Commit(BuildReport* report) {
@@ -328,76 +331,12 @@ class IndexState {
   std::vector<LiveSegment> segments_;
 };
 
-// Feeds the live documents of existing segments to a builder: their terms come from the
-// forward records and the dictionary, their facts (the encoding's name included) from the
-// document records.
-void MergeInto(const std::vector<const LiveSegment*>& inputs, SegmentBuilder& builder) {
-  // The dictionary stores terms in byte order: a merge reads them by id.
-  struct TermsById {
-    std::string bytes;
-    std::vector<std::pair<uint64_t, uint32_t>> spans;  // by id: offset in bytes, length
-    std::string_view operator[](uint32_t id) const {
-      return std::string_view(bytes).substr(spans[id].first, spans[id].second);
-    }
-  };
-  std::vector<TermsById> terms(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const format::DictionaryView& dict = inputs[i]->reader().dictionary();
-    terms[i].spans.resize(dict.term_count());
-    dict.ForEachWithPrefix("", [&](std::string_view t, uint32_t id) {
-      terms[i].spans[id] = {terms[i].bytes.size(), static_cast<uint32_t>(t.size())};
-      terms[i].bytes.append(t);
-      return true;
-    });
-  }
-  struct Ref {
-    std::string_view path;
-    uint32_t input;
-    uint32_t local;
-  };
-  std::vector<Ref> refs;
-  for (uint32_t i = 0; i < inputs.size(); ++i) {
-    const LiveSegment& s = *inputs[i];
-    for (uint32_t d = 0; d < s.entry.doc_count; ++d) {
-      if (!s.deleted(d)) refs.push_back({s.reader().path(d), i, d});
-    }
-  }
-  std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) { return a.path < b.path; });
-  constexpr size_t kMergeBatch = 4096;
-  for (size_t start = 0; start < refs.size(); start += kMergeBatch) {
-    const size_t end = std::min(refs.size(), start + kMergeBatch);
-    std::vector<std::string> names;
-    for (size_t i = start; i < end; ++i) names.emplace_back(refs[i].path);
-    builder.AddBatch(
-        names,
-        [&](size_t i, tokenizer::Tokenizer&, tokenizer::TokenSink& sink, FileFacts* facts,
-            std::string*) {
-          const Ref& r = refs[start + i];
-          const query::IndexReader& reader = inputs[r.input]->reader();
-          for (uint32_t id : reader.DocumentTerms(r.local)) sink.OnToken(terms[r.input][id]);
-          const format::DocRecord& d = reader.doc(r.local);
-          facts->size = d.size;
-          facts->file_size = d.file_size;
-          facts->mtime_ns = d.mtime_ns;
-          facts->ctime_ns = d.ctime_ns;
-          facts->inode = d.inode;
-          facts->encoding = reader.encoding(d);
-          return SkipReason::kCount;
-        },
-        nullptr, nullptr);
-  }
-}
-
 void IndexState::Merge(std::vector<size_t> indices, const std::string& root, BuildReport* report) {
   std::sort(indices.begin(), indices.end());
-  std::vector<const LiveSegment*> inputs;
-  for (size_t i : indices) inputs.push_back(&segments_[i]);
-  SegmentBuilder builder(config_.fp_rate);
-  MergeInto(inputs, builder);
   const uint64_t number = manifest_.next_segment++;
-  const bool empty = builder.documents() == 0;
-  SegmentSummary s;
-  if (!empty) s = builder.Write(dir_ + "/" + format::SegmentFileName(number), root);
+  const SegmentSummary s = MergeSegments(Sources(indices), config_.fp_rate,
+                                         dir_ + "/" + format::SegmentFileName(number), root);
+  const bool empty = s.documents == 0;
   for (size_t k = indices.size(); k-- > 0;) segments_.erase(segments_.begin() + indices[k]);
   if (!empty) AddSegment(number, s);
   report->merges++;
@@ -422,9 +361,7 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
         return segments_[a].live_bytes() < segments_[b].live_bytes();
       });
       members.resize(kMergeFactor);
-      double bytes = 0;
-      for (size_t i : members) bytes += segments_[i].live_bytes();
-      if (bytes * kMergeMemoryPerSegmentByte > budget) continue;
+      if (static_cast<double>(EstimateMergeBytes(Sources(members))) > budget) continue;
       pick = members;
       break;
     }
@@ -433,7 +370,7 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
       for (size_t i = 0; i < segments_.size(); ++i) {
         const LiveSegment& s = segments_[i];
         if (s.entry.deleted.size() * 2 > s.entry.doc_count &&
-            s.live_bytes() * kMergeMemoryPerSegmentByte <= budget) {
+            static_cast<double>(EstimateMergeBytes(Sources({i}))) <= budget) {
           pick = {i};
           break;
         }

@@ -26,9 +26,6 @@
 namespace bitsift::indexer {
 namespace {
 
-// A term gets an exact row when it is in at least 1/kExactRowDensity of the documents.
-constexpr uint64_t kExactRowDensity = 10;
-
 // Collects a document's distinct tokens.
 class DistinctTokens : public tokenizer::TokenSink {
  public:
@@ -55,12 +52,6 @@ struct DocumentTable {
   std::vector<std::string> encodings;  // by DocRecord::encoding: "UTF-8", then by first use
   uint64_t postings = 0;
   uint64_t input_bytes = 0;
-};
-
-// Bands and the column order of the non-empty documents.
-struct RowPlan {
-  std::vector<format::BandRecord> bands;
-  std::vector<uint32_t> band_docs;
 };
 
 template <typename T>
@@ -256,69 +247,6 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
   return t;
 }
 
-// Phase 3: exact rows for frequent terms (BitFunnel's "private rows"). A term in at least a
-// tenth of the documents costs about 9.6 * df Bloom bits but one bit per document as an exact
-// row; it also keeps the Bloom rows sparse, reads one row instead of k, and needs no
-// verification. Ids are by decreasing df, so the exact terms are the ids below the result.
-uint32_t CountExactTerms(const std::vector<uint32_t>& df, uint64_t nonempty_docs) {
-  uint32_t exact = 0;
-  while (exact < df.size() && df[exact] >= 2 &&
-         uint64_t{df[exact]} * kExactRowDensity >= nonempty_docs)
-    ++exact;
-  return exact;
-}
-
-// Phase 4: bands over the non-empty documents sorted by their Bloom-hashed terms.
-template <typename Docs>
-RowPlan PlanRows(const Docs& docs, uint32_t exact_terms, double fp_rate) {
-  std::vector<uint32_t> by_size, huge;
-  std::vector<uint64_t> bloom_count(docs.size(), 0);
-  for (size_t d = 0; d < docs.size(); ++d) {
-    const auto& ids = docs[d].ids;
-    if (ids.empty()) continue;
-    // A document with only exact terms still needs a column (width is sized for at least 1).
-    bloom_count[d] =
-        std::max<uint64_t>(1, ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms));
-    (bloom_count[d] > format::kMaxSignatureTerms ? huge : by_size)
-        .push_back(static_cast<uint32_t>(d));
-  }
-  std::stable_sort(by_size.begin(), by_size.end(),
-                   [&](uint32_t a, uint32_t b) { return bloom_count[a] < bloom_count[b]; });
-  std::vector<uint64_t> sorted_counts(by_size.size());
-  for (size_t i = 0; i < by_size.size(); ++i) sorted_counts[i] = bloom_count[by_size[i]];
-  std::vector<BandPlan> plan = PlanBands(sorted_counts, fp_rate);
-  RowPlan out;
-  out.bands.resize(plan.size());
-  uint64_t row_words = 0;
-  for (size_t b = 0; b < plan.size(); ++b) {
-    format::BandRecord& r = out.bands[b];
-    r.rows_offset = row_words * 8;
-    r.width = plan[b].shape.width;
-    r.k = plan[b].shape.k;
-    r.words_per_row = (plan[b].count + 63) / 64;
-    r.first_column = plan[b].first;
-    r.max_terms = plan[b].max_terms;
-    r.doc_count = static_cast<uint32_t>(plan[b].count);
-    row_words += (r.width + exact_terms) * r.words_per_row;
-    row_words = (row_words + 7) / 8 * 8;  // every band's rows start 64-byte aligned
-  }
-  // Documents too large for signatures: a last band without Bloom rows (exact rows only).
-  if (!huge.empty()) {
-    format::BandRecord r{};
-    r.rows_offset = row_words * 8;
-    r.width = 0;
-    r.k = 0;
-    r.words_per_row = (huge.size() + 63) / 64;
-    r.first_column = by_size.size();
-    for (uint32_t d : huge) r.max_terms = std::max(r.max_terms, bloom_count[d]);
-    r.doc_count = static_cast<uint32_t>(huge.size());
-    out.bands.push_back(r);
-    by_size.insert(by_size.end(), huge.begin(), huge.end());
-  }
-  out.band_docs = std::move(by_size);
-  return out;
-}
-
 }  // namespace
 
 SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string& root) {
@@ -333,8 +261,12 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   DocumentTable table = BuildDocumentTable(docs_);
   uint64_t nonempty = 0;
   for (const Doc& d : docs_) nonempty += !d.ids.empty();
-  const uint32_t exact_terms = CountExactTerms(terms.df, nonempty);
-  RowPlan plan = PlanRows(docs_, exact_terms, fp_rate_);
+  const uint32_t exact_terms =
+      CountExactTerms(format::EncodeDfRuns(terms.df), terms.df.size(), nonempty);
+  std::vector<uint64_t> bloom_counts(docs_.size(), 0);
+  for (size_t d = 0; d < docs_.size(); ++d)
+    bloom_counts[d] = BloomTermCount(docs_[d].ids, exact_terms);
+  RowPlan plan = PlanRows(bloom_counts, fp_rate_, exact_terms);
   std::vector<uint64_t> rows =
       BuildSignatureRows(plan.bands, exact_terms, terms.hashes,
                          [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {

@@ -1,0 +1,348 @@
+#include "indexer/segment_merger.h"
+
+#include <malloc.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <unicode/uversion.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <queue>
+#include <string_view>
+#include <unordered_map>
+
+#include "format/bloom.h"
+#include "format/dictionary.h"
+#include "format/forward_store.h"
+#include "format/index_format.h"
+#include "indexer/bands.h"
+#include "indexer/signature_rows.h"
+#include "util/error.h"
+
+namespace bitsift::indexer {
+namespace {
+
+using format::SectionId;
+
+constexpr uint32_t kNoId = UINT32_MAX;
+
+// A live document of a source, in the output's (path) order.
+struct DocRef {
+  std::string_view path;
+  uint32_t source;
+  uint32_t local;
+};
+
+bool Deleted(const MergeSource& s, uint32_t d) {
+  return s.deleted != nullptr && ((*s.deleted)[d / 64] >> (d % 64)) & 1;
+}
+
+// Phase 1: the live documents of all sources, sorted by path (each source is sorted already).
+std::vector<DocRef> LiveDocuments(const std::vector<MergeSource>& sources) {
+  std::vector<DocRef> refs;
+  for (uint32_t s = 0; s < sources.size(); ++s) {
+    const query::IndexReader& r = *sources[s].reader;
+    for (uint32_t d = 0; d < r.doc_count(); ++d) {
+      if (!Deleted(sources[s], d)) refs.push_back({r.path(d), s, d});
+    }
+  }
+  std::sort(refs.begin(), refs.end(),
+            [](const DocRef& a, const DocRef& b) { return a.path < b.path; });
+  for (size_t i = 1; i < refs.size(); ++i) {
+    Ensure(refs[i - 1].path != refs[i].path, ErrorKind::kInvalidArgument,
+           "two documents named '" + std::string(refs[i].path) + "' in the segments to merge");
+  }
+  return refs;
+}
+
+// Phase 2: the document frequency of every source term among the live documents (a term of
+// deleted documents only gets 0 and is dropped).
+std::vector<std::vector<uint32_t>> LiveDf(const std::vector<MergeSource>& sources,
+                                          const std::vector<DocRef>& refs) {
+  std::vector<std::vector<uint32_t>> df(sources.size());
+  for (size_t s = 0; s < sources.size(); ++s)
+    df[s].assign(sources[s].reader->dictionary().term_count(), 0);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 1024),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        const DocRef& r = refs[i];
+                        for (uint32_t id : sources[r.source].reader->DocumentTerms(r.local))
+                          __atomic_fetch_add(&df[r.source][id], 1, __ATOMIC_RELAXED);
+                      }
+                    });
+  return df;
+}
+
+// Calls f(term, sources) for every distinct term of the sources' dictionaries in byte order,
+// with the (source, id) pairs that hold it: a k-way merge of dictionary cursors.
+template <typename F>
+void ForEachMergedTerm(const std::vector<MergeSource>& sources, F&& f) {
+  std::vector<format::DictionaryView::Cursor> cursors;
+  cursors.reserve(sources.size());
+  for (const MergeSource& s : sources) cursors.emplace_back(s.reader->dictionary());
+  auto after = [&](size_t a, size_t b) { return cursors[a].term() > cursors[b].term(); };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(after)> heap(after);
+  for (size_t i = 0; i < cursors.size(); ++i) {
+    if (cursors[i].Next()) heap.push(i);
+  }
+  std::vector<size_t> popped;
+  std::vector<std::pair<uint32_t, uint32_t>> holders;  // (source, id)
+  while (!heap.empty()) {
+    popped.assign(1, heap.top());
+    heap.pop();
+    const std::string_view term = cursors[popped[0]].term();
+    while (!heap.empty() && cursors[heap.top()].term() == term) {
+      popped.push_back(heap.top());
+      heap.pop();
+    }
+    holders.clear();
+    for (size_t i : popped) holders.push_back({static_cast<uint32_t>(i), cursors[i].id()});
+    f(term, holders);
+    for (size_t i : popped) {
+      if (cursors[i].Next()) heap.push(i);
+    }
+  }
+}
+
+// The merged dictionary: new ids for the sources' ids, hashes by new id, and its sections.
+struct MergedTerms {
+  std::vector<std::vector<uint32_t>> new_id;  // [source][old id], kNoId for a dropped term
+  std::vector<uint64_t> hashes;               // by new id
+  std::vector<format::DfRun> runs;
+  std::string blocks;
+  std::vector<format::DictBlockRecord> index;
+  uint64_t count = 0;
+};
+
+// Phase 3: two passes over the merged dictionaries. The first counts the terms of each
+// document frequency, which fixes where each frequency's ids start (ids by decreasing df);
+// the second, in byte order again, gives the terms of one frequency consecutive ids in byte
+// order (the builder's tie rule), and writes the new dictionary as it goes.
+MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
+                              std::vector<std::vector<uint32_t>>& live_df) {
+  std::map<uint32_t, uint64_t, std::greater<>> terms_with_df;
+  ForEachMergedTerm(sources, [&](std::string_view, const auto& holders) {
+    uint64_t df = 0;
+    for (auto [s, id] : holders) df += live_df[s][id];
+    if (df > 0) ++terms_with_df[static_cast<uint32_t>(df)];
+  });
+  MergedTerms out;
+  std::unordered_map<uint32_t, uint64_t> next_id;  // by df: the next id to give
+  for (auto [df, n] : terms_with_df) {
+    Ensure(out.count + n <= UINT32_MAX, ErrorKind::kInvalidArgument,
+           "too many distinct terms for one segment");
+    out.runs.push_back({static_cast<uint32_t>(out.count), df});
+    next_id[df] = out.count;
+    out.count += n;
+  }
+  const uint32_t singles_first = !out.runs.empty() && out.runs.back().df == 1
+                                     ? out.runs.back().first_id
+                                     : static_cast<uint32_t>(out.count);
+  out.new_id.resize(sources.size());
+  for (size_t s = 0; s < sources.size(); ++s) out.new_id[s].assign(live_df[s].size(), kNoId);
+  out.hashes.resize(out.count);
+  format::DictionaryWriter writer(singles_first);
+  ForEachMergedTerm(sources, [&](std::string_view term, const auto& holders) {
+    uint64_t df = 0;
+    for (auto [s, id] : holders) df += live_df[s][id];
+    if (df == 0) return;
+    const auto id = static_cast<uint32_t>(next_id[static_cast<uint32_t>(df)]++);
+    for (auto [s, old] : holders) out.new_id[s][old] = id;
+    out.hashes[id] = format::HashTerm(term);
+    writer.Add(term, id);
+  });
+  std::vector<std::vector<uint32_t>>().swap(live_df);
+  out.blocks = writer.blocks();
+  out.index = writer.index();
+  return out;
+}
+
+// A live document's terms under the new ids, ascending.
+void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& terms, const DocRef& r,
+                 std::vector<uint32_t>* ids) {
+  *ids = sources[r.source].reader->DocumentTerms(r.local);
+  const std::vector<uint32_t>& map = terms.new_id[r.source];
+  for (uint32_t& id : *ids) id = map[id];
+  std::sort(ids->begin(), ids->end());
+}
+
+// Phase 4: per document, its Bloom-hashed term count (for the bands) and the size of its new
+// forward record (for FORWARD_OFFSETS, which precedes the records in the file).
+void MeasureDocuments(const std::vector<MergeSource>& sources, const MergedTerms& terms,
+                      const std::vector<DocRef>& refs, uint32_t exact_terms,
+                      std::vector<uint64_t>* bloom_counts, std::vector<uint64_t>* forward_offsets) {
+  bloom_counts->assign(refs.size(), 0);
+  forward_offsets->assign(refs.size() + 1, 0);
+  tbb::enumerable_thread_specific<std::pair<std::vector<uint32_t>, std::string>> scratch;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 256),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      auto& [ids, record] = scratch.local();
+                      for (size_t d = range.begin(); d != range.end(); ++d) {
+                        MappedTerms(sources, terms, refs[d], &ids);
+                        (*bloom_counts)[d] = BloomTermCount(ids, exact_terms);
+                        record.clear();
+                        format::EncodeForwardRecord(ids, record);
+                        (*forward_offsets)[d + 1] = record.size();
+                      }
+                    });
+  for (size_t d = 0; d < refs.size(); ++d) (*forward_offsets)[d + 1] += (*forward_offsets)[d];
+}
+
+// Phase 5: the rows, band by band: only one band's documents' terms are held at a time.
+void WriteRows(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
+               const MergedTerms& terms, const std::vector<DocRef>& refs, const RowPlan& plan,
+               uint32_t exact_terms) {
+  w.BeginSection(SectionId::kRows);
+  for (const format::BandRecord& band : plan.bands) {
+    std::vector<std::vector<uint32_t>> columns(band.doc_count);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, band.doc_count, 64),
+                      [&](const tbb::blocked_range<size_t>& range) {
+                        for (size_t c = range.begin(); c != range.end(); ++c)
+                          MappedTerms(sources, terms, refs[plan.band_docs[band.first_column + c]],
+                                      &columns[c]);
+                      });
+    format::BandRecord alone = band;
+    alone.rows_offset = 0;
+    alone.first_column = 0;
+    const std::vector<uint64_t> rows = BuildSignatureRows(
+        {alone}, exact_terms, terms.hashes,
+        [&](uint64_t, uint64_t column) -> const std::vector<uint32_t>& { return columns[column]; });
+    w.Append(rows.data(), rows.size() * sizeof(uint64_t));
+  }
+  w.EndSection();
+}
+
+// Phase 6: DOCS, PATHS (and the ENCODINGS table they index) in the output order.
+std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
+                           const std::vector<DocRef>& refs, uint64_t* input_bytes,
+                           uint64_t* postings) {
+  std::vector<std::string> encodings = {format::kUtf8EncodingName};
+  std::unordered_map<std::string, uint32_t> encoding_ids = {{format::kUtf8EncodingName, 0}};
+  w.BeginSection(SectionId::kDocs);
+  uint64_t path_offset = 0;
+  for (const DocRef& r : refs) {
+    const query::IndexReader& reader = *sources[r.source].reader;
+    format::DocRecord d = reader.doc(r.local);
+    const std::string& encoding = reader.encoding(d);
+    auto [it, fresh] = encoding_ids.try_emplace(encoding, static_cast<uint32_t>(encodings.size()));
+    if (fresh) encodings.push_back(encoding);
+    d.encoding = it->second;
+    d.path_offset = path_offset;
+    d.flags = 0;
+    path_offset += d.path_length;
+    *input_bytes += d.size;
+    *postings += d.term_count;
+    w.Append(&d, sizeof(d));
+  }
+  w.EndSection();
+  w.BeginSection(SectionId::kPaths);
+  for (const DocRef& r : refs) w.Append(r.path.data(), r.path.size());
+  w.EndSection();
+  return format::EncodeEncodingTable(encodings);
+}
+
+// Phase 7: FORWARD_DATA, encoded again in slices of documents (in parallel), in order.
+void WriteForwardStore(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
+                       const MergedTerms& terms, const std::vector<DocRef>& refs) {
+  constexpr size_t kSlice = 4096;
+  w.BeginSection(SectionId::kForwardData);
+  std::vector<std::string> records(kSlice);
+  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
+  for (size_t first = 0; first < refs.size(); first += kSlice) {
+    const size_t n = std::min(kSlice, refs.size() - first);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 64),
+                      [&](const tbb::blocked_range<size_t>& range) {
+                        std::vector<uint32_t>& ids = scratch.local();
+                        for (size_t i = range.begin(); i != range.end(); ++i) {
+                          MappedTerms(sources, terms, refs[first + i], &ids);
+                          records[i].clear();
+                          format::EncodeForwardRecord(ids, records[i]);
+                        }
+                      });
+    for (size_t i = 0; i < n; ++i) w.Append(records[i].data(), records[i].size());
+  }
+  w.EndSection();
+}
+
+template <typename T>
+void AddSection(format::IndexFileWriter& w, SectionId id, const std::vector<T>& v) {
+  w.AddSection(id, v.data(), v.size() * sizeof(T));
+}
+
+}  // namespace
+
+uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
+  // Per source term: its live df and its new id (4 + 4); per merged term (at most the sum):
+  // hash 8, dictionary about 14, the df map and the writer's copy about 14; per document: the
+  // reference 24, the band count 8, the forward offset 8; and one band's rows and terms, at
+  // most half of the sources' rows and forward store (bands gather similar documents, and a
+  // band's terms are held as 4-byte ids, about 3 times their forward-store bytes).
+  uint64_t terms = 0, docs = 0, rows = 0, forward = 0;
+  for (const MergeSource& s : sources) {
+    terms += s.reader->dictionary().term_count();
+    docs += s.reader->doc_count();
+    rows += s.reader->SectionBytes(SectionId::kRows);
+    forward += s.reader->SectionBytes(SectionId::kForwardData);
+  }
+  return terms * (8 + 36) + docs * 40 + rows / 2 + forward * 3 / 2;
+}
+
+SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
+                             const std::string& path, const std::string& root) {
+  Ensure(fp_rate > 0 && fp_rate < 1, ErrorKind::kInvalidArgument,
+         "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(fp_rate));
+  SegmentSummary summary;
+  const std::vector<DocRef> refs = LiveDocuments(sources);
+  if (refs.empty()) return summary;
+  Ensure(refs.size() < UINT32_MAX, ErrorKind::kInvalidArgument,
+         "too many documents for one segment");
+  std::vector<std::vector<uint32_t>> live_df = LiveDf(sources, refs);
+  const MergedTerms terms = MergeDictionaries(sources, live_df);
+  uint64_t nonempty = 0;
+  for (const DocRef& r : refs) nonempty += sources[r.source].reader->doc(r.local).term_count > 0;
+  const uint32_t exact_terms = CountExactTerms(terms.runs, terms.count, nonempty);
+  std::vector<uint64_t> bloom_counts, forward_offsets;
+  MeasureDocuments(sources, terms, refs, exact_terms, &bloom_counts, &forward_offsets);
+  const RowPlan plan = PlanRows(bloom_counts, fp_rate, exact_terms);
+  std::vector<uint64_t>().swap(bloom_counts);
+
+  format::MetaRecord m{};
+  m.doc_count = refs.size();
+  m.term_count = terms.count;
+  m.band_count = plan.bands.size();
+  m.term_fingerprint = format::TermFingerprint(terms.hashes);
+  m.fp_rate = fp_rate;
+  m.build_time_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  m.contract_version = format::kContractVersion;
+  m.exact_terms = exact_terms;
+  std::strncpy(m.icu_version, U_ICU_VERSION, sizeof(m.icu_version) - 1);
+  for (const DocRef& r : refs) m.input_bytes += sources[r.source].reader->doc(r.local).size;
+  std::string meta(reinterpret_cast<const char*>(&m), sizeof(m));
+  meta += root;
+
+  format::IndexFileWriter w(path);
+  w.AddSection(SectionId::kMeta, meta.data(), meta.size());
+  AddSection(w, SectionId::kBands, plan.bands);
+  AddSection(w, SectionId::kBandDocs, plan.band_docs);
+  WriteRows(w, sources, terms, refs, plan, exact_terms);
+  const std::string encodings =
+      WriteDocuments(w, sources, refs, &summary.input_bytes, &summary.postings);
+  AddSection(w, SectionId::kDictIndex, terms.index);
+  w.AddSection(SectionId::kDictBlocks, terms.blocks.data(), terms.blocks.size());
+  AddSection(w, SectionId::kDfRuns, terms.runs);
+  AddSection(w, SectionId::kForwardOffsets, forward_offsets);
+  WriteForwardStore(w, sources, terms, refs);
+  w.AddSection(SectionId::kEncodings, encodings.data(), encodings.size());
+  summary.file_bytes = w.Finish();
+  summary.documents = refs.size();
+  summary.terms = terms.count;
+  summary.bands = plan.bands.size();
+  malloc_trim(0);
+  return summary;
+}
+
+}  // namespace bitsift::indexer

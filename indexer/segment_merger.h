@@ -1,0 +1,44 @@
+// Merging segments: the live documents of several segments become one new segment file,
+// streamed from the inputs' dictionaries and forward records instead of rebuilt in memory.
+//
+// DESIGN NOTE (docs/living-index.md, "Merging"): rebuilding merged documents through the
+// SegmentBuilder held every posting and every term string at once (1.1 GB to compact
+// linux-files). Here no posting list is held: the dictionaries are merged twice in byte order
+// (cursors, as an external merge sort would), first to count the terms of each document
+// frequency, then to give every term its final id (by decreasing df, ties by bytes, as the
+// builder does) and write the new dictionary; the rows are built band by band and the forward
+// store record by record, each from the inputs' forward records mapped to the new ids. What
+// stays in memory is about 4 bytes per input term (the id maps), 8 per merged term (hashes),
+// the new dictionary (about 12 bytes per term), a few dozen bytes per document and the terms
+// of one band's documents.
+#ifndef BITSIFT_INDEXER_SEGMENT_MERGER_H_
+#define BITSIFT_INDEXER_SEGMENT_MERGER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "indexer/segment_builder.h"
+#include "query/index_reader.h"
+
+namespace bitsift::indexer {
+
+struct MergeSource {
+  const query::IndexReader* reader = nullptr;
+  const std::vector<uint64_t>* deleted = nullptr;  // bitmap of deleted documents (or null)
+};
+
+// The memory MergeSegments needs for `sources`, in bytes (an upper estimate: docs/living-index.md).
+uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources);
+
+// Writes the live documents of `sources` as one segment file at `path` (atomically), with
+// signatures at fp_rate and `root` in its META. The documents' paths must be distinct across
+// the sources. Returns what was written; a summary of 0 documents means nothing was written
+// (no live document). Runs in parallel in the calling task arena. Throws Error (kCorrupt for
+// a damaged input, kIo).
+SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
+                             const std::string& path, const std::string& root);
+
+}  // namespace bitsift::indexer
+
+#endif  // BITSIFT_INDEXER_SEGMENT_MERGER_H_

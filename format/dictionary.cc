@@ -46,9 +46,10 @@ void DictionaryWriter::Add(std::string_view term, uint32_t id) {
   Ensure(!term.empty() && (terms_ == 0 || std::string_view(prev_) < term),
          ErrorKind::kInvalidArgument, "dictionary terms must be added in ascending byte order");
   if (terms_ % kDictBlockTerms == 0) {
-    Ensure(blocks_.size() < (uint64_t{1} << 32), ErrorKind::kInvalidArgument,
+    const uint64_t offset = flushed_ + blocks_.size();
+    Ensure(offset < (uint64_t{1} << 32), ErrorKind::kInvalidArgument,
            "the term dictionary of one segment must stay below 4 GiB");
-    index_.push_back({DictKey(term), static_cast<uint32_t>(blocks_.size()), singles_});
+    index_.push_back({DictKey(term), static_cast<uint32_t>(offset), singles_});
     PutVarint(term.size(), blocks_);
     blocks_.append(term);
   } else {

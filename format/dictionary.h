@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "format/index_format.h"
@@ -72,8 +73,15 @@ class DictionaryWriter {
   void Add(std::string_view term, uint32_t id);
 
   uint64_t term_count() const { return terms_; }
-  const std::string& blocks() const { return blocks_; }
   const std::vector<DictBlockRecord>& index() const { return index_; }
+  // The DICT_BLOCKS bytes added since the last call (all of them the first time): a caller
+  // may write the section in pieces as it adds terms.
+  std::string TakeBlocks() {
+    flushed_ += blocks_.size();
+    return std::exchange(blocks_, {});
+  }
+  // Bytes added since the last TakeBlocks.
+  uint64_t pending_bytes() const { return blocks_.size(); }
 
  private:
   uint32_t singles_first_;
@@ -81,6 +89,7 @@ class DictionaryWriter {
   uint64_t terms_ = 0;
   std::string prev_;
   std::string blocks_;
+  uint64_t flushed_ = 0;  // bytes taken by TakeBlocks
   std::vector<DictBlockRecord> index_;
 };
 

@@ -65,10 +65,12 @@ inline constexpr uint32_t kSectionCount = 13;
 inline constexpr uint32_t kMaxSectionId = 17;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
 // all the others, comes last.
+// The dictionary comes first, so that a merge can stream it into the file while it gives the
+// terms their new ids (which the rows and forward records after it need).
 inline constexpr SectionId kSectionOrder[kSectionCount] = {
+    SectionId::kDictBlocks,     SectionId::kDictIndex,   SectionId::kDfRuns,
     SectionId::kMeta,           SectionId::kBands,       SectionId::kBandDocs,
     SectionId::kRows,           SectionId::kDocs,        SectionId::kPaths,
-    SectionId::kDictIndex,      SectionId::kDictBlocks,  SectionId::kDfRuns,
     SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kEncodings,
     SectionId::kChunkSums};
 
@@ -246,6 +248,8 @@ class IndexFile {
   uint64_t chunk_count() const { return chunk_count_; }
   size_t file_size() const { return file_.size(); }
   const std::string& path() const { return path_; }
+  // MappedFile::ReleasePages: verified chunks stay verified (segment files are immutable).
+  void ReleasePages() const { file_.ReleasePages(); }
 
  private:
   struct Span {

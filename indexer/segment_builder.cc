@@ -200,7 +200,7 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   const auto singles = std::lower_bound(out.df.begin(), out.df.end(), 1u, std::greater<>());
   format::DictionaryWriter dict(static_cast<uint32_t>(singles - out.df.begin()));
   for (uint32_t id : by_bytes) dict.Add(interner->Term(pid_by_id[id]), id);
-  out.dict_blocks = dict.blocks();
+  out.dict_blocks = dict.TakeBlocks();
   out.dict_index = dict.index();
   interner.reset();
   malloc_trim(0);  // give the interner back to the system (glibc keeps it otherwise)
@@ -302,15 +302,15 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
 
   using format::SectionId;
   format::IndexFileWriter w(path);
+  w.AddSection(SectionId::kDictBlocks, terms.dict_blocks.data(), terms.dict_blocks.size());
+  AddSection(w, SectionId::kDictIndex, terms.dict_index);
+  AddSection(w, SectionId::kDfRuns, format::EncodeDfRuns(terms.df));
   w.AddSection(SectionId::kMeta, meta.data(), meta.size());
   AddSection(w, SectionId::kBands, plan.bands);
   AddSection(w, SectionId::kBandDocs, plan.band_docs);
   AddSection(w, SectionId::kRows, rows);
   AddSection(w, SectionId::kDocs, table.records);
   w.AddSection(SectionId::kPaths, table.paths.data(), table.paths.size());
-  AddSection(w, SectionId::kDictIndex, terms.dict_index);
-  w.AddSection(SectionId::kDictBlocks, terms.dict_blocks.data(), terms.dict_blocks.size());
-  AddSection(w, SectionId::kDfRuns, format::EncodeDfRuns(terms.df));
   AddSection(w, SectionId::kForwardOffsets, forward_offsets);
   w.AddSection(SectionId::kForwardData, forward.data(), forward.size());
   const std::string encodings = format::EncodeEncodingTable(table.encodings);

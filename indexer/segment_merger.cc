@@ -35,6 +35,12 @@ struct DocRef {
   uint32_t local;
 };
 
+// Drops the sources' mapped pages from the resident set between passes (each pass reads them
+// again from the page cache): the merge's memory is its own, not its inputs'.
+void ReleaseSourcePages(const std::vector<MergeSource>& sources) {
+  for (const MergeSource& s : sources) s.reader->file().ReleasePages();
+}
+
 bool Deleted(const MergeSource& s, uint32_t d) {
   return s.deleted != nullptr && ((*s.deleted)[d / 64] >> (d % 64)) & 1;
 }
@@ -106,22 +112,21 @@ void ForEachMergedTerm(const std::vector<MergeSource>& sources, F&& f) {
   }
 }
 
-// The merged dictionary: new ids for the sources' ids, hashes by new id, and its sections.
+// The merged dictionary: new ids for the sources' ids, hashes by new id, its df runs.
 struct MergedTerms {
   std::vector<std::vector<uint32_t>> new_id;  // [source][old id], kNoId for a dropped term
   std::vector<uint64_t> hashes;               // by new id
   std::vector<format::DfRun> runs;
-  std::string blocks;
-  std::vector<format::DictBlockRecord> index;
   uint64_t count = 0;
 };
 
 // Phase 3: two passes over the merged dictionaries. The first counts the terms of each
 // document frequency, which fixes where each frequency's ids start (ids by decreasing df);
 // the second, in byte order again, gives the terms of one frequency consecutive ids in byte
-// order (the builder's tie rule), and writes the new dictionary as it goes.
+// order (the builder's tie rule), and writes the new dictionary's sections to w as it goes.
 MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
-                              std::vector<std::vector<uint32_t>>& live_df) {
+                              std::vector<std::vector<uint32_t>>& live_df,
+                              format::IndexFileWriter& w) {
   std::map<uint32_t, uint64_t, std::greater<>> terms_with_df;
   ForEachMergedTerm(sources, [&](std::string_view, const auto& holders) {
     uint64_t df = 0;
@@ -144,6 +149,7 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
   for (size_t s = 0; s < sources.size(); ++s) out.new_id[s].assign(live_df[s].size(), kNoId);
   out.hashes.resize(out.count);
   format::DictionaryWriter writer(singles_first);
+  w.BeginSection(SectionId::kDictBlocks);
   ForEachMergedTerm(sources, [&](std::string_view term, const auto& holders) {
     uint64_t df = 0;
     for (auto [s, id] : holders) df += live_df[s][id];
@@ -152,10 +158,18 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
     for (auto [s, old] : holders) out.new_id[s][old] = id;
     out.hashes[id] = format::HashTerm(term);
     writer.Add(term, id);
+    if (writer.pending_bytes() >= (1 << 20)) {
+      const std::string bytes = writer.TakeBlocks();
+      w.Append(bytes.data(), bytes.size());
+    }
   });
+  const std::string bytes = writer.TakeBlocks();
+  w.Append(bytes.data(), bytes.size());
+  w.EndSection();
+  w.AddSection(SectionId::kDictIndex, writer.index().data(),
+               writer.index().size() * sizeof(format::DictBlockRecord));
+  w.AddSection(SectionId::kDfRuns, out.runs.data(), out.runs.size() * sizeof(format::DfRun));
   std::vector<std::vector<uint32_t>>().swap(live_df);
-  out.blocks = writer.blocks();
-  out.index = writer.index();
   return out;
 }
 
@@ -210,6 +224,7 @@ void WriteRows(format::IndexFileWriter& w, const std::vector<MergeSource>& sourc
         {alone}, exact_terms, terms.hashes,
         [&](uint64_t, uint64_t column) -> const std::vector<uint32_t>& { return columns[column]; });
     w.Append(rows.data(), rows.size() * sizeof(uint64_t));
+    ReleaseSourcePages(sources);
   }
   w.EndSection();
 }
@@ -262,6 +277,7 @@ void WriteForwardStore(format::IndexFileWriter& w, const std::vector<MergeSource
                         }
                       });
     for (size_t i = 0; i < n; ++i) w.Append(records[i].data(), records[i].size());
+    ReleaseSourcePages(sources);
   }
   w.EndSection();
 }
@@ -275,10 +291,12 @@ void AddSection(format::IndexFileWriter& w, SectionId id, const std::vector<T>& 
 
 uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
   // Per source term: its live df and its new id (4 + 4); per merged term (at most the sum):
-  // hash 8, dictionary about 14, the df map and the writer's copy about 14; per document: the
-  // reference 24, the band count 8, the forward offset 8; and one band's rows and terms, at
-  // most half of the sources' rows and forward store (bands gather similar documents, and a
-  // band's terms are held as 4-byte ids, about 3 times their forward-store bytes).
+  // its hash (8) and a share of the cursors' and the writer's buffers (4); per document: the
+  // reference, band count and forward offset (40) and its DocRecord read (8); one band's rows
+  // and terms: at most half of the sources' rows, and 3/2 of their forward store (a band's
+  // terms are held as 4-byte ids, about 3 times their forward-store bytes, and bands gather
+  // documents of similar size). Measured on linux-files (docs/living-index.md): compacting 7
+  // segments estimated 190 MB, peaked at 202 MB resident (the process's own ~25 MB included).
   uint64_t terms = 0, docs = 0, rows = 0, forward = 0;
   for (const MergeSource& s : sources) {
     terms += s.reader->dictionary().term_count();
@@ -286,7 +304,7 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
     rows += s.reader->SectionBytes(SectionId::kRows);
     forward += s.reader->SectionBytes(SectionId::kForwardData);
   }
-  return terms * (8 + 36) + docs * 40 + rows / 2 + forward * 3 / 2;
+  return terms * 20 + docs * 48 + rows / 2 + forward * 3 / 2;
 }
 
 SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
@@ -299,12 +317,16 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   Ensure(refs.size() < UINT32_MAX, ErrorKind::kInvalidArgument,
          "too many documents for one segment");
   std::vector<std::vector<uint32_t>> live_df = LiveDf(sources, refs);
-  const MergedTerms terms = MergeDictionaries(sources, live_df);
+  ReleaseSourcePages(sources);
+  format::IndexFileWriter w(path);
+  const MergedTerms terms = MergeDictionaries(sources, live_df, w);
+  ReleaseSourcePages(sources);
   uint64_t nonempty = 0;
   for (const DocRef& r : refs) nonempty += sources[r.source].reader->doc(r.local).term_count > 0;
   const uint32_t exact_terms = CountExactTerms(terms.runs, terms.count, nonempty);
   std::vector<uint64_t> bloom_counts, forward_offsets;
   MeasureDocuments(sources, terms, refs, exact_terms, &bloom_counts, &forward_offsets);
+  ReleaseSourcePages(sources);
   const RowPlan plan = PlanRows(bloom_counts, fp_rate, exact_terms);
   std::vector<uint64_t>().swap(bloom_counts);
 
@@ -324,16 +346,12 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   std::string meta(reinterpret_cast<const char*>(&m), sizeof(m));
   meta += root;
 
-  format::IndexFileWriter w(path);
   w.AddSection(SectionId::kMeta, meta.data(), meta.size());
   AddSection(w, SectionId::kBands, plan.bands);
   AddSection(w, SectionId::kBandDocs, plan.band_docs);
   WriteRows(w, sources, terms, refs, plan, exact_terms);
   const std::string encodings =
       WriteDocuments(w, sources, refs, &summary.input_bytes, &summary.postings);
-  AddSection(w, SectionId::kDictIndex, terms.index);
-  w.AddSection(SectionId::kDictBlocks, terms.blocks.data(), terms.blocks.size());
-  AddSection(w, SectionId::kDfRuns, terms.runs);
   AddSection(w, SectionId::kForwardOffsets, forward_offsets);
   WriteForwardStore(w, sources, terms, refs);
   w.AddSection(SectionId::kEncodings, encodings.data(), encodings.size());

@@ -51,6 +51,10 @@ MappedFile::MappedFile(const std::string& path) {
   ::close(fd);
 }
 
+void MappedFile::ReleasePages() const {
+  if (size_ > 0) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

@@ -23,6 +23,10 @@ class MappedFile {
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+  // Drops the pages of the mapping from this process's resident set (the file's pages stay
+  // in the page cache; a later read faults them in again). A merge that has read its inputs
+  // once calls it, so that they do not count in its memory twice.
+  void ReleasePages() const;
 
  private:
   const uint8_t* data_ = nullptr;
@@ -30,8 +34,8 @@ class MappedFile {
 };
 
 // Writes a new version of `path` so that readers see either the old file or the complete new
-// one: the bytes go to "<path>.tmp.<pid>.<writer>" in the same directory, are fsync'ed, then renamed
-// over `path`, and the directory is fsync'ed. Usage: (Append)* Commit; destroying an
+// one: the bytes go to "<path>.tmp.<pid>.<writer>" in the same directory, are fsync'ed, then
+// renamed over `path`, and the directory is fsync'ed. Usage: (Append)* Commit; destroying an
 // uncommitted writer removes the temporary file. Not thread-safe.
 class AtomicFileWriter {
  public:

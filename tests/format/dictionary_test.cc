@@ -57,7 +57,7 @@ void WriteDictFile(const std::string& path, const Dict& d, bool streamed = false
     if (id == SectionId::kChunkSums) break;
     std::string bytes;
     if (id == SectionId::kMeta) bytes.assign(reinterpret_cast<const char*>(&m), sizeof(m));
-    if (id == SectionId::kDictBlocks) bytes = w.blocks();
+    if (id == SectionId::kDictBlocks) bytes = w.TakeBlocks();
     if (id == SectionId::kDictIndex)
       bytes.assign(reinterpret_cast<const char*>(w.index().data()),
                    w.index().size() * sizeof(DictBlockRecord));

@@ -43,6 +43,9 @@ constexpr size_t kBatchDocuments = 512;
 // header of register names) adds about 6 bytes of estimate per input byte (linux-files).
 constexpr uint64_t kEstimateBytesPerInputByte = 8;
 constexpr uint64_t kMinBatchBytes = 256 << 10;
+// Resident memory above the builder's estimate (and the process reserve) that makes a build
+// give freed memory back to the system (malloc_trim).
+constexpr uint64_t kTrimSlack = 16 << 20;
 // The memory of a build process besides its segment builder, at least (see BuilderBudget).
 constexpr uint64_t kProcessReserve = 48ULL << 20;
 // A reader that finds a segment gone (a writer committed meanwhile) reads MANIFEST again, at
@@ -565,9 +568,15 @@ void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
         [&](uint64_t bytes) { progress.Done(bytes); });
     // The tokenizers' transient sets of a batch of large documents are freed in the worker
     // threads' malloc arenas, which glibc does not give back by itself (measured on
-    // linux-files' register headers: 50 MB resident above the estimate, without this).
-    ::malloc_trim(0);
-    if (builder.EstimatedBytes() >= budget) state.Flush(builder, root, report);
+    // linux-files' register headers: 50 MB resident above the estimate). Trimming after every
+    // batch cost a third of the build (linux-files: 46.8 s against 31.3 s; each batch faulted
+    // the memory in again), so only when the process runs ahead of the budget.
+    if (ResidentBytes() > config.memory_budget - budget + builder.EstimatedBytes() + kTrimSlack)
+      ::malloc_trim(0);
+    if (builder.EstimatedBytes() >= budget) {
+      ::malloc_trim(0);  // what the workers freed, before writing allocates in the main arena
+      state.Flush(builder, root, report);
+    }
   }
   state.Flush(builder, root, report);
 }

@@ -119,8 +119,10 @@ bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config);
 // an update keeps such a file without reading it; a query reports any other as changed.
 bool SameFileFacts(const format::DocRecord& d, const struct stat& st);
 
-// Merges every segment into one and drops deleted documents. Its memory is that of building one
-// segment of all live documents (the budget does not apply). Throws Error.
+// Merges every segment into one and drops deleted documents, with the streaming merge
+// (indexer/segment_merger.h): its memory grows with the index's distinct terms (about 20 bytes
+// each), not with its postings. It runs whatever the budget says (it was asked for). Throws
+// Error.
 void CompactIndex(const std::string& index_dir, const BuildConfig& config, BuildReport* report);
 
 }  // namespace bitsift::indexer

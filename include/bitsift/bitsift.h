@@ -65,7 +65,8 @@ struct IndexOptions {
   unsigned threads = 0;                   // worker threads; 0 = one per core (more are capped)
   uint64_t max_file_size = 256ULL << 20;  // files larger than this are skipped
   // Memory for building: a segment is written whenever the in-memory one reaches this, and
-  // merges run only within it (CompactIndex excepted). Above 0 (the CLI asks 16 MiB).
+  // merges run only within it (CompactIndex runs when asked; it streams, needing about 20
+  // bytes per distinct term). Above 0 (the CLI asks 16 MiB).
   uint64_t memory_budget = 256ULL << 20;
   bool rebuild = false;  // index everything again instead of updating
   bool merge = true;     // merge segments by the tiered policy after an update

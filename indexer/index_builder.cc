@@ -359,11 +359,16 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
     }
     std::vector<size_t> pick;
     for (auto& [tier, members] : tiers) {
-      if (members.size() < kMergeFactor) continue;
+      // The lowest tier (segments below kMergeFactor x the floor: the few files of an update)
+      // is merged as soon as it holds two: each costs a query a dictionary lookup per term and
+      // a pass over its bands whatever its size (kjv: 4 segments were 2.3x the latency of
+      // one), and merging them is cheap (a streaming merge of at most a few MB each).
+      const size_t factor = tier == 0 ? 2 : kMergeFactor;
+      if (members.size() < factor) continue;
       std::sort(members.begin(), members.end(), [&](size_t a, size_t b) {
         return segments_[a].live_bytes() < segments_[b].live_bytes();
       });
-      members.resize(kMergeFactor);
+      if (tier != 0) members.resize(kMergeFactor);
       if (static_cast<double>(EstimateMergeBytes(Sources(members))) > budget) continue;
       pick = members;
       break;

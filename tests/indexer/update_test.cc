@@ -180,6 +180,9 @@ TEST_CASE("updates after random changes answer as the oracle and as a fresh buil
       fs::create_directories(dir / "tree");
       IndexOptions options;
       options.memory_budget = budget;
+      // The small budget keeps every segment (many segments answer as one); the large one
+      // merges them by the policy.
+      options.merge = budget >= (1 << 20);
       uint64_t max_segments = 0, merges = 0;
       for (int round = 0; round < 14; ++round) {
         IndexSummary summary;

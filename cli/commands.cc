@@ -949,6 +949,12 @@ int RunQuery(const std::vector<std::string>& args) {
     }
   }
   std::unique_ptr<Index> index;
+  // main ends the process right after this command (std::_Exit): the index stays mapped for
+  // the kernel to take down with the rest of the address space.
+  struct LeaveMapped {
+    std::unique_ptr<Index>& index;
+    ~LeaveMapped() { (void)index.release(); }
+  } leave_mapped{index};
   std::vector<std::string> index_paths;
   Status s = OpenIndex(IndexFlags(vm), &index, &index_paths);
   if (!s.ok()) return Fail(s.message());

@@ -1,6 +1,7 @@
 // `bitsift`: the command line. Parses the subcommand and hands the rest to cli/commands.cc.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -37,7 +38,15 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "index") return bitsift::cli::RunIndex(args);
-  if (command == "query") return bitsift::cli::RunQuery(args);
+  if (command == "query") {
+    // A query process ends here: stdout and stderr are flushed and the process exits without
+    // destructors (RunQuery leaves its index mapped), so the kernel takes the address space
+    // down in one pass instead of the segments being unmapped one by one and TBB's threads
+    // stopped first: 0.6-1 ms of a one-shot query on linux-files (issue 10).
+    const int code = bitsift::cli::RunQuery(args);
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
   if (command == "stats") return bitsift::cli::RunStats(args);
   if (command == "check") return bitsift::cli::RunCheck(args);
   if (command == "compact") return bitsift::cli::RunCompact(args);

@@ -2,6 +2,7 @@
 #ifndef BITSIFT_QUERY_INDEX_READER_H_
 #define BITSIFT_QUERY_INDEX_READER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -47,6 +48,23 @@ class IndexReader {
     const uint64_t bytes = band.words_per_row * 8;
     return reinterpret_cast<const uint64_t*>(
         file_.Touch(format::SectionId::kRows, band.rows_offset + r * bytes, bytes));
+  }
+  // Row r of a band as Row gives it but NOT verified: read its words only after VerifyRowWords
+  // covered them (the row AND verifies a row's chunks as it reaches them).
+  const uint64_t* UnverifiedRow(const format::BandRecord& band, uint64_t r) const {
+    return file_.SectionAs<uint64_t>(format::SectionId::kRows) +
+           (band.rows_offset / 8 + r * band.words_per_row);
+  }
+  // Verifies the chunks holding words [begin, end) (end <= band.words_per_row) of row r of a
+  // band; returns the word up to which the row is verified (the end of the last chunk, at most
+  // words_per_row). Throws Error(kCorrupt) if one is damaged.
+  uint64_t VerifyRowWords(const format::BandRecord& band, uint64_t r, uint64_t begin,
+                          uint64_t end) const {
+    const uint64_t base = band.rows_offset + r * band.words_per_row * 8;
+    file_.Touch(format::SectionId::kRows, base + begin * 8, (end - begin) * 8);
+    const uint64_t chunk_end = (((base + end * 8 - 1) >> format::kChunkShift) + 1)
+                               << format::kChunkShift;
+    return std::min<uint64_t>(band.words_per_row, (chunk_end - base) / 8);
   }
   // The document id of a band's column (< band.doc_count). Throws Error(kCorrupt) if the
   // entry's chunk is damaged or the id is not below doc_count().

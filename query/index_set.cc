@@ -3,6 +3,8 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <queue>
 
 #include "query/index_check.h"
@@ -14,6 +16,15 @@ namespace {
 // A writer may remove a segment between our reading MANIFEST and opening the segment (it
 // committed a newer state); then the newer MANIFEST is read. Bounded: each retry needs a commit.
 constexpr int kOpenAttempts = 8;
+
+// The segments of a query are searched on the calling thread while the query is quick, and the
+// rest in parallel once it has taken this long. The first parallel loop of a process starts
+// TBB (its allocator library, its thread pool): 2-4 ms, more than a one-shot query of a few
+// rows and candidates takes in all its segments (issue 10). A heavy query loses at most this
+// much of its parallelism; once a query of the process has gone parallel, later ones go at
+// once (a long-running process pays the start once).
+constexpr double kSequentialMicros = 1000;
+std::atomic<bool> segments_in_parallel{false};
 
 }  // namespace
 
@@ -149,10 +160,20 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
       if (limits[i] != nullptr && limits[i]->empty()) return;
       search_segment(segments_[index.segments[i]], want, limits[i], &answers[i]);
     };
-    if (n > 1) {
-      tbb::parallel_for(size_t{0}, n, search);
-    } else if (n == 1) {
-      search(0);
+    size_t next = 0;
+    if (n > 1 && !segments_in_parallel.load(std::memory_order_relaxed)) {
+      const auto start = std::chrono::steady_clock::now();
+      while (next < n &&
+             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                     .count() < kSequentialMicros) {
+        search(next++);
+      }
+    }
+    if (n - next > 1) {
+      segments_in_parallel.store(true, std::memory_order_relaxed);
+      tbb::parallel_for(next, n, search);
+    } else if (n - next == 1) {
+      search(next);
     }
     std::vector<std::vector<uint32_t>> parts;
     std::vector<size_t> part_segment;

@@ -399,6 +399,12 @@ void TokenizeQueryText(std::string_view text, std::vector<std::string>* tokens,
   } collect;
   tokens->clear();
   joined->clear();
+  std::string token;
+  if (tokenizer::AsciiWordToken(text, &token)) {  // no ICU needed (its data stays unloaded)
+    tokens->push_back(std::move(token));
+    joined->push_back(false);
+    return;
+  }
   collect.tokens = tokens;
   collect.joined = joined;
   thread_local tokenizer::Tokenizer tok;

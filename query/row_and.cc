@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace bitsift::query {
 namespace {
@@ -20,11 +21,14 @@ constexpr size_t kParallelMinWords = 1 << 16;
 constexpr size_t kPrefetchRows = 16;
 constexpr size_t kPrefetchWords = 32;
 
-// ANDs words [begin, end) block by block; returns words read.
+// ANDs words [begin, end) block by block; returns words read. With `verify`, a row's words are
+// read only after it covered them (until[r]: the row's words below it are readable).
 uint64_t AndRange(const uint64_t* const* rows, size_t nrows, size_t begin, size_t end,
-                  uint64_t* out) {
+                  uint64_t* out, const RowVerifier* verify) {
   uint64_t read = 0;
   const size_t prefetch_rows = std::min(nrows, kPrefetchRows);
+  std::vector<size_t> until(verify != nullptr ? nrows : 0, 0);
+  // (A prefetch of a row not verified yet is harmless: no result depends on it.)
   for (size_t w = begin; w < end; w += kBlockWords) {
     const size_t n = std::min(kBlockWords, end - w);
     if (w + kPrefetchWords < end) {
@@ -32,10 +36,12 @@ uint64_t AndRange(const uint64_t* const* rows, size_t nrows, size_t begin, size_
     }
     uint64_t acc[kBlockWords];
     uint64_t any = 0;
+    if (verify != nullptr && w + n > until[0]) until[0] = verify->Verify(0, w, w + n);
     for (size_t i = 0; i < n; ++i) any |= acc[i] = rows[0][w + i];
     read += n;
     for (size_t r = 1; r < nrows && any != 0; ++r) {
       any = 0;
+      if (verify != nullptr && w + n > until[r]) until[r] = verify->Verify(r, w, w + n);
       const uint64_t* row = rows[r] + w;
       for (size_t i = 0; i < n; ++i) any |= acc[i] &= row[i];
       read += n;
@@ -56,8 +62,10 @@ void AndRowsScalar(const uint64_t* const* rows, size_t nrows, size_t words, uint
 }
 
 uint64_t AndRowsBlocked(const uint64_t* const* rows, size_t nrows, size_t words, uint64_t* out,
-                        bool parallel) {
-  if (!parallel || words * nrows < kParallelMinWords) return AndRange(rows, nrows, 0, words, out);
+                        bool parallel, const RowVerifier* verify) {
+  if (!parallel || words * nrows < kParallelMinWords) {
+    return AndRange(rows, nrows, 0, words, out, verify);
+  }
   tbb::combinable<uint64_t> read([] { return uint64_t{0}; });
   // Grains of 512 words (32768 documents) keep each task's rows streaming sequentially.
   const size_t grain_blocks = 64;
@@ -66,7 +74,7 @@ uint64_t AndRowsBlocked(const uint64_t* const* rows, size_t nrows, size_t words,
                     [&](const tbb::blocked_range<size_t>& r) {
                       size_t begin = r.begin() * kBlockWords;
                       size_t end = std::min(words, r.end() * kBlockWords);
-                      read.local() += AndRange(rows, nrows, begin, end, out);
+                      read.local() += AndRange(rows, nrows, begin, end, out, verify);
                     });
   return read.combine([](uint64_t a, uint64_t b) { return a + b; });
 }

@@ -71,14 +71,27 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
   std::vector<const uint64_t*> rows;
   std::vector<uint64_t> row_ids;
   std::vector<uint64_t> bits;
+  // The AND verifies a row's chunks as it reaches them: the rows after the one that zeroed
+  // every block are never touched (a one-shot query's cost is the pages it touches).
+  struct BandRows : RowVerifier {
+    const IndexReader* index = nullptr;
+    const format::BandRecord* band = nullptr;
+    const std::vector<uint64_t>* ids = nullptr;
+    size_t Verify(size_t r, size_t begin, size_t end) const override {
+      return index->VerifyRowWords(*band, (*ids)[r], begin, end);
+    }
+  } verify;
+  verify.index = &index_;
+  verify.ids = &row_ids;
   for (uint64_t b = 0; b < index_.band_count(); ++b) {
     const format::BandRecord& band = index_.band(b);
+    verify.band = &band;
     rows.clear();
     row_ids.clear();
     auto add_row = [&](uint64_t r) {
       if (std::find(row_ids.begin(), row_ids.end(), r) == row_ids.end()) {
         row_ids.push_back(r);
-        rows.push_back(index_.Row(band, r));
+        rows.push_back(index_.UnverifiedRow(band, r));
       }
     };
     for (const RowTerm& t : terms) {
@@ -93,7 +106,8 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
       bits.assign(band.words_per_row, ~uint64_t{0});
     } else {
       bits.assign(band.words_per_row, 0);
-      read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel);
+      read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel,
+                            &verify);
     }
     stats->rows_read += rows.size();
     stats->bytes_read += read * 8;

@@ -152,9 +152,9 @@ struct Tokenizer::Impl {
     }
     if constexpr (kOffsets) {
       if (stopped) return;
-      stopped = !offset_sink->OnToken(token, chunk_base + piece_begin[unit_piece[a]],
-                                      chunk_base + piece_begin[unit_piece[b - 1] + 1],
-                                      continues_run);
+      stopped =
+          !offset_sink->OnToken(token, chunk_base + piece_begin[unit_piece[a]],
+                                chunk_base + piece_begin[unit_piece[b - 1] + 1], continues_run);
     } else {
       sink->OnToken(token);
     }
@@ -346,6 +346,22 @@ std::vector<PositionedToken> TokenSequence(std::string_view text) {
   Tokenizer tokenizer;
   tokenizer.TokenizeWithOffsets(text, collect);
   return std::move(collect.tokens);
+}
+
+bool AsciiWordToken(std::string_view text, std::string* token) {
+  bool alnum = false;
+  for (char c : text) {
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    const bool digit = c >= '0' && c <= '9';
+    if (!letter && !digit && c != '_') return false;
+    alnum = alnum || letter || digit;
+  }
+  if (!alnum) return false;
+  token->assign(text);
+  for (char& c : *token) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return true;
 }
 
 std::vector<std::string> TokenSet(std::string_view text) {

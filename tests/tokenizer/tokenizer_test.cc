@@ -169,6 +169,43 @@ TEST_CASE("clause 4: kana and ideographic runs become code-point bigrams", "[tok
   CHECK(std::includes(doc.begin(), doc.end(), query.begin(), query.end()));
 }
 
+TEST_CASE("ASCII words: the fast path gives ICU's token or declines", "[tokenizer]") {
+  using bitsift::tokenizer::AsciiWordToken;
+  std::string token;
+  CHECK(AsciiWordToken("Mutex", &token));
+  CHECK(token == "mutex");
+  CHECK(AsciiWordToken("nr_cpu_ids", &token));
+  CHECK(token == "nr_cpu_ids");
+  for (const char* declined : {"", "_", "__", "a.b", "a b", "don't", "3.14", "a-b", "caf\xC3\xA9"})
+    CHECK_FALSE(AsciiWordToken(declined, &token));
+  // Every string of these characters up to length 3, and random longer ones, against ICU.
+  const std::string alphabet = "aZ9_";
+  std::vector<std::string> texts = {""};
+  for (size_t from = 0, n = 1; n <= 3; ++n) {
+    const size_t to = texts.size();
+    for (size_t i = from; i < to; ++i) {
+      for (char c : alphabet) texts.push_back(texts[i] + c);
+    }
+    from = to;
+  }
+  texts.erase(texts.begin());
+  std::mt19937 rng(42);
+  const std::string chars = "abcxyzABCXYZ0189_";
+  for (int i = 0; i < 2000; ++i) {
+    std::string t;
+    for (size_t n = 1 + rng() % 12; n > 0; --n) t += chars[rng() % chars.size()];
+    texts.push_back(t);
+  }
+  for (const std::string& t : texts) {
+    INFO(t);
+    if (AsciiWordToken(t, &token)) {
+      CHECK(TokenSet(t) == Tokens{token});
+    } else {
+      CHECK(t.find_first_not_of('_') == std::string::npos);  // declines only '_' runs
+    }
+  }
+}
+
 TEST_CASE("clause 5: a document's terms are a set", "[tokenizer]") {
   CHECK(TokenSet("the The THE the") == Tokens{"the"});
   CHECK(TokenSet("中中中") == Tokens{"中中"});

@@ -238,6 +238,32 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
       }
       continue;
     }
+    uint64_t hits = 0;
+    for (const auto& part : parts) hits += part.size();
+    if (ranks_ready_.load(std::memory_order_acquire) ||
+        merged_by_path_.fetch_add(hits, std::memory_order_relaxed) + hits >= id_count_) {
+      const std::vector<uint32_t>& rank = PathRanks();
+      auto global = [&](size_t part, size_t pos) {
+        return segments_[part_segment[part]].first_id + parts[part][pos];
+      };
+      struct RankHead {
+        uint32_t rank;
+        uint32_t part;
+        size_t pos;
+      };
+      auto after = [](const RankHead& a, const RankHead& b) { return a.rank > b.rank; };
+      std::priority_queue<RankHead, std::vector<RankHead>, decltype(after)> heap(after);
+      for (size_t p = 0; p < parts.size(); ++p)
+        heap.push({rank[global(p, 0)], static_cast<uint32_t>(p), 0});
+      while (!heap.empty() && (limit == 0 || out.size() < limit)) {
+        RankHead h = heap.top();
+        heap.pop();
+        out.push_back(global(h.part, h.pos));
+        if (h.pos + 1 < parts[h.part].size())
+          heap.push({rank[global(h.part, h.pos + 1)], h.part, h.pos + 1});
+      }
+      continue;
+    }
     struct Head {
       std::string_view path;
       size_t part;
@@ -259,6 +285,37 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
   }
   stats->matches = out.size();
   return out;
+}
+
+const std::vector<uint32_t>& IndexSet::PathRanks() const {
+  std::call_once(ranks_once_, [this] {
+    ranks_.assign(id_count_, 0);
+    for (const Index& index : indexes_) {
+      // A k-way merge of the index's segments, each in path order already.
+      struct Cursor {
+        std::string_view path;
+        size_t segment;
+        uint32_t local;
+      };
+      auto after = [](const Cursor& a, const Cursor& b) { return a.path > b.path; };
+      std::priority_queue<Cursor, std::vector<Cursor>, decltype(after)> heap(after);
+      for (size_t si : index.segments) {
+        if (segments_[si].reader->doc_count() > 0)
+          heap.push({segments_[si].reader->path(0), si, 0});
+      }
+      uint32_t next = 0;
+      while (!heap.empty()) {
+        Cursor c = heap.top();
+        heap.pop();
+        const Segment& s = segments_[c.segment];
+        ranks_[s.first_id + c.local] = next++;
+        if (c.local + 1 < s.reader->doc_count())
+          heap.push({s.reader->path(c.local + 1), c.segment, c.local + 1});
+      }
+    }
+    ranks_ready_.store(true, std::memory_order_release);
+  });
+  return ranks_;
 }
 
 void IndexSet::Check() const {

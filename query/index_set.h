@@ -5,9 +5,11 @@
 #ifndef BITSIFT_QUERY_INDEX_SET_H_
 #define BITSIFT_QUERY_INDEX_SET_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -118,10 +120,22 @@ class IndexSet {
                                const std::vector<IndexScope>* scope,
                                std::vector<uint32_t>* unreadable) const;
 
+  // rank[global id] = the document's position in path order among all documents of its index
+  // (deleted ones too). Computed once, on the first call, by a k-way merge of the segments'
+  // paths. Thread-safe.
+  const std::vector<uint32_t>& PathRanks() const;
+
   std::vector<Segment> segments_;
   std::vector<Index> indexes_;
   uint64_t id_count_ = 0;
   uint64_t live_ = 0;
+  // Answers whose segments' path ranges overlap are merged by path: reading a path per hit, a
+  // cache miss or two each, until merges have read as many paths as there are documents; then
+  // once by PathRanks, and by rank (an integer per hit) from then on.
+  mutable std::atomic<uint64_t> merged_by_path_{0};
+  mutable std::atomic<bool> ranks_ready_{false};
+  mutable std::once_flag ranks_once_;
+  mutable std::vector<uint32_t> ranks_;
 };
 
 }  // namespace bitsift::query

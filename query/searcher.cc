@@ -63,11 +63,18 @@ std::vector<uint32_t> Searcher::Candidates(const std::vector<std::string>& terms
   return CandidatesFor(planned, parallel, stats, nullptr, nullptr);
 }
 
-std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
-                                              QueryStats* stats, const std::vector<IdRange>* scope,
-                                              uint64_t* all) const {
-  std::vector<uint32_t> out;
-  uint64_t scoped_out = 0;  // candidates outside the scope
+namespace {
+
+// A term with at least this many documents makes a query's candidates many: its bands are
+// ANDed in parallel (each band's AND and candidate extraction is independent). Below it, the
+// tasks' start-up costs more than they save.
+constexpr uint64_t kParallelBandsMinDf = 8192;
+
+}  // namespace
+
+void Searcher::BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, bool parallel,
+                              const std::vector<IdRange>* scope, BandOutput* o) const {
+  const format::BandRecord& band = index_.band(b);
   std::vector<const uint64_t*> rows;
   std::vector<uint64_t> row_ids;
   std::vector<uint64_t> bits;
@@ -83,59 +90,75 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
   } verify;
   verify.index = &index_;
   verify.ids = &row_ids;
-  for (uint64_t b = 0; b < index_.band_count(); ++b) {
-    const format::BandRecord& band = index_.band(b);
-    verify.band = &band;
-    rows.clear();
-    row_ids.clear();
-    auto add_row = [&](uint64_t r) {
-      if (std::find(row_ids.begin(), row_ids.end(), r) == row_ids.end()) {
-        row_ids.push_back(r);
-        rows.push_back(index_.UnverifiedRow(band, r));
-      }
-    };
-    for (const RowTerm& t : terms) {
-      if (t.exact >= 0) {
-        add_row(band.width + static_cast<uint64_t>(t.exact));
-      } else if (band.width > 0) {  // a band of width 0 (huge documents) has no Bloom rows
-        format::ForEachPosition(t.hash, band.width, band.k, add_row);
-      }
+  verify.band = &band;
+  auto add_row = [&](uint64_t r) {
+    if (std::find(row_ids.begin(), row_ids.end(), r) == row_ids.end()) {
+      row_ids.push_back(r);
+      rows.push_back(index_.UnverifiedRow(band, r));
     }
-    uint64_t read = 0;
-    if (rows.empty()) {  // every document of the band is a candidate
-      bits.assign(band.words_per_row, ~uint64_t{0});
-    } else {
-      bits.assign(band.words_per_row, 0);
-      read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel,
-                            &verify);
+  };
+  for (const RowTerm& t : terms) {
+    if (t.exact >= 0) {
+      add_row(band.width + static_cast<uint64_t>(t.exact));
+    } else if (band.width > 0) {  // a band of width 0 (huge documents) has no Bloom rows
+      format::ForEachPosition(t.hash, band.width, band.k, add_row);
     }
-    stats->rows_read += rows.size();
-    stats->bytes_read += read * 8;
-    if (scope == nullptr) {
-      for (uint64_t w = 0; w < band.words_per_row; ++w) {
-        for (uint64_t v = bits[w]; v != 0; v &= v - 1) {
-          uint64_t col = w * 64 + static_cast<uint64_t>(__builtin_ctzll(v));
-          if (col < band.doc_count) out.push_back(index_.BandDoc(band, col));
-        }
-      }
-      continue;
-    }
-    // A band's columns are ordered by document size, not id, so a scope cannot narrow the
-    // rows read (docs/design.md, "Scoped queries"); it drops candidates as they become ids.
-    const IdRange* ranges = scope->data();
-    const size_t nranges = scope->size();
-    for (uint64_t w = 0; w < band.words_per_row; ++w) {
-      for (uint64_t v = bits[w]; v != 0; v &= v - 1) {
-        uint64_t col = w * 64 + static_cast<uint64_t>(__builtin_ctzll(v));
-        if (col >= band.doc_count) continue;
-        uint32_t d = index_.BandDoc(band, col);
-        if (InRanges(ranges, nranges, d)) {
-          out.push_back(d);
-        } else {
-          ++scoped_out;
-        }
+  }
+  uint64_t read = 0;
+  if (rows.empty()) {  // every document of the band is a candidate
+    bits.assign(band.words_per_row, ~uint64_t{0});
+  } else {
+    bits.assign(band.words_per_row, 0);
+    read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel,
+                          &verify);
+  }
+  o->rows_read += rows.size();
+  o->bytes_read += read * 8;
+  // A band's columns are ordered by document size, not id, so a scope cannot narrow the rows
+  // read (docs/design.md, "Scoped queries"); it drops candidates as they become ids.
+  for (uint64_t w = 0; w < band.words_per_row; ++w) {
+    for (uint64_t v = bits[w]; v != 0; v &= v - 1) {
+      uint64_t col = w * 64 + static_cast<uint64_t>(__builtin_ctzll(v));
+      if (col >= band.doc_count) continue;
+      const uint32_t d = index_.BandDoc(band, col);
+      if (scope == nullptr || InRanges(scope->data(), scope->size(), d)) {
+        o->ids.push_back(d);
+      } else {
+        ++o->scoped_out;
       }
     }
+  }
+}
+
+std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
+                                              QueryStats* stats, const std::vector<IdRange>* scope,
+                                              uint64_t* all) const {
+  std::vector<uint32_t> out;
+  uint64_t scoped_out = 0;  // candidates outside the scope
+  uint64_t min_df = UINT64_MAX;
+  for (const RowTerm& t : terms) min_df = std::min<uint64_t>(min_df, t.df);
+  const uint64_t bands = index_.band_count();
+  if (parallel && bands > 1 && min_df >= kParallelBandsMinDf) {
+    // Many candidates: bands in parallel, each into its own output, joined in band order.
+    std::vector<BandOutput> outputs(bands);
+    tbb::parallel_for(uint64_t{0}, bands,
+                      [&](uint64_t b) { BandCandidates(b, terms, false, scope, &outputs[b]); });
+    size_t total = 0;
+    for (const BandOutput& o : outputs) total += o.ids.size();
+    out.reserve(total);
+    for (const BandOutput& o : outputs) {
+      out.insert(out.end(), o.ids.begin(), o.ids.end());
+      stats->rows_read += o.rows_read;
+      stats->bytes_read += o.bytes_read;
+      scoped_out += o.scoped_out;
+    }
+  } else {
+    BandOutput o;
+    for (uint64_t b = 0; b < bands; ++b) BandCandidates(b, terms, parallel, scope, &o);
+    out = std::move(o.ids);
+    stats->rows_read += o.rows_read;
+    stats->bytes_read += o.bytes_read;
+    scoped_out = o.scoped_out;
   }
   // Candidates come band by band; return them in document order. Many candidates are put in
   // order through a bitmap over all documents, which costs a pass over N/64 words instead of

@@ -60,6 +60,16 @@ class Searcher {
     uint32_t id;
   };
   RowTerm Plan(const std::string& term) const;
+  // One band's candidates (document ids in `scope`, or all if null, in column order) and what
+  // reading them cost, added to *o.
+  struct BandOutput {
+    std::vector<uint32_t> ids;
+    uint64_t rows_read = 0;
+    uint64_t bytes_read = 0;
+    uint64_t scoped_out = 0;  // candidates outside the scope
+  };
+  void BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, bool parallel,
+                      const std::vector<IdRange>* scope, BandOutput* o) const;
   // The candidates of `terms` (in `scope` if not null), ascending. *all, if not null, receives
   // the number of candidates before the scope was applied.
   std::vector<uint32_t> CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,

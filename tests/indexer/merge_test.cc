@@ -55,8 +55,10 @@ TEST_CASE("compacting after updates gives the segment a fresh build gives", "[me
       std::vector<bitsift::Document> upserts;
       std::vector<std::string> deletes;
       std::set<std::string> touched;  // a name once per round
-      for (int i = 0; i < 60; ++i) {
-        const std::string name = "doc" + std::to_string(rng() % 400);
+      // Round 0 adds 1,600 documents (several 512-document blocks: several bands), the
+      // others change 60 at random.
+      for (int i = 0; i < (round == 0 ? 1600 : 60); ++i) {
+        const std::string name = "doc" + std::to_string(round == 0 ? i : rng() % 1700);
         if (!touched.insert(name).second) continue;
         if (rng() % 5 == 0) {
           deletes.push_back(name);

@@ -184,10 +184,8 @@ bool DictionaryView::BlockStartsAtOrBefore(uint64_t b, std::string_view term, ui
   return at_or_before;
 }
 
-std::optional<uint32_t> DictionaryView::Find(std::string_view term) const {
-  if (blocks_ == 0 || term.empty()) return std::nullopt;
+uint64_t DictionaryView::BlocksStartingAtOrBefore(std::string_view term) const {
   const uint64_t key = DictKey(term);
-  // The last block whose first term is <= term.
   uint64_t lo = 0, hi = blocks_;  // invariant: blocks < lo start <= term, blocks >= hi after
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
@@ -197,9 +195,15 @@ std::optional<uint32_t> DictionaryView::Find(std::string_view term) const {
       hi = mid;
     }
   }
-  if (lo == 0) return std::nullopt;
+  return lo;
+}
+
+std::optional<uint32_t> DictionaryView::Find(std::string_view term) const {
+  if (blocks_ == 0 || term.empty()) return std::nullopt;
+  const uint64_t after = BlocksStartingAtOrBefore(term);
+  if (after == 0) return std::nullopt;
   std::optional<uint32_t> found;
-  ScanBlock(lo - 1, [&](std::string_view t, uint32_t id) {
+  ScanBlock(after - 1, [&](std::string_view t, uint32_t id) {
     if (t < term) return true;
     if (t == term) found = id;
     return false;
@@ -213,17 +217,8 @@ uint64_t DictionaryView::ForEachWithPrefix(
   // The first block that may hold a term >= prefix: the last one starting before it.
   uint64_t first = 0;
   if (!prefix.empty()) {
-    const uint64_t key = DictKey(prefix);
-    uint64_t lo = 0, hi = blocks_;
-    while (lo < hi) {
-      const uint64_t mid = lo + (hi - lo) / 2;
-      if (BlockStartsAtOrBefore(mid, prefix, key)) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    first = lo == 0 ? 0 : lo - 1;
+    const uint64_t after = BlocksStartingAtOrBefore(prefix);
+    first = after == 0 ? 0 : after - 1;
   }
   uint64_t bytes = 0;
   for (uint64_t b = first; b < blocks_; ++b) {

@@ -154,6 +154,8 @@ class DictionaryView {
   // Decodes the next term of *r (r->next < r->count); at the last one, checks the block's end.
   void NextTerm(Cursor::Block* r) const;
   const DictBlockRecord& Block(uint64_t b) const;
+  // The number of blocks whose first term is <= term (a binary search over the block keys).
+  uint64_t BlocksStartingAtOrBefore(std::string_view term) const;
   // Whether the first term of block b is <= term (b < blocks_).
   bool BlockStartsAtOrBefore(uint64_t b, std::string_view term, uint64_t key) const;
   [[noreturn]] void Bad(const std::string& what) const;

@@ -63,6 +63,17 @@ void AddSection(format::IndexFileWriter& w, format::SectionId id, const std::vec
 
 }  // namespace
 
+std::string NewSegmentMeta(format::MetaRecord m, const std::string& root) {
+  m.build_time_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  m.contract_version = format::kContractVersion;
+  std::memset(m.icu_version, 0, sizeof(m.icu_version));
+  std::strncpy(m.icu_version, U_ICU_VERSION, sizeof(m.icu_version) - 1);
+  std::string meta(reinterpret_cast<const char*>(&m), sizeof(m));
+  return meta + root;
+}
+
 SegmentBuilder::SegmentBuilder(double fp_rate)
     : fp_rate_(fp_rate), interner_(std::make_unique<TermInterner>()) {}
 
@@ -287,14 +298,8 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   m.term_fingerprint = format::TermFingerprint(terms.hashes);
   m.fp_rate = fp_rate_;
   m.input_bytes = table.input_bytes;
-  m.build_time_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  m.contract_version = format::kContractVersion;
   m.exact_terms = exact_terms;
-  std::strncpy(m.icu_version, U_ICU_VERSION, sizeof(m.icu_version) - 1);
-  std::string meta(reinterpret_cast<const char*>(&m), sizeof(m));
-  meta += root;
+  const std::string meta = NewSegmentMeta(m, root);
 
   using format::SectionId;
   format::IndexFileWriter w(path);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "documents/file_walker.h"
+#include "format/index_format.h"
 #include "indexer/term_interner.h"
 #include "tokenizer/tokenizer.h"
 
@@ -36,6 +37,11 @@ struct SegmentSummary {
   uint64_t input_bytes = 0;
   uint64_t file_bytes = 0;
 };
+
+// The META section of a new segment: `m` (its counts, fp_rate, exact_terms and fingerprint set
+// by the caller) completed with the build time now, the token contract and this ICU's version,
+// followed by `root`. Used by the builder and the merger alike.
+std::string NewSegmentMeta(format::MetaRecord m, const std::string& root);
 
 class SegmentBuilder {
  public:

@@ -3,10 +3,8 @@
 #include <malloc.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
-#include <unicode/uversion.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <map>
 #include <queue>
@@ -336,15 +334,9 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   m.band_count = plan.bands.size();
   m.term_fingerprint = format::TermFingerprint(terms.hashes);
   m.fp_rate = fp_rate;
-  m.build_time_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  m.contract_version = format::kContractVersion;
   m.exact_terms = exact_terms;
-  std::strncpy(m.icu_version, U_ICU_VERSION, sizeof(m.icu_version) - 1);
   for (const DocRef& r : refs) m.input_bytes += sources[r.source].reader->doc(r.local).size;
-  std::string meta(reinterpret_cast<const char*>(&m), sizeof(m));
-  meta += root;
+  const std::string meta = NewSegmentMeta(m, root);
 
   w.AddSection(SectionId::kMeta, meta.data(), meta.size());
   AddSection(w, SectionId::kBands, plan.bands);

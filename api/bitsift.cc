@@ -756,7 +756,7 @@ IndexStats Index::Stats() const {
   std::map<std::string, uint64_t> encodings;
   s.root = set.indexes().empty() ? "" : set.indexes()[0].root;
   s.documents = set.live_documents();
-  uint64_t rows = 0, band_bytes = 0, forward = 0, dictionary = 0, doc_table = 0, meta = 0;
+  uint64_t rows = 0, sparse = 0, band_bytes = 0, forward = 0, dictionary = 0, doc_table = 0, meta = 0;
   using format::SectionId;
   for (const query::IndexSet::Segment& seg : set.segments()) {
     const query::IndexReader& r = *seg.reader;
@@ -797,6 +797,7 @@ IndexStats Index::Stats() const {
     }
     CountEncodings(seg, &encodings);
     rows += r.SectionBytes(SectionId::kRows);
+    sparse += r.SectionBytes(SectionId::kSparseData) + r.SectionBytes(SectionId::kSparseIndex);
     band_bytes += r.SectionBytes(SectionId::kBandDocs) + r.SectionBytes(SectionId::kBands);
     forward += r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets);
     dictionary += r.SectionBytes(SectionId::kDictIndex) + r.SectionBytes(SectionId::kDictBlocks) +
@@ -804,9 +805,10 @@ IndexStats Index::Stats() const {
     doc_table += r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths);
     meta += r.SectionBytes(SectionId::kMeta);
   }
-  s.section_bytes = {{"signature rows", rows},      {"band columns", band_bytes},
-                     {"forward store", forward},    {"dictionary", dictionary},
-                     {"document table", doc_table}, {"meta", meta}};
+  s.section_bytes = {{"signature rows", rows},      {"sparse rows", sparse},
+                     {"band columns", band_bytes},  {"forward store", forward},
+                     {"dictionary", dictionary},    {"document table", doc_table},
+                     {"meta", meta}};
   s.encodings.assign(encodings.begin(), encodings.end());
   std::stable_sort(s.encodings.begin(), s.encodings.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });

@@ -42,6 +42,10 @@ const char* SectionName(SectionId id) {
       return "DICT_BLOCKS";
     case SectionId::kDfRuns:
       return "DF_RUNS";
+    case SectionId::kSparseData:
+      return "SPARSE_DATA";
+    case SectionId::kSparseIndex:
+      return "SPARSE_INDEX";
   }
   return "UNKNOWN";
 }

@@ -26,9 +26,10 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
+// 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord of 96 bytes.
 // 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the ENCODINGS section
 // (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments (0.2).
-inline constexpr uint32_t kFormatVersion = 4;
+inline constexpr uint32_t kFormatVersion = 5;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
 
@@ -59,10 +60,12 @@ enum class SectionId : uint32_t {
   kDictIndex = 15,       // DictBlockRecord per dictionary block (format/dictionary.h)
   kDictBlocks = 16,      // front-coded terms in byte order, kDictBlockTerms a block
   kDfRuns = 17,          // DfRun per run of equal document frequency
+  kSparseData = 18,      // the document lists of the sparse terms (format/sparse_rows.h)
+  kSparseIndex = 19,     // u64 offset into kSparseData per group of kSparseGroupTerms terms
 };
 // Sections in a file, and the largest id (spans are indexed by id - 1).
-inline constexpr uint32_t kSectionCount = 13;
-inline constexpr uint32_t kMaxSectionId = 17;
+inline constexpr uint32_t kSectionCount = 15;
+inline constexpr uint32_t kMaxSectionId = 19;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
 // all the others, comes last.
 // The dictionary comes first, so that a merge can stream it into the file while it gives the
@@ -71,8 +74,8 @@ inline constexpr SectionId kSectionOrder[kSectionCount] = {
     SectionId::kDictBlocks,     SectionId::kDictIndex,   SectionId::kDfRuns,
     SectionId::kMeta,           SectionId::kBands,       SectionId::kBandDocs,
     SectionId::kRows,           SectionId::kDocs,        SectionId::kPaths,
-    SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kEncodings,
-    SectionId::kChunkSums};
+    SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kSparseData,
+    SectionId::kSparseIndex,    SectionId::kEncodings,   SectionId::kChunkSums};
 
 // Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
 // chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.
@@ -115,8 +118,13 @@ struct MetaRecord {
   uint32_t contract_version;
   uint32_t exact_terms;  // terms 0..exact_terms-1 have an exact row per band (frequent terms)
   char icu_version[16];  // the ICU that tokenized the documents, NUL-padded
+  // Terms sparse_first..term_count-1 (those in at most sparse_max_df documents, but never an
+  // exact term) have a sparse row, their exact document list, instead of Bloom bits.
+  uint32_t sparse_max_df;
+  uint32_t sparse_first;
+  uint64_t reserved;  // 0
 };
-static_assert(sizeof(MetaRecord) == 80);
+static_assert(sizeof(MetaRecord) == 96);
 
 // A band has `width` Bloom rows followed by MetaRecord::exact_terms exact rows, each
 // words_per_row = ceil(doc_count / 64) words; the band's rows start 64-byte aligned (zero

@@ -32,9 +32,11 @@ uint32_t CountExactTerms(const std::vector<format::DfRun>& runs, uint64_t term_c
   return static_cast<uint32_t>(exact);
 }
 
-uint64_t BloomTermCount(const std::vector<uint32_t>& ids, uint32_t exact_terms) {
+uint64_t BloomTermCount(const std::vector<uint32_t>& ids, uint32_t exact_terms,
+                        uint32_t sparse_first) {
   if (ids.empty()) return 0;
-  return std::max<uint64_t>(1, ids.end() - std::lower_bound(ids.begin(), ids.end(), exact_terms));
+  const auto first = std::lower_bound(ids.begin(), ids.end(), exact_terms);
+  return std::max<uint64_t>(1, std::lower_bound(first, ids.end(), sparse_first) - first);
 }
 
 RowPlan PlanRows(const std::vector<uint64_t>& bloom_counts, double fp_rate, uint32_t exact_terms) {

@@ -40,10 +40,12 @@ struct RowPlan {
 uint32_t CountExactTerms(const std::vector<format::DfRun>& runs, uint64_t term_count,
                          uint64_t nonempty_docs);
 
-// The Bloom-hashed terms of a document whose sorted term ids are `ids`: those at or above
-// exact_terms, but at least 1 for a document with only exact terms (it still needs a column),
-// and 0 for an empty document (it is in no band).
-uint64_t BloomTermCount(const std::vector<uint32_t>& ids, uint32_t exact_terms);
+// The Bloom-hashed terms of a document whose sorted term ids are `ids`: those in
+// [exact_terms, sparse_first) (exact terms have exact rows, sparse terms sparse rows), but at
+// least 1 for any other non-empty document (it still needs a column), and 0 for an empty
+// document (it is in no band).
+uint64_t BloomTermCount(const std::vector<uint32_t>& ids, uint32_t exact_terms,
+                        uint32_t sparse_first);
 
 // Bands over the non-empty documents sorted by their Bloom-hashed terms (bloom_counts[d] as
 // BloomTermCount gives it), planned by PlanBands; documents with more than

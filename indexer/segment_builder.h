@@ -1,8 +1,9 @@
 // Building one segment: documents are tokenized (in parallel, batch by batch) into an
 // in-memory segment whose size is tracked, then written as one immutable segment file.
 //
-// Write runs as named phases: AssignTermIds -> DocumentTable -> CountExactTerms -> PlanRows
-// -> BuildSignatureRows (indexer/signature_rows.h) -> EncodeForwardStore -> WriteSegmentFile.
+// Write runs as named phases: AssignTermIds -> DocumentTable -> CountExactTerms and SparseFirst
+// -> PlanRows -> BuildSignatureRows (indexer/signature_rows.h) -> BuildSparseRows ->
+// EncodeForwardStore -> WriteSegmentFile.
 #ifndef BITSIFT_INDEXER_SEGMENT_BUILDER_H_
 #define BITSIFT_INDEXER_SEGMENT_BUILDER_H_
 

@@ -15,6 +15,7 @@
 #include "format/dictionary.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
+#include "format/sparse_rows.h"
 #include "indexer/bands.h"
 #include "indexer/signature_rows.h"
 #include "util/error.h"
@@ -183,7 +184,7 @@ void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& ter
 // Phase 4: per document, its Bloom-hashed term count (for the bands) and the size of its new
 // forward record (for FORWARD_OFFSETS, which precedes the records in the file).
 void MeasureDocuments(const std::vector<MergeSource>& sources, const MergedTerms& terms,
-                      const std::vector<DocRef>& refs, uint32_t exact_terms,
+                      const std::vector<DocRef>& refs, uint32_t exact_terms, uint32_t sparse_first,
                       std::vector<uint64_t>* bloom_counts, std::vector<uint64_t>* forward_offsets) {
   bloom_counts->assign(refs.size(), 0);
   forward_offsets->assign(refs.size() + 1, 0);
@@ -193,7 +194,7 @@ void MeasureDocuments(const std::vector<MergeSource>& sources, const MergedTerms
                       auto& [ids, record] = scratch.local();
                       for (size_t d = range.begin(); d != range.end(); ++d) {
                         MappedTerms(sources, terms, refs[d], &ids);
-                        (*bloom_counts)[d] = BloomTermCount(ids, exact_terms);
+                        (*bloom_counts)[d] = BloomTermCount(ids, exact_terms, sparse_first);
                         record.clear();
                         format::EncodeForwardRecord(ids, record);
                         (*forward_offsets)[d + 1] = record.size();
@@ -205,7 +206,7 @@ void MeasureDocuments(const std::vector<MergeSource>& sources, const MergedTerms
 // Phase 5: the rows, band by band: only one band's documents' terms are held at a time.
 void WriteRows(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
                const MergedTerms& terms, const std::vector<DocRef>& refs, const RowPlan& plan,
-               uint32_t exact_terms) {
+               uint32_t exact_terms, uint32_t sparse_first) {
   w.BeginSection(SectionId::kRows);
   for (const format::BandRecord& band : plan.bands) {
     std::vector<std::vector<uint32_t>> columns(band.doc_count);
@@ -219,7 +220,7 @@ void WriteRows(format::IndexFileWriter& w, const std::vector<MergeSource>& sourc
     alone.rows_offset = 0;
     alone.first_column = 0;
     const std::vector<uint64_t> rows = BuildSignatureRows(
-        {alone}, exact_terms, terms.hashes,
+        {alone}, exact_terms, sparse_first, terms.hashes,
         [&](uint64_t, uint64_t column) -> const std::vector<uint32_t>& { return columns[column]; });
     w.Append(rows.data(), rows.size() * sizeof(uint64_t));
     ReleaseSourcePages(sources);
@@ -280,6 +281,71 @@ void WriteForwardStore(format::IndexFileWriter& w, const std::vector<MergeSource
   w.EndSection();
 }
 
+// The sparse terms' lists are transposed from the documents' records in slices of terms whose
+// lists hold at most this many document ids together (4 bytes each), one pass over the
+// documents per slice.
+constexpr uint64_t kSparseSlicePostings = uint64_t{4} << 20;
+
+// Phase 8: SPARSE_DATA and SPARSE_INDEX (format/sparse_rows.h), slice by slice of terms.
+void WriteSparseRows(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
+                     const MergedTerms& terms, const std::vector<DocRef>& refs,
+                     uint32_t sparse_first) {
+  // The df of every sparse term, from the runs.
+  std::vector<uint32_t> df(terms.count - sparse_first);
+  for (size_t r = 0; r < terms.runs.size(); ++r) {
+    const uint64_t end = r + 1 < terms.runs.size() ? terms.runs[r + 1].first_id : terms.count;
+    for (uint64_t id = std::max<uint64_t>(terms.runs[r].first_id, sparse_first); id < end; ++id)
+      df[id - sparse_first] = terms.runs[r].df;
+  }
+  format::SparseRowsWriter writer;
+  w.BeginSection(SectionId::kSparseData);
+  constexpr size_t kDocSlice = 4096;
+  std::vector<std::vector<uint32_t>> doc_ids(kDocSlice);
+  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
+  for (uint64_t lo = 0; lo < df.size();) {
+    // Terms [lo, hi) of the sparse range: at least one, at most kSparseSlicePostings ids.
+    uint64_t hi = lo, total = 0;
+    while (hi < df.size() && (hi == lo || total + df[hi] <= kSparseSlicePostings)) total += df[hi++];
+    std::vector<uint32_t> start(hi - lo + 1, 0);  // total < 2^32
+    for (uint64_t t = lo; t < hi; ++t) start[t - lo + 1] = start[t - lo] + df[t];
+    std::vector<uint32_t> postings(total);
+    const uint32_t first_id = static_cast<uint32_t>(sparse_first + lo);
+    const uint32_t end_id = static_cast<uint32_t>(sparse_first + hi);
+    for (size_t first = 0; first < refs.size(); first += kDocSlice) {
+      const size_t n = std::min(kDocSlice, refs.size() - first);
+      tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 64),
+                        [&](const tbb::blocked_range<size_t>& range) {
+                          std::vector<uint32_t>& ids = scratch.local();
+                          for (size_t i = range.begin(); i != range.end(); ++i) {
+                            MappedTerms(sources, terms, refs[first + i], &ids);
+                            doc_ids[i].assign(std::lower_bound(ids.begin(), ids.end(), first_id),
+                                              std::lower_bound(ids.begin(), ids.end(), end_id));
+                          }
+                        });
+      for (size_t i = 0; i < n; ++i) {
+        for (uint32_t id : doc_ids[i])
+          postings[start[id - first_id]++] = static_cast<uint32_t>(first + i);
+      }
+    }
+    uint64_t begin = 0;
+    for (uint64_t t = 0; t < hi - lo; ++t) {  // start[t] is now where term t's list ends
+      writer.Add(postings.data() + begin, start[t] - begin);
+      begin = start[t];
+      if (writer.pending_bytes() >= (1 << 20)) {
+        const std::string bytes = writer.TakeData();
+        w.Append(bytes.data(), bytes.size());
+      }
+    }
+    ReleaseSourcePages(sources);
+    lo = hi;
+  }
+  const std::string bytes = writer.TakeData();
+  w.Append(bytes.data(), bytes.size());
+  w.EndSection();
+  const std::vector<uint64_t> index = writer.Index();
+  w.AddSection(SectionId::kSparseIndex, index.data(), index.size() * sizeof(uint64_t));
+}
+
 template <typename T>
 void AddSection(format::IndexFileWriter& w, SectionId id, const std::vector<T>& v) {
   w.AddSection(id, v.data(), v.size() * sizeof(T));
@@ -295,14 +361,20 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
   // terms are held as 4-byte ids, about 3 times their forward-store bytes, and bands gather
   // documents of similar size). Measured on linux-files (docs/living-index.md): compacting 7
   // segments estimated 190 MB, peaked at 202 MB resident (the process's own ~25 MB included).
-  uint64_t terms = 0, docs = 0, rows = 0, forward = 0;
+  // The sparse rows: 4 bytes of df per merged term and a slice of the transposition (at most
+  // kSparseSlicePostings ids of 4 bytes, and 4 bytes of list start per term of the slice),
+  // about twice the sources' encoded sparse rows (written after the rows, whose term hashes,
+  // 8 bytes a term, are freed by then).
+  uint64_t terms = 0, docs = 0, rows = 0, forward = 0, sparse = 0;
   for (const MergeSource& s : sources) {
     terms += s.reader->dictionary().term_count();
     docs += s.reader->doc_count();
     rows += s.reader->SectionBytes(SectionId::kRows);
     forward += s.reader->SectionBytes(SectionId::kForwardData);
+    sparse += s.reader->SectionBytes(SectionId::kSparseData);
   }
-  return terms * 20 + docs * 48 + rows / 2 + forward * 3 / 2;
+  return terms * 24 + docs * 48 + rows / 2 + forward * 3 / 2 +
+         std::min(sparse * 2, kSparseSlicePostings * 4) + std::min(sparse, terms * 4);
 }
 
 SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
@@ -317,13 +389,16 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   std::vector<std::vector<uint32_t>> live_df = LiveDf(sources, refs);
   ReleaseSourcePages(sources);
   format::IndexFileWriter w(path);
-  const MergedTerms terms = MergeDictionaries(sources, live_df, w);
+  MergedTerms terms = MergeDictionaries(sources, live_df, w);
   ReleaseSourcePages(sources);
   uint64_t nonempty = 0;
   for (const DocRef& r : refs) nonempty += sources[r.source].reader->doc(r.local).term_count > 0;
   const uint32_t exact_terms = CountExactTerms(terms.runs, terms.count, nonempty);
+  const uint32_t sparse_first =
+      format::SparseFirst(terms.runs, terms.count, exact_terms, format::kDefaultSparseMaxDf);
   std::vector<uint64_t> bloom_counts, forward_offsets;
-  MeasureDocuments(sources, terms, refs, exact_terms, &bloom_counts, &forward_offsets);
+  MeasureDocuments(sources, terms, refs, exact_terms, sparse_first, &bloom_counts,
+                   &forward_offsets);
   ReleaseSourcePages(sources);
   const RowPlan plan = PlanRows(bloom_counts, fp_rate, exact_terms);
   std::vector<uint64_t>().swap(bloom_counts);
@@ -335,17 +410,21 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   m.term_fingerprint = format::TermFingerprint(terms.hashes);
   m.fp_rate = fp_rate;
   m.exact_terms = exact_terms;
+  m.sparse_max_df = format::kDefaultSparseMaxDf;
+  m.sparse_first = sparse_first;
   for (const DocRef& r : refs) m.input_bytes += sources[r.source].reader->doc(r.local).size;
   const std::string meta = NewSegmentMeta(m, root);
 
   w.AddSection(SectionId::kMeta, meta.data(), meta.size());
   AddSection(w, SectionId::kBands, plan.bands);
   AddSection(w, SectionId::kBandDocs, plan.band_docs);
-  WriteRows(w, sources, terms, refs, plan, exact_terms);
+  WriteRows(w, sources, terms, refs, plan, exact_terms, sparse_first);
+  std::vector<uint64_t>().swap(terms.hashes);  // the rows were their last use
   const std::string encodings =
       WriteDocuments(w, sources, refs, &summary.input_bytes, &summary.postings);
   AddSection(w, SectionId::kForwardOffsets, forward_offsets);
   WriteForwardStore(w, sources, terms, refs);
+  WriteSparseRows(w, sources, terms, refs, sparse_first);
   w.AddSection(SectionId::kEncodings, encodings.data(), encodings.size());
   summary.file_bytes = w.Finish();
   summary.documents = refs.size();

@@ -9,7 +9,7 @@
 namespace bitsift::indexer {
 
 std::vector<uint64_t> BuildSignatureRows(const std::vector<format::BandRecord>& bands,
-                                         uint32_t exact_terms,
+                                         uint32_t exact_terms, uint32_t sparse_first,
                                          const std::vector<uint64_t>& term_hashes,
                                          const ColumnTerms& column_terms) {
   uint64_t row_words = 0;
@@ -35,6 +35,7 @@ std::vector<uint64_t> BuildSignatureRows(const std::vector<format::BandRecord>& 
     for (uint64_t col = tasks[t].first_col; col < end; ++col) {
       const uint64_t word = col / 64, bit = uint64_t{1} << (col % 64);
       for (uint32_t id : column_terms(tasks[t].band, col)) {
+        if (id >= sparse_first) break;  // ids ascend: the rest are sparse terms
         if (id < exact_terms) {
           base[(band.width + id) * band.words_per_row + word] |= bit;
         } else if (band.width > 0) {  // a band of width 0 has no Bloom rows

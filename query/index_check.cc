@@ -7,6 +7,7 @@
 
 #include "format/bloom.h"
 #include "format/forward_store.h"
+#include "format/sparse_rows.h"
 #include "indexer/bands.h"
 #include "util/error.h"
 #include "util/varint.h"
@@ -268,6 +269,7 @@ void CheckIndex(const IndexReader& index) {
       const uint64_t word = c / 64, bit = uint64_t{1} << (c % 64);
       uint64_t bloom_terms = 0;
       for (uint32_t id : ids) {
+        if (index.IsSparse(id)) break;  // ids ascend; sparse terms have no bits (checked below)
         if (id < exact) {
           if ((index.Row(band, band.width + id)[word] & bit) == 0) {
             Fail(index, name + ": the exact-row bit of a term of document " + std::to_string(d) +
@@ -308,6 +310,50 @@ void CheckIndex(const IndexReader& index) {
       Fail(index, "the exact row of term " + std::to_string(t) + " has extra bits");
   }
   if (row_cursor != row_words) Fail(index, "rows section holds unused bytes");
+
+  // Sparse rows: each list is strictly ascending (SparseRow checks), as long as its term's df
+  // and every document on it holds the term; df documents hold it, so the list is exactly
+  // them. Groups are packed: each starts where the one before ended.
+  const uint32_t sparse_first = meta.sparse_first;
+  if (sparse_first < terms && dict.Df(sparse_first) > meta.sparse_max_df)
+    Fail(index, "a term above the sparse threshold has a sparse row");
+  if (sparse_first > meta.exact_terms && sparse_first > 0 &&
+      dict.Df(sparse_first - 1) <= meta.sparse_max_df)
+    Fail(index, "a term under the sparse threshold has no sparse row");
+  const std::vector<uint64_t> sparse_index = SectionArray<uint64_t>(index, SectionId::kSparseIndex);
+  if (sparse_index.front() != 0 ||
+      sparse_index.back() != index.Section(SectionId::kSparseData).size()) {
+    Fail(index, "the sparse index does not cover the sparse rows");
+  }
+  std::vector<uint32_t> list;
+  for (uint64_t t = sparse_first; t < terms; ++t) {
+    const uint64_t g = (t - sparse_first) / format::kSparseGroupTerms;
+    const bool last = t + 1 == terms || (t + 1 - sparse_first) % format::kSparseGroupTerms == 0;
+    if (last) {  // the group's lists end exactly where the next group starts
+      const auto* data =
+          reinterpret_cast<const uint8_t*>(index.Section(SectionId::kSparseData).data());
+      const uint8_t* stop = nullptr;
+      const auto group_first =
+          static_cast<uint32_t>(sparse_first + g * format::kSparseGroupTerms);
+      if (sparse_index[g] > sparse_index[g + 1] ||
+          !format::DecodeSparseRow(data + sparse_index[g], data + sparse_index[g + 1], group_first,
+                                   static_cast<uint32_t>(t), dict, docs, &list, &stop) ||
+          stop != data + sparse_index[g + 1]) {
+        Fail(index, "sparse rows group " + std::to_string(g) + " is not packed");
+      }
+    }
+    index.SparseRow(static_cast<uint32_t>(t), &list);
+    if (list.size() != df[t] ||
+        std::adjacent_find(list.begin(), list.end(), std::greater_equal<uint32_t>()) != list.end())
+      Fail(index, "the sparse row of term " + std::to_string(t) + " is not its documents");
+    const uint32_t id = static_cast<uint32_t>(t);
+    for (uint32_t d : list) {
+      if (!index.Contains(d, &id, 1))
+        Fail(index, "the sparse row of term " + std::to_string(t) + " lists document " +
+                        std::to_string(d) + ", which does not hold it");
+    }
+  }
+
   if (columns != non_empty) {
     Fail(index, "the bands hold " + Plural(columns, "document", "documents") + ", " +
                     Plural(non_empty, "document has", "documents have") + " terms");

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "format/sparse_rows.h"
 #include "util/error.h"
 
 namespace bitsift::query {
@@ -57,6 +58,10 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   Check(columns == band_doc_entries && file_.Section(SectionId::kBandDocs).size() % 4 == 0, path,
         "band columns");
   dict_ = format::DictionaryView(&file_, terms);
+  Check(meta_.exact_terms <= meta_.sparse_first && meta_.sparse_first <= terms, path,
+        "sparse term range");
+  expect(SectionId::kSparseIndex, format::SparseIndexEntries(terms - meta_.sparse_first), 8,
+         "sparse index");
   // A few dozen bytes, read by every document() call: verified (Touch) and parsed here.
   const uint64_t encodings_size = file_.Section(SectionId::kEncodings).size();
   const std::string problem = format::ParseEncodingTable(
@@ -105,6 +110,22 @@ bool IndexReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {
     Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
   }
   return r == format::ContainsResult::kYes;
+}
+
+void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
+  Check(id >= meta_.sparse_first && id < meta_.term_count, path(),
+        "term " + std::to_string(id) + " has no sparse row");
+  const uint64_t g = (id - meta_.sparse_first) / format::kSparseGroupTerms;
+  uint64_t range[2];
+  std::memcpy(range, file_.Touch(SectionId::kSparseIndex, g * 8, 16), 16);
+  Check(range[0] <= range[1], path(), "sparse index of term " + std::to_string(id));
+  // Touch bounds-checks the end against the section.
+  const uint8_t* p = file_.Touch(SectionId::kSparseData, range[0], range[1] - range[0]);
+  const auto group_first =
+      static_cast<uint32_t>(meta_.sparse_first + g * format::kSparseGroupTerms);
+  Check(format::DecodeSparseRow(p, p + (range[1] - range[0]), group_first, id, dict_,
+                                meta_.doc_count, docs),
+        path(), "damaged sparse row of term " + std::to_string(id));
 }
 
 std::vector<uint32_t> IndexReader::DocumentTerms(uint32_t id) const {

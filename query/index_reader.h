@@ -104,6 +104,12 @@ class IndexReader {
   const std::vector<std::string>& encodings() const { return encodings_; }
   // The dictionary; its accessors verify what they read.
   const format::DictionaryView& dictionary() const { return dict_; }
+  // Whether term id (< term count) has a sparse row (format/sparse_rows.h): no Bloom bits,
+  // its exact document list instead.
+  bool IsSparse(uint32_t id) const { return id >= meta_.sparse_first; }
+  // The documents of sparse term id (IsSparse), ascending, into *docs. Throws Error(kCorrupt)
+  // if the list's bytes or chunks are damaged or inconsistent.
+  void SparseRow(uint32_t id, std::vector<uint32_t>* docs) const;
   // Hints the CPU to start loading document id's forward record (no effect on results: the
   // offset read here is not verified, and a prefetch of any address is harmless).
   void PrefetchRecord(uint32_t id) const {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <optional>
 
 #include "format/bloom.h"
@@ -45,11 +46,12 @@ std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& ar
 }
 
 Searcher::RowTerm Searcher::Plan(const std::string& term) const {
-  RowTerm t{format::HashTerm(term), -1, 0, 0};
+  RowTerm t{format::HashTerm(term), -1, 0, 0, false};
   if (std::optional<uint32_t> id = index_.dictionary().Find(term)) {
     t.id = *id;
     t.df = index_.dictionary().Df(*id);
     if (*id < index_.exact_terms()) t.exact = *id;
+    t.sparse = index_.IsSparse(*id);
   }
   return t;
 }
@@ -130,9 +132,42 @@ void Searcher::BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, boo
   }
 }
 
+std::vector<uint32_t> Searcher::SparseCandidates(const std::vector<RowTerm>& terms,
+                                                 QueryStats* stats,
+                                                 const std::vector<IdRange>* scope,
+                                                 uint64_t* all) const {
+  std::vector<uint32_t> out, list, both;
+  bool first = true;
+  for (const RowTerm& t : terms) {  // rarest first (the caller sorted them by df)
+    if (!t.sparse) continue;
+    index_.SparseRow(t.id, first ? &out : &list);
+    ++stats->rows_read;
+    if (!first) {
+      both.clear();
+      std::set_intersection(out.begin(), out.end(), list.begin(), list.end(),
+                            std::back_inserter(both));
+      out.swap(both);
+    }
+    first = false;
+    if (out.empty()) break;
+  }
+  const uint64_t before = out.size();
+  if (scope != nullptr) {
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](uint32_t d) { return !InRanges(scope->data(), scope->size(), d); }),
+              out.end());
+  }
+  stats->candidates = out.size();
+  if (all != nullptr) *all = before;
+  return out;
+}
+
 std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
                                               QueryStats* stats, const std::vector<IdRange>* scope,
                                               uint64_t* all) const {
+  for (const RowTerm& t : terms) {
+    if (t.sparse) return SparseCandidates(terms, stats, scope, all);
+  }
   std::vector<uint32_t> out;
   uint64_t scoped_out = 0;  // candidates outside the scope
   uint64_t min_df = UINT64_MAX;
@@ -193,7 +228,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   }
   // Look up every term; a term no document contains settles the query.
   std::vector<RowTerm> planned;
-  std::vector<uint32_t> verify_ids;  // ids of the terms the rows do not answer exactly
+  bool sparse = false;
   for (const std::string& t : terms) {
     RowTerm rt = Plan(t);
     if (rt.df == 0) {
@@ -201,8 +236,14 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
       stats->parse_us = stats->total_us = MicrosSince(start);
       return {};
     }
-    if (rt.exact < 0) verify_ids.push_back(rt.id);
+    sparse = sparse || rt.sparse;
     planned.push_back(rt);
+  }
+  // The ids of the terms the candidates do not settle: with a sparse term the candidates are
+  // its documents, exact for every sparse term; otherwise the rows are exact for exact terms.
+  std::vector<uint32_t> verify_ids;
+  for (const RowTerm& rt : planned) {
+    if (sparse ? !rt.sparse : rt.exact < 0) verify_ids.push_back(rt.id);
   }
   // Rarest terms first: their rows are sparsest and zero whole blocks soonest.
   std::stable_sort(planned.begin(), planned.end(),
@@ -218,9 +259,9 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   const auto verify_start = Clock::now();
   std::vector<uint32_t> matches;
   uint64_t verified = 0;
-  // Exact rows answer their terms exactly. With only such terms, or with one Bloom term whose
-  // df equals the candidate count (candidates contain all df true matches), the candidates
-  // are the answer (counted before the scope: the df counts documents everywhere).
+  // Exact and sparse rows answer their terms exactly. With only such terms, or with one Bloom
+  // term whose df equals the candidate count (candidates contain all df true matches), the
+  // candidates are the answer (counted before the scope: the df counts documents everywhere).
   const bool exact = verify_ids.empty() || (planned.size() == 1 && all_candidates == planned[0].df);
   // Deleted documents go after that test (it counts every document holding the term).
   if (deleted != nullptr) {

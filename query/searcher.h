@@ -46,18 +46,20 @@ class Searcher {
   // Returns the documents whose signature rows contain every term (ascending): a superset of
   // the exact answer, before verification and without the dictionary's absent-term shortcut.
   // Frequent terms use their exact rows, the others their k Bloom rows; rows are ANDed rarest
-  // term first.
+  // term first. With sparse terms (format/sparse_rows.h), the candidates are the documents of
+  // all of them (their lists intersected) and no other row is read.
   std::vector<uint32_t> Candidates(const std::vector<std::string>& terms, bool parallel,
                                    QueryStats* stats) const;
 
  private:
-  // A term as the rows see it: its hash, its exact-row id if it has one, its df (0 if absent)
-  // and its id (if df > 0).
+  // A term as the rows see it: its hash, its exact-row id if it has one, its df (0 if absent),
+  // its id (if df > 0) and whether it has a sparse row instead of Bloom bits.
   struct RowTerm {
     uint64_t hash;
     int64_t exact;
     uint32_t df;
     uint32_t id;
+    bool sparse;
   };
   RowTerm Plan(const std::string& term) const;
   // One band's candidates (document ids in `scope`, or all if null, in column order) and what
@@ -70,8 +72,13 @@ class Searcher {
   };
   void BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, bool parallel,
                       const std::vector<IdRange>* scope, BandOutput* o) const;
+  // The documents of every sparse term of `terms` (in `scope` if not null), ascending: their
+  // lists intersected, rarest first. *all, if not null, receives the number before the scope.
+  std::vector<uint32_t> SparseCandidates(const std::vector<RowTerm>& terms, QueryStats* stats,
+                                         const std::vector<IdRange>* scope, uint64_t* all) const;
   // The candidates of `terms` (in `scope` if not null), ascending. *all, if not null, receives
-  // the number of candidates before the scope was applied.
+  // the number of candidates before the scope was applied. With a sparse term, they are
+  // SparseCandidates; otherwise the rows' AND.
   std::vector<uint32_t> CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
                                       QueryStats* stats, const std::vector<IdRange>* scope,
                                       uint64_t* all) const;

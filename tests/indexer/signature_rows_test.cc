@@ -1,5 +1,5 @@
-// The signature-row builder on its own: every term of every column sets exactly its rows,
-// nothing else is set, and the parallel result does not depend on the number of threads.
+// The signature-row builder on its own: every term of every column sets exactly its rows
+// (sparse terms none), nothing else is set, and the parallel result does not depend on the number of threads.
 #include "indexer/signature_rows.h"
 
 #include <tbb/task_arena.h>
@@ -21,12 +21,14 @@ struct Layout {
   std::vector<std::vector<std::vector<uint32_t>>> terms;  // [band][column] -> sorted ids
   std::vector<uint64_t> hashes;
   uint32_t exact = 0;
+  uint32_t sparse_first = 0;  // ids from here on have sparse rows: no bit
 };
 
 Layout MakeLayout(std::mt19937_64& rng) {
   Layout l;
   const uint32_t term_count = 500;
   l.exact = 5;
+  l.sparse_first = 400;
   for (uint32_t t = 0; t < term_count; ++t) l.hashes.push_back(rng());
   uint64_t offset_words = 0;
   for (uint32_t b = 0; b < 3; ++b) {
@@ -51,7 +53,7 @@ Layout MakeLayout(std::mt19937_64& rng) {
 
 std::vector<uint64_t> Build(const Layout& l) {
   return BuildSignatureRows(
-      l.bands, l.exact, l.hashes,
+      l.bands, l.exact, l.sparse_first, l.hashes,
       [&](uint64_t b, uint64_t c) -> const std::vector<uint32_t>& { return l.terms[b][c]; });
 }
 
@@ -74,7 +76,7 @@ TEST_CASE("signature rows: each column sets exactly its terms' rows", "[rows]") 
           for (uint32_t id : l.terms[bi][col]) {
             if (id < l.exact) {
               expected.insert(b.width + id);
-            } else {
+            } else if (id < l.sparse_first) {
               bitsift::format::ForEachPosition(l.hashes[id], b.width, b.k,
                                                [&](uint64_t r) { expected.insert(r); });
             }

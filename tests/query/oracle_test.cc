@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "format/bloom.h"
+#include "format/sparse_rows.h"
 #include "indexer/index_builder.h"
 #include "query/index_reader.h"
 #include "query/searcher.h"
@@ -163,12 +164,15 @@ TEST_CASE("engine equals the brute-force oracle on corpora/sample", "[oracle]") 
 }
 
 TEST_CASE("false-positive rate before verification is within the target's bounds", "[fp]") {
-  // 4096 documents of exactly 200 distinct random terms: one band sized for 200 terms.
+  // 4096 documents of exactly 200 distinct terms: one band sized for 200 terms. Each group of
+  // 32 documents shares its terms, so that every term has Bloom bits (a term in at most
+  // kDefaultSparseMaxDf documents would have a sparse row instead).
+  static_assert(32 > format::kDefaultSparseMaxDf);
   std::mt19937_64 rng(123);
   std::vector<indexer::MemoryDocument> docs;
   for (int d = 0; d < 4096; ++d) {
     std::string text;
-    for (int t = 0; t < 200; ++t) text += Cat("t", d, "x", t, " ");
+    for (int t = 0; t < 200; ++t) text += Cat("t", d / 32, "x", t, " ");
     docs.push_back({Cat("doc", d), text, 0});
   }
   TempDir dir;

@@ -10,10 +10,12 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "format/bloom.h"
 #include "format/index_format.h"
+#include "format/sparse_rows.h"
 #include "query/index_reader.h"
 #include "query/searcher.h"
 #include "reliability_util.h"
@@ -29,18 +31,22 @@ namespace fs = std::filesystem;
 namespace {
 
 // Generated documents of many sizes (several bands, frequent terms with exact rows; ROWS,
-// FORWARD_DATA and DOCS span several chunks), and two rare marker terms: "needle" in 3
-// documents, "pin" in 2 of them and one more. {"needle", "pin"} therefore uses Bloom rows
-// and verifies its candidates against their forward records.
+// FORWARD_DATA and DOCS span several chunks), and marker terms: "needle" in 20 documents, "pin"
+// in 22, both in 2 (documents 0 and 2100). They are in more than kDefaultSparseMaxDf documents,
+// so {"needle", "pin"} uses Bloom rows and verifies its candidates against their forward
+// records. "hapax", in 3 documents, has a sparse row, as each document's own "onlyN".
 std::vector<bitsift::Document> LazyCorpus() {
+  static_assert(20 > bitsift::format::kDefaultSparseMaxDf);
   std::mt19937_64 rng(11);
   auto vocab = MixedVocabulary(4000, rng);
   std::vector<bitsift::Document> docs;
   int i = 0;
   for (auto& d : GenerateCorpus(3000, 1500, vocab, rng)) {
     std::string text = d.text;
-    if (i == 100 || i == 1700 || i == 2500) text += " needle";
-    if (i == 100 || i == 2500 || i == 1234) text += " pin";
+    if (i % 150 == 0) text += " needle";
+    if (i % 140 == 0) text += " pin";
+    if (i == 100 || i == 1700 || i == 2500) text += " hapax";
+    text += " only" + std::to_string(i);  // a term of its own: SPARSE_DATA spans chunks
     docs.push_back({d.name, text, i++});
   }
   return docs;
@@ -217,6 +223,32 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
                  "DOCS");
 }
 
+TEST_CASE("a damaged sparse row that a query reads: the query fails naming the section",
+          "[lazy]") {
+  Fixture f;
+  const std::string bad = f.dir / "bad";
+  REQUIRE(Ask(f.good, {"hapax"}).paths.size() == 3);
+  bitsift::query::IndexReader reader(f.segment);
+  const std::optional<uint32_t> id = reader.dictionary().Find("hapax");
+  REQUIRE(id.has_value());
+  REQUIRE(reader.IsSparse(*id));
+  const uint64_t group = (*id - reader.meta().sparse_first) / bitsift::format::kSparseGroupTerms;
+  const auto [index_at, index_len] = SectionSpan(f.image, SectionId::kSparseIndex);
+  const auto [data_at, data_len] = SectionSpan(f.image, SectionId::kSparseData);
+  const uint64_t pos = data_at + Load<uint64_t>(f.image, index_at + group * 8);
+  const std::string segment = WriteCopy(f.good, bad, Flip(f.image, pos));
+  Answer a = Ask(bad, {"hapax"});
+  INFO(a.status.message());
+  CHECK(a.status.code() == Status::Code::kCorrupt);
+  CHECK(a.paths.empty());
+  CHECK(Contains(a.status.message(), segment));
+  CHECK(Contains(a.status.message(), "of section SPARSE_DATA"));
+  // The Bloom terms' query does not read it.
+  Answer b = Ask(bad, kQuery);
+  CHECK(b.status.ok());
+  CHECK(b.paths == f.expected.paths);
+}
+
 TEST_CASE("a damaged chunk that a query does not read: exact answer, and check finds it",
           "[lazy]") {
   Fixture f;
@@ -273,7 +305,8 @@ TEST_CASE("Touch from many threads at once on fresh chunks", "[lazy][concurrent]
   Fixture f;
   const std::vector<SectionId> lazy = {SectionId::kRows,        SectionId::kDocs,
                                        SectionId::kForwardData, SectionId::kForwardOffsets,
-                                       SectionId::kDictBlocks,  SectionId::kDictIndex};
+                                       SectionId::kDictBlocks,  SectionId::kDictIndex,
+                                       SectionId::kSparseData};
   // Every thread touches every chunk of the lazily verified sections, each in its own order and
   // with ranges that cross chunk boundaries: the first touches of a chunk race.
   auto touch_all = [&](const bitsift::format::IndexFile& file, std::atomic<uint64_t>& failures) {

@@ -122,6 +122,7 @@ Status GuardIndex(const std::vector<std::string>& index_dirs, F&& f) {
 indexer::BuildConfig ConfigOf(const IndexOptions& o) {
   indexer::BuildConfig c;
   c.fp_rate = o.fp_rate;
+  c.sparse_max_df = o.sparse_max_df;
   c.threads = o.threads;
   c.max_file_size = o.max_file_size;
   c.documents.encoding = o.encoding;
@@ -299,6 +300,7 @@ Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
     Ensure(indexer::ReadStoredSettings(index_path, &c), ErrorKind::kNotFound,
            index_path + ": no index here");
     options->fp_rate = c.fp_rate;
+    options->sparse_max_df = c.sparse_max_df;
     options->max_file_size = c.max_file_size;
     options->encoding = c.documents.encoding;
     options->hidden = c.documents.hidden;
@@ -756,7 +758,8 @@ IndexStats Index::Stats() const {
   std::map<std::string, uint64_t> encodings;
   s.root = set.indexes().empty() ? "" : set.indexes()[0].root;
   s.documents = set.live_documents();
-  uint64_t rows = 0, sparse = 0, band_bytes = 0, forward = 0, dictionary = 0, doc_table = 0, meta = 0;
+  uint64_t rows = 0, sparse = 0, band_bytes = 0, forward = 0, dictionary = 0, doc_table = 0,
+           meta = 0;
   using format::SectionId;
   for (const query::IndexSet::Segment& seg : set.segments()) {
     const query::IndexReader& r = *seg.reader;
@@ -805,9 +808,12 @@ IndexStats Index::Stats() const {
     doc_table += r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths);
     meta += r.SectionBytes(SectionId::kMeta);
   }
-  s.section_bytes = {{"signature rows", rows},      {"sparse rows", sparse},
-                     {"band columns", band_bytes},  {"forward store", forward},
-                     {"dictionary", dictionary},    {"document table", doc_table},
+  s.section_bytes = {{"signature rows", rows},
+                     {"sparse rows", sparse},
+                     {"band columns", band_bytes},
+                     {"forward store", forward},
+                     {"dictionary", dictionary},
+                     {"document table", doc_table},
                      {"meta", meta}};
   s.encodings.assign(encodings.begin(), encodings.end());
   std::stable_sort(s.encodings.begin(), s.encodings.end(),

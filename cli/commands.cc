@@ -714,7 +714,7 @@ bool ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
 int RunIndex(const std::vector<std::string>& args) {
   const char* usage =
       "usage: bitsift index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
-      "[--threads N] [--max-file-size BYTES] [--verbose]\n"
+      "[--sparse-max-df N] [--threads N] [--max-file-size BYTES] [--verbose]\n"
       "                         [--encoding NAME] [--hidden] [--no-ignore] [--glob GLOB]... "
       "[--max-decompressed-size BYTES]";
   po::options_description visible("options");
@@ -726,8 +726,10 @@ int RunIndex(const std::vector<std::string>& args) {
       "memory budget for building: a segment is written when this is reached (e.g. 512M, 1G)")(
       "fp-rate", po::value<std::string>()->default_value("0.01"),
       "per-term false-positive target of the signatures, from 1e-9 to below 1")(
-      "threads", po::value<std::string>()->default_value("0"),
-      "worker threads (0 = one per core; capped at the cores available)")(
+      "sparse-max-df", po::value<std::string>()->default_value("128"),
+      "terms in at most N documents get their document list instead of signature bits "
+      "(0 = none)")("threads", po::value<std::string>()->default_value("0"),
+                    "worker threads (0 = one per core; capped at the cores available)")(
       "max-file-size", po::value<std::string>()->default_value("256M"),
       "skip files larger than this (bytes, or with a unit: 512K, 256M, 1G)")(
       "verbose,v", "name every skipped file on stderr")("quiet,q", "no progress, no summary");
@@ -756,7 +758,12 @@ int RunIndex(const std::vector<std::string>& args) {
   if (!fp_rate || !max_file_size || !memory) return kExitError;
   std::optional<unsigned> threads = ThreadsOption(vm);
   if (!threads) return kExitError;
+  std::optional<uint64_t> sparse_max_df =
+      WholeOption(vm, "sparse-max-df", 0, 1u << 20, "a document count, 0 = none");
+  if (!sparse_max_df) return kExitError;
   if (!vm["fp-rate"].defaulted()) options.fp_rate = *fp_rate;
+  if (!vm["sparse-max-df"].defaulted())
+    options.sparse_max_df = static_cast<uint32_t>(*sparse_max_df);
   options.threads = *threads;
   if (!vm["max-file-size"].defaulted()) options.max_file_size = *max_file_size;
   if (!ReadDocumentOptions(vm, &options)) return kExitError;

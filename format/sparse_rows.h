@@ -28,7 +28,7 @@ namespace bitsift::format {
 
 inline constexpr uint32_t kSparseGroupTerms = 16;
 // The default MetaRecord::sparse_max_df of new segments.
-inline constexpr uint32_t kDefaultSparseMaxDf = 16;
+inline constexpr uint32_t kDefaultSparseMaxDf = 128;
 
 // The first id of the terms with a sparse row: the smallest id at or above exact_terms whose
 // df is at most max_df (ids run by decreasing df), or term_count if there is none. `runs` are

@@ -337,7 +337,7 @@ class IndexState {
 void IndexState::Merge(std::vector<size_t> indices, const std::string& root, BuildReport* report) {
   std::sort(indices.begin(), indices.end());
   const uint64_t number = manifest_.next_segment++;
-  const SegmentSummary s = MergeSegments(Sources(indices), config_.fp_rate,
+  const SegmentSummary s = MergeSegments(Sources(indices), config_.fp_rate, config_.sparse_max_df,
                                          dir_ + "/" + format::SegmentFileName(number), root);
   const bool empty = s.documents == 0;
   for (size_t k = indices.size(); k-- > 0;) segments_.erase(segments_.begin() + indices[k]);
@@ -435,6 +435,7 @@ std::map<std::string, std::string> SettingsOf(const std::string& root, const Bui
   std::map<std::string, std::string> settings = c.documents.ToSettings();
   settings["root"] = root;
   settings["fp_rate"] = fp.str();
+  settings["sparse_max_df"] = std::to_string(c.sparse_max_df);
   settings["max_file_size"] = std::to_string(c.max_file_size);
   return settings;
 }
@@ -555,7 +556,7 @@ void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
                     const std::string& root, const BuildConfig& config, const SkipCallback& on_skip,
                     Clock::time_point start, BuildReport* report, std::vector<uint8_t>* indexed) {
   ProgressReporter progress(config, names.size(), start);
-  SegmentBuilder builder(config.fp_rate);
+  SegmentBuilder builder(config.fp_rate, config.sparse_max_df);
   indexed->assign(names.size(), 1);
   const uint64_t budget = BuilderBudget(config.memory_budget);
   for (size_t first = 0, end = 0; first < names.size(); first = end) {
@@ -679,6 +680,8 @@ bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config) {
   }
   const std::map<std::string, std::string>& s = manifest.settings;
   if (auto it = s.find("fp_rate"); it != s.end()) config->fp_rate = std::stod(it->second);
+  if (auto it = s.find("sparse_max_df"); it != s.end())
+    config->sparse_max_df = static_cast<uint32_t>(std::stoul(it->second));
   if (auto it = s.find("max_file_size"); it != s.end()) {
     config->max_file_size = std::stoull(it->second);
   }
@@ -818,6 +821,8 @@ void CompactIndex(const std::string& index_dir, const BuildConfig& config, Build
     // Keep the index's own settings (so the state is not treated as a rebuild).
     if (auto it = current.settings.find("fp_rate"); it != current.settings.end())
       c.fp_rate = std::stod(it->second);
+    if (auto it = current.settings.find("sparse_max_df"); it != current.settings.end())
+      c.sparse_max_df = static_cast<uint32_t>(std::stoul(it->second));
     IndexState state(index_dir, c, current.settings);
     const std::string root = current.settings.count("root") ? current.settings.at("root") : "";
     const size_t n = state.segments().size();

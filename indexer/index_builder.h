@@ -14,6 +14,7 @@
 
 #include "documents/file_walker.h"
 #include "format/index_format.h"
+#include "format/sparse_rows.h"
 
 struct stat;
 
@@ -34,7 +35,10 @@ struct BuildProgress {
 inline constexpr uint64_t kDefaultMemoryBudget = 256ULL << 20;
 
 struct BuildConfig {
-  double fp_rate = 0.01;                  // per-term false-positive target of each band
+  double fp_rate = 0.01;  // per-term false-positive target of each band
+  // Terms in at most this many documents get a sparse row (their document list) instead of
+  // Bloom bits (format/sparse_rows.h); 0 gives every term Bloom bits or an exact row.
+  uint32_t sparse_max_df = format::kDefaultSparseMaxDf;
   unsigned threads = 0;                   // 0 = all cores
   uint64_t max_file_size = 256ULL << 20;  // larger files are skipped
   documents::DocumentOptions documents;   // which files are documents and how they are read
@@ -79,7 +83,7 @@ struct MemoryDocument {
 // unchanged files (same size, mtime, ctime and inode) are kept without reading them, new and
 // changed files are indexed into new segments, removed and changed ones are deleted. A missing
 // index, config.rebuild, a 0.1 index file or different settings (root, fp_rate,
-// max_file_size) index everything. Throws Error.
+// sparse_max_df, max_file_size) index everything. Throws Error.
 void UpdateIndexFromDirectory(const std::string& root, const std::string& index_dir,
                               const BuildConfig& config, BuildReport* report);
 
@@ -109,9 +113,9 @@ struct TreeStatus {
 // documents (it has no tree), kCorrupt for a damaged one.
 TreeStatus CompareWithTree(const std::string& index_dir);
 
-// Sets config's fp_rate, max_file_size and documents to the settings the index in `index_dir`
-// was built with (the keys it records; others keep config's values), so that an update can
-// apply the same ones. Returns false if there is no index there (config untouched); throws
+// Sets config's fp_rate, sparse_max_df, max_file_size and documents to the settings the index in
+// `index_dir` was built with (the keys it records; others keep config's values), so that an update
+// can apply the same ones. Returns false if there is no index there (config untouched); throws
 // Error(kCorrupt) for a damaged MANIFEST.
 bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config);
 

@@ -75,8 +75,10 @@ std::string NewSegmentMeta(format::MetaRecord m, const std::string& root) {
   return meta + root;
 }
 
-SegmentBuilder::SegmentBuilder(double fp_rate)
-    : fp_rate_(fp_rate), interner_(std::make_unique<TermInterner>()) {}
+SegmentBuilder::SegmentBuilder(double fp_rate, uint32_t sparse_max_df)
+    : fp_rate_(fp_rate),
+      sparse_max_df_(sparse_max_df),
+      interner_(std::make_unique<TermInterner>()) {}
 
 SegmentBuilder::~SegmentBuilder() = default;
 
@@ -149,8 +151,8 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   // 4-byte transposition and ~2.5 encoded); about half of all postings are sparse (linux-files
   // 51%, kjv 9%), while the rows planned above, counting every term, are about that much too
   // large.
-  const uint64_t writing = terms * 60 + interner / 3 + postings_ * 45 / 10 + docs_.size() * 68 +
-                           row_bytes;
+  const uint64_t writing =
+      terms * 60 + interner / 3 + postings_ * 45 / 10 + docs_.size() * 68 + row_bytes;
   return held + writing;
 }
 
@@ -301,7 +303,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   const std::vector<format::DfRun> df_runs = format::EncodeDfRuns(terms.df);
   const uint32_t exact_terms = CountExactTerms(df_runs, terms.df.size(), nonempty);
   const uint32_t sparse_first =
-      format::SparseFirst(df_runs, terms.df.size(), exact_terms, format::kDefaultSparseMaxDf);
+      format::SparseFirst(df_runs, terms.df.size(), exact_terms, sparse_max_df_);
   std::vector<uint64_t> bloom_counts(docs_.size(), 0);
   for (size_t d = 0; d < docs_.size(); ++d)
     bloom_counts[d] = BloomTermCount(docs_[d].ids, exact_terms, sparse_first);
@@ -334,7 +336,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   m.fp_rate = fp_rate_;
   m.input_bytes = table.input_bytes;
   m.exact_terms = exact_terms;
-  m.sparse_max_df = format::kDefaultSparseMaxDf;
+  m.sparse_max_df = sparse_max_df_;
   m.sparse_first = sparse_first;
   const std::string meta = NewSegmentMeta(m, root);
 

@@ -46,8 +46,9 @@ std::string NewSegmentMeta(format::MetaRecord m, const std::string& root);
 
 class SegmentBuilder {
  public:
-  // fp_rate: the per-term false-positive target of every band (0 < fp_rate < 1).
-  explicit SegmentBuilder(double fp_rate);
+  // fp_rate: the per-term false-positive target of every band (0 < fp_rate < 1); terms in at
+  // most sparse_max_df documents get sparse rows (format/sparse_rows.h).
+  SegmentBuilder(double fp_rate, uint32_t sparse_max_df);
   ~SegmentBuilder();
 
   // Reads documents 0..names.size()-1 with `read`, in parallel in the calling task arena, and
@@ -75,6 +76,7 @@ class SegmentBuilder {
     FileFacts facts;
   };
   double fp_rate_;
+  uint32_t sparse_max_df_;
   std::unique_ptr<TermInterner> interner_;
   std::vector<Doc> docs_;
   uint64_t postings_ = 0;

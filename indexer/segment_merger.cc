@@ -305,7 +305,8 @@ void WriteSparseRows(format::IndexFileWriter& w, const std::vector<MergeSource>&
   for (uint64_t lo = 0; lo < df.size();) {
     // Terms [lo, hi) of the sparse range: at least one, at most kSparseSlicePostings ids.
     uint64_t hi = lo, total = 0;
-    while (hi < df.size() && (hi == lo || total + df[hi] <= kSparseSlicePostings)) total += df[hi++];
+    while (hi < df.size() && (hi == lo || total + df[hi] <= kSparseSlicePostings))
+      total += df[hi++];
     std::vector<uint32_t> start(hi - lo + 1, 0);  // total < 2^32
     for (uint64_t t = lo; t < hi; ++t) start[t - lo + 1] = start[t - lo] + df[t];
     std::vector<uint32_t> postings(total);
@@ -378,7 +379,8 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
 }
 
 SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
-                             const std::string& path, const std::string& root) {
+                             uint32_t sparse_max_df, const std::string& path,
+                             const std::string& root) {
   Ensure(fp_rate > 0 && fp_rate < 1, ErrorKind::kInvalidArgument,
          "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(fp_rate));
   SegmentSummary summary;
@@ -395,7 +397,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   for (const DocRef& r : refs) nonempty += sources[r.source].reader->doc(r.local).term_count > 0;
   const uint32_t exact_terms = CountExactTerms(terms.runs, terms.count, nonempty);
   const uint32_t sparse_first =
-      format::SparseFirst(terms.runs, terms.count, exact_terms, format::kDefaultSparseMaxDf);
+      format::SparseFirst(terms.runs, terms.count, exact_terms, sparse_max_df);
   std::vector<uint64_t> bloom_counts, forward_offsets;
   MeasureDocuments(sources, terms, refs, exact_terms, sparse_first, &bloom_counts,
                    &forward_offsets);
@@ -410,7 +412,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   m.term_fingerprint = format::TermFingerprint(terms.hashes);
   m.fp_rate = fp_rate;
   m.exact_terms = exact_terms;
-  m.sparse_max_df = format::kDefaultSparseMaxDf;
+  m.sparse_max_df = sparse_max_df;
   m.sparse_first = sparse_first;
   for (const DocRef& r : refs) m.input_bytes += sources[r.source].reader->doc(r.local).size;
   const std::string meta = NewSegmentMeta(m, root);

@@ -333,8 +333,7 @@ void CheckIndex(const IndexReader& index) {
       const auto* data =
           reinterpret_cast<const uint8_t*>(index.Section(SectionId::kSparseData).data());
       const uint8_t* stop = nullptr;
-      const auto group_first =
-          static_cast<uint32_t>(sparse_first + g * format::kSparseGroupTerms);
+      const auto group_first = static_cast<uint32_t>(sparse_first + g * format::kSparseGroupTerms);
       if (sparse_index[g] > sparse_index[g + 1] ||
           !format::DecodeSparseRow(data + sparse_index[g], data + sparse_index[g + 1], group_first,
                                    static_cast<uint32_t>(t), dict, docs, &list, &stop) ||

@@ -153,9 +153,10 @@ std::vector<uint32_t> Searcher::SparseCandidates(const std::vector<RowTerm>& ter
   }
   const uint64_t before = out.size();
   if (scope != nullptr) {
-    out.erase(std::remove_if(out.begin(), out.end(),
-                             [&](uint32_t d) { return !InRanges(scope->data(), scope->size(), d); }),
-              out.end());
+    out.erase(
+        std::remove_if(out.begin(), out.end(),
+                       [&](uint32_t d) { return !InRanges(scope->data(), scope->size(), d); }),
+        out.end());
   }
   stats->candidates = out.size();
   if (all != nullptr) *all = before;

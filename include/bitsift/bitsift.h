@@ -61,7 +61,10 @@ struct IndexProgress {
 };
 
 struct IndexOptions {
-  double fp_rate = 0.01;                  // per-term false-positive target of the signatures
+  double fp_rate = 0.01;  // per-term false-positive target of the signatures
+  // Terms in at most this many documents get a sparse row, their exact document list, instead
+  // of Bloom bits (no false candidates for them); 0 = none (docs/design.md, "Sparse rows").
+  uint32_t sparse_max_df = 128;
   unsigned threads = 0;                   // worker threads; 0 = one per core (more are capped)
   uint64_t max_file_size = 256ULL << 20;  // files larger than this are skipped
   // Memory for building: a segment is written whenever the in-memory one reaches this, and
@@ -127,8 +130,8 @@ struct IndexSummary {
 Status BuildIndex(const std::string& dir, const std::string& index_path,
                   const IndexOptions& options, IndexSummary* summary = nullptr);
 
-// Sets the settings of `options` that an index records (fp_rate, max_file_size, encoding,
-// hidden, no_ignore, globs, max_decompressed_bytes) to the values the index directory
+// Sets the settings of `options` that an index records (fp_rate, sparse_max_df, max_file_size,
+// encoding, hidden, no_ignore, globs, max_decompressed_bytes) to the values the index directory
 // `index_path` was built with; the other fields are untouched. BuildIndex rebuilds an index
 // whose recorded settings differ from the options it is given, so an update that should apply
 // the same rules (as `bitsift index DIR` does) starts from these and overrides what its caller

@@ -89,6 +89,7 @@ TEST_CASE("an index records its settings and an update can apply them again", "[
   bitsift::IndexOptions built;
   built.hidden = true;
   built.fp_rate = 0.001;
+  built.sparse_max_df = 3;
   built.globs = {"*.txt", "*.md", ".hidden"};
   built.max_file_size = 1 << 20;
   REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "index", built).ok());
@@ -96,6 +97,7 @@ TEST_CASE("an index records its settings and an update can apply them again", "[
   REQUIRE(bitsift::ReadIndexOptions(dir / "index", &read).ok());
   CHECK(read.hidden);
   CHECK(read.fp_rate == 0.001);
+  CHECK(read.sparse_max_df == 3);
   CHECK(read.globs == built.globs);
   CHECK(read.max_file_size == uint64_t{1} << 20);
   CHECK(!read.no_ignore);
@@ -110,6 +112,7 @@ TEST_CASE("an index records its settings and an update can apply them again", "[
   REQUIRE(bitsift::ReadIndexOptions(dir / "index", &read).ok());
   CHECK(!read.hidden);
   CHECK(read.globs.empty());
+  CHECK(read.sparse_max_df == bitsift::IndexOptions{}.sparse_max_df);
   CHECK(bitsift::ReadIndexOptions(dir / "none", &read).code() == Status::Code::kNotFound);
 }
 

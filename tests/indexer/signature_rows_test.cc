@@ -1,5 +1,6 @@
 // The signature-row builder on its own: every term of every column sets exactly its rows
-// (sparse terms none), nothing else is set, and the parallel result does not depend on the number of threads.
+// (sparse terms none), nothing else is set, and the parallel result does not depend on the number
+// of threads.
 #include "indexer/signature_rows.h"
 
 #include <tbb/task_arena.h>

@@ -180,6 +180,7 @@ TEST_CASE("updates after random changes answer as the oracle and as a fresh buil
       fs::create_directories(dir / "tree");
       IndexOptions options;
       options.memory_budget = budget;
+      options.sparse_max_df = budget < (1 << 20) ? 4 : 128;  // few or most terms: sparse rows
       // The small budget keeps every segment (many segments answer as one); the large one
       // merges them by the policy.
       options.merge = budget >= (1 << 20);
@@ -194,6 +195,7 @@ TEST_CASE("updates after random changes answer as the oracle and as a fresh buil
         merges += summary.merges;
         IndexOptions fresh_options;
         fresh_options.rebuild = true;
+        fresh_options.sparse_max_df = options.sparse_max_df;
         REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "fresh", fresh_options).ok());
         std::unique_ptr<Index> updated, fresh;
         REQUIRE(Index::Open(dir / "index", &updated).ok());

@@ -7,7 +7,6 @@
 
 #include "bitsift/bitsift.h"
 #include "format/index_format.h"
-#include "format/sparse_rows.h"
 #include "test_util.h"
 
 using bitsift::testing::TempDir;
@@ -23,11 +22,13 @@ std::vector<std::string> Paths(const bitsift::Index& index, std::vector<std::str
 }  // namespace
 
 TEST_CASE("a document too large for signatures is found exactly", "[oracle][huge]") {
-  // kDefaultSparseMaxDf + 1 copies of the huge document, so that its terms have Bloom bits
-  // (a term of at most kDefaultSparseMaxDf documents has a sparse row instead), and enough
-  // small documents that they are in under a tenth of all (such terms get exact rows).
+  // sparse_max_df + 1 copies of the huge document, so that its terms have Bloom bits (a term
+  // of at most sparse_max_df documents has a sparse row instead), and enough small documents
+  // that they are in under a tenth of all (such terms get exact rows).
   const uint64_t n = bitsift::format::kMaxSignatureTerms + 5000;
-  const uint32_t copies = bitsift::format::kDefaultSparseMaxDf + 1;
+  bitsift::IndexOptions options;
+  options.sparse_max_df = 16;
+  const uint32_t copies = options.sparse_max_df + 1;
   std::string huge;
   huge.reserve(n * 9);
   for (uint64_t i = 0; i < n; ++i) {
@@ -53,7 +54,7 @@ TEST_CASE("a document too large for signatures is found exactly", "[oracle][huge
     return v;
   };
   TempDir dir;
-  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "index", {}).ok());
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "index", options).ok());
   std::unique_ptr<bitsift::Index> index;
   REQUIRE(bitsift::Index::Open(dir / "index", &index).ok());
   REQUIRE(index->Check().ok());

@@ -107,78 +107,85 @@ Totals CheckAgainstOracle(const query::IndexReader& reader, const Oracle& oracle
 }  // namespace
 
 TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]") {
-  for (uint64_t seed : {1, 2}) {
-    std::mt19937_64 rng(seed);
-    std::vector<std::string> vocab = bitsift::testing::MixedVocabulary(4000, rng);
-    auto corpus = bitsift::testing::GenerateCorpus(seed == 1 ? 3000 : 1200, 1500, vocab, rng);
-    std::vector<indexer::MemoryDocument> docs;
-    Oracle oracle;
-    std::map<std::string, size_t> oracle_of_name;
-    for (const auto& d : corpus) {
-      oracle_of_name[d.name] = oracle.size();
-      oracle.Add(d.text);
-      docs.push_back({d.name, d.text, 0});
+  // Sparse rows for no term, for the rarest, and by default (most of these corpora's terms).
+  for (uint32_t sparse_max_df : {0u, 8u, format::kDefaultSparseMaxDf})
+    for (uint64_t seed : {1, 2}) {
+      INFO("sparse_max_df " << sparse_max_df << ", seed " << seed);
+      std::mt19937_64 rng(seed);
+      std::vector<std::string> vocab = bitsift::testing::MixedVocabulary(4000, rng);
+      auto corpus = bitsift::testing::GenerateCorpus(seed == 1 ? 3000 : 1200, 1500, vocab, rng);
+      std::vector<indexer::MemoryDocument> docs;
+      Oracle oracle;
+      std::map<std::string, size_t> oracle_of_name;
+      for (const auto& d : corpus) {
+        oracle_of_name[d.name] = oracle.size();
+        oracle.Add(d.text);
+        docs.push_back({d.name, d.text, 0});
+      }
+      TempDir dir;
+      indexer::BuildConfig config;
+      config.fp_rate = seed == 1 ? 0.01 : 0.2;  // a loose target makes many false positives
+      config.sparse_max_df = sparse_max_df;
+      indexer::BuildReport report;
+      config.rebuild = true;
+      indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+      query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
+      REQUIRE(reader.doc_count() == corpus.size());
+      std::vector<size_t> oracle_doc_of(reader.doc_count());
+      for (uint32_t id = 0; id < reader.doc_count(); ++id) {
+        oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
+      }
+      std::vector<std::string> common(vocab.begin(), vocab.begin() + 8);
+      Totals t =
+          CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2500, rng));
+      CHECK(t.with_hits > t.queries / 3);
+      CHECK(t.candidates >= t.truth);
+      if (seed == 2) CHECK(t.candidates > t.truth);  // verification had work to do
     }
-    TempDir dir;
-    indexer::BuildConfig config;
-    config.fp_rate = seed == 1 ? 0.01 : 0.2;  // a loose target makes many false positives
-    indexer::BuildReport report;
-    config.rebuild = true;
-    indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
-    query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
-    REQUIRE(reader.doc_count() == corpus.size());
-    std::vector<size_t> oracle_doc_of(reader.doc_count());
-    for (uint32_t id = 0; id < reader.doc_count(); ++id) {
-      oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
-    }
-    std::vector<std::string> common(vocab.begin(), vocab.begin() + 8);
-    Totals t =
-        CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2500, rng));
-    CHECK(t.with_hits > t.queries / 3);
-    CHECK(t.candidates >= t.truth);
-    if (seed == 2) CHECK(t.candidates > t.truth);  // verification had work to do
-  }
 }
 
 TEST_CASE("engine equals the brute-force oracle on corpora/sample", "[oracle]") {
-  TempDir dir;
-  indexer::BuildConfig config;
-  indexer::BuildReport report;
-  indexer::UpdateIndexFromDirectory(BITSIFT_SAMPLE_DIR, dir / "index", config, &report);
-  query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
-  REQUIRE(reader.doc_count() >= 20);
-  Oracle oracle;
-  std::vector<size_t> oracle_doc_of;
-  std::vector<std::string> common;
-  for (uint32_t id = 0; id < reader.doc_count(); ++id) {
-    oracle_doc_of.push_back(oracle.size());
-    oracle.Add(bitsift::testing::ReadFile(std::string(BITSIFT_SAMPLE_DIR) + "/" +
-                                          std::string(reader.path(id))));
+  for (uint32_t sparse_max_df : {0u, 4u, format::kDefaultSparseMaxDf}) {
+    INFO("sparse_max_df " << sparse_max_df);
+    TempDir dir;
+    indexer::BuildConfig config;
+    config.sparse_max_df = sparse_max_df;
+    indexer::BuildReport report;
+    indexer::UpdateIndexFromDirectory(BITSIFT_SAMPLE_DIR, dir / "index", config, &report);
+    query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
+    REQUIRE(reader.doc_count() >= 20);
+    Oracle oracle;
+    std::vector<size_t> oracle_doc_of;
+    std::vector<std::string> common;
+    for (uint32_t id = 0; id < reader.doc_count(); ++id) {
+      oracle_doc_of.push_back(oracle.size());
+      oracle.Add(bitsift::testing::ReadFile(std::string(BITSIFT_SAMPLE_DIR) + "/" +
+                                            std::string(reader.path(id))));
+    }
+    for (const char* w : {"the", "a", "bloom", "filter", "过滤器", "straße", "and", "of"})
+      common.push_back(w);
+    std::mt19937_64 rng(77);
+    Totals t =
+        CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2000, rng));
+    CHECK(t.with_hits > t.queries / 3);
   }
-  for (const char* w : {"the", "a", "bloom", "filter", "过滤器", "straße", "and", "of"})
-    common.push_back(w);
-  std::mt19937_64 rng(77);
-  Totals t =
-      CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2000, rng));
-  CHECK(t.with_hits > t.queries / 3);
 }
 
 TEST_CASE("false-positive rate before verification is within the target's bounds", "[fp]") {
-  // 4096 documents of exactly 200 distinct terms: one band sized for 200 terms. Each group of
-  // 32 documents shares its terms, so that every term has Bloom bits (a term in at most
-  // kDefaultSparseMaxDf documents would have a sparse row instead).
-  static_assert(32 > format::kDefaultSparseMaxDf);
+  // 4096 documents of exactly 200 distinct random terms: one band sized for 200 terms. No
+  // sparse rows, so that every term has Bloom bits.
   std::mt19937_64 rng(123);
   std::vector<indexer::MemoryDocument> docs;
   for (int d = 0; d < 4096; ++d) {
     std::string text;
-    for (int t = 0; t < 200; ++t) text += Cat("t", d / 32, "x", t, " ");
+    for (int t = 0; t < 200; ++t) text += Cat("t", d, "x", t, " ");
     docs.push_back({Cat("doc", d), text, 0});
   }
   TempDir dir;
   for (double target : {0.01, 0.05}) {
     indexer::BuildConfig config;
     config.fp_rate = target;
+    config.sparse_max_df = 0;
     indexer::BuildReport report;
     config.rebuild = true;
     indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);

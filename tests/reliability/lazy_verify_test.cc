@@ -32,11 +32,11 @@ namespace {
 
 // Generated documents of many sizes (several bands, frequent terms with exact rows; ROWS,
 // FORWARD_DATA and DOCS span several chunks), and marker terms: "needle" in 20 documents, "pin"
-// in 22, both in 2 (documents 0 and 2100). They are in more than kDefaultSparseMaxDf documents,
-// so {"needle", "pin"} uses Bloom rows and verifies its candidates against their forward
-// records. "hapax", in 3 documents, has a sparse row, as each document's own "onlyN".
+// in 22, both in 2 (documents 0 and 2100). They are in more than kSparseMaxDf documents, so
+// {"needle", "pin"} uses Bloom rows and verifies its candidates against their forward records.
+// "hapax", in 3 documents, has a sparse row, as each document's own "onlyN".
+constexpr uint32_t kSparseMaxDf = 16;
 std::vector<bitsift::Document> LazyCorpus() {
-  static_assert(20 > bitsift::format::kDefaultSparseMaxDf);
   std::mt19937_64 rng(11);
   auto vocab = MixedVocabulary(4000, rng);
   std::vector<bitsift::Document> docs;
@@ -135,7 +135,9 @@ struct Fixture {
   std::string good, segment, image;
   Answer expected;
   Fixture() {
-    REQUIRE(bitsift::BuildIndexFromDocuments(LazyCorpus(), dir / "good", {}).ok());
+    bitsift::IndexOptions options;
+    options.sparse_max_df = kSparseMaxDf;
+    REQUIRE(bitsift::BuildIndexFromDocuments(LazyCorpus(), dir / "good", options).ok());
     good = dir / "good";
     segment = SegmentOf(good);
     image = ReadFile(segment);
@@ -223,8 +225,7 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
                  "DOCS");
 }
 
-TEST_CASE("a damaged sparse row that a query reads: the query fails naming the section",
-          "[lazy]") {
+TEST_CASE("a damaged sparse row that a query reads: the query fails naming the section", "[lazy]") {
   Fixture f;
   const std::string bad = f.dir / "bad";
   REQUIRE(Ask(f.good, {"hapax"}).paths.size() == 3);

@@ -4,7 +4,7 @@
 // false-positive rate p every Bloom term brings about p x N false candidates, however rare the
 // term: on linux-files (78k documents) a query for a 7-document term verified ~690 false
 // candidates, one forward record each. A term in at most MetaRecord::sparse_max_df documents
-// therefore gets a sparse row (its document ids) instead of Bloom bits, as a term in a tenth of
+// therefore gets a sparse row (its document ids) instead of Bloom bits, as a term in 1/32 of
 // the documents gets a dense exact row: one row representation per density. Its candidates
 // are exact (no verification for it), and the Bloom rows, freed of half their postings, are
 // narrower. docs/design.md ("Sparse rows") has the measurements.

@@ -18,7 +18,7 @@ constexpr uint64_t kMaxCandidates = 3000;
 uint64_t RoundUpToWord(uint64_t n) { return (n + 63) / 64 * 64; }
 
 // A term gets an exact row when it is in at least 1/kExactRowDensity of the documents.
-constexpr uint64_t kExactRowDensity = 10;
+constexpr uint64_t kExactRowDensity = 32;
 
 }  // namespace
 

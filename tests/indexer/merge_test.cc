@@ -44,7 +44,7 @@ std::string RandomText(std::mt19937_64& rng, const std::vector<std::string>& voc
 
 TEST_CASE("compacting after updates gives the segment a fresh build gives", "[merge][update]") {
   std::mt19937_64 rng(2024);
-  const std::vector<std::string> vocab = MixedVocabulary(3000, rng);
+  const std::vector<std::string> vocab = MixedVocabulary(20000, rng);  // most terms are rare
   for (int trial = 0; trial < 3; ++trial) {
     TempDir dir;
     std::map<std::string, std::string> texts;

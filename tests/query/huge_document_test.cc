@@ -24,7 +24,7 @@ std::vector<std::string> Paths(const bitsift::Index& index, std::vector<std::str
 TEST_CASE("a document too large for signatures is found exactly", "[oracle][huge]") {
   // sparse_max_df + 1 copies of the huge document, so that its terms have Bloom bits (a term
   // of at most sparse_max_df documents has a sparse row instead), and enough small documents
-  // that they are in under a tenth of all (such terms get exact rows).
+  // that they are in under 1/32 of all (such terms get exact rows).
   const uint64_t n = bitsift::format::kMaxSignatureTerms + 5000;
   bitsift::IndexOptions options;
   options.sparse_max_df = 16;
@@ -40,7 +40,7 @@ TEST_CASE("a document too large for signatures is found exactly", "[oracle][huge
   std::vector<bitsift::Document> docs = {{"a.txt", "shared alpha h17 common", 0},
                                          {"b.txt", "beta common", 0},
                                          {"c.txt", "gamma h99999 shared", 0}};
-  for (uint32_t i = 0; i < 10 * copies; ++i)
+  for (uint32_t i = 0; i < 40 * copies; ++i)
     docs.push_back({"filler" + std::to_string(i) + ".txt", "filler words", 0});
   using V = std::vector<std::string>;
   V huge_names;

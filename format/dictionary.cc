@@ -72,6 +72,12 @@ void DictionaryWriter::Add(std::string_view term, uint32_t id) {
   ++terms_;
 }
 
+std::vector<uint64_t> DictTopKeys(const std::vector<DictBlockRecord>& index) {
+  std::vector<uint64_t> top;
+  for (uint64_t b = 0; b < index.size(); b += kDictTopStride) top.push_back(index[b].key);
+  return top;
+}
+
 DictionaryView::DictionaryView(const IndexFile* file, uint64_t term_count)
     : file_(file), term_count_(term_count) {
   const uint64_t index_bytes = file->Section(SectionId::kDictIndex).size();
@@ -80,7 +86,9 @@ DictionaryView::DictionaryView(const IndexFile* file, uint64_t term_count)
   blocks_ = index_bytes / sizeof(DictBlockRecord);
   if (index_bytes % sizeof(DictBlockRecord) != 0 ||
       blocks_ != (term_count + kDictBlockTerms - 1) / kDictBlockTerms ||
-      run_bytes % sizeof(DfRun) != 0 || block_bytes_ >= (uint64_t{1} << 32)) {
+      run_bytes % sizeof(DfRun) != 0 || block_bytes_ >= (uint64_t{1} << 32) ||
+      file->Section(SectionId::kDictTop).size() !=
+          (blocks_ + kDictTopStride - 1) / kDictTopStride * sizeof(uint64_t)) {
     Bad("dictionary section sizes");
   }
   runs_.resize(run_bytes / sizeof(DfRun));
@@ -109,6 +117,12 @@ uint32_t DictionaryView::Df(uint32_t id) const {
   auto it = std::upper_bound(runs_.begin(), runs_.end(), id,
                              [](uint32_t v, const DfRun& r) { return v < r.first_id; });
   return std::prev(it)->df;  // runs_[0].first_id == 0 <= id
+}
+
+uint64_t DictionaryView::TopKey(uint64_t t) const {
+  uint64_t key;
+  std::memcpy(&key, file_->Touch(SectionId::kDictTop, t * sizeof(key), sizeof(key)), sizeof(key));
+  return key;
 }
 
 const DictBlockRecord& DictionaryView::Block(uint64_t b) const {
@@ -186,7 +200,28 @@ bool DictionaryView::BlockStartsAtOrBefore(uint64_t b, std::string_view term, ui
 
 uint64_t DictionaryView::BlocksStartingAtOrBefore(std::string_view term) const {
   const uint64_t key = DictKey(term);
-  uint64_t lo = 0, hi = blocks_;  // invariant: blocks < lo start <= term, blocks >= hi after
+  // DICT_TOP first: blocks whose sampled key is below the term's start at or before it, those
+  // whose key is above start after it. That leaves about one page of DICT_INDEX.
+  const uint64_t tops = (blocks_ + kDictTopStride - 1) / kDictTopStride;
+  uint64_t below = 0, at_or_below = 0;  // DICT_TOP entries with key < key, <= key
+  for (uint64_t l = 0, h = tops; l < h;) {
+    const uint64_t m = l + (h - l) / 2;
+    if (TopKey(m) < key)
+      l = below = m + 1;
+    else
+      h = m;
+  }
+  at_or_below = below;
+  for (uint64_t l = below, h = tops; l < h;) {
+    const uint64_t m = l + (h - l) / 2;
+    if (TopKey(m) <= key)
+      l = at_or_below = m + 1;
+    else
+      h = m;
+  }
+  // invariant: blocks < lo start <= term, blocks >= hi start after it
+  uint64_t lo = below == 0 ? 0 : (below - 1) * kDictTopStride + 1;
+  uint64_t hi = std::min(blocks_, at_or_below * kDictTopStride);
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
     if (BlockStartsAtOrBefore(mid, term, key)) {

@@ -18,6 +18,10 @@
 // is a step function of the id, so DF_RUNS holds a few thousand pairs for millions of terms.
 // Lookups binary-search DICT_INDEX (keys first, the first term on a key tie) and decode one
 // block; prefix expansion reads one range of blocks; merges read both in byte order.
+// Format 5 adds DICT_TOP, the key of every kDictTopStride-th block (one DICT_INDEX page): a
+// lookup narrows to one page of DICT_INDEX there first. A one-shot process pays a page fault
+// for every page it touches; a binary search over all of DICT_INDEX touched ~14 pages of a
+// 1M-term segment, now 1 of DICT_TOP and 1-2 of DICT_INDEX (docs/design.md).
 #ifndef BITSIFT_FORMAT_DICTIONARY_H_
 #define BITSIFT_FORMAT_DICTIONARY_H_
 
@@ -34,6 +38,8 @@
 namespace bitsift::format {
 
 inline constexpr uint32_t kDictBlockTerms = 16;
+// DICT_TOP holds the key of blocks 0, kDictTopStride, 2 * kDictTopStride, ...
+inline constexpr uint64_t kDictTopStride = 256;
 
 struct DictBlockRecord {
   uint64_t key;             // DictKey of the block's first term
@@ -56,6 +62,9 @@ uint64_t DictKey(std::string_view term);
 // over ids of a mix of the id and HashTerm(term). The dictionary has no other redundancy: a
 // term changed behind valid checksums is found by it.
 uint64_t TermFingerprint(const std::vector<uint64_t>& hashes_by_id);
+
+// The DICT_TOP of a dictionary whose DICT_INDEX is `index`.
+std::vector<uint64_t> DictTopKeys(const std::vector<DictBlockRecord>& index);
 
 // The DF_RUNS of a dictionary whose document frequencies by id are `df` (non-increasing, > 0).
 std::vector<DfRun> EncodeDfRuns(const std::vector<uint32_t>& df);
@@ -154,6 +163,8 @@ class DictionaryView {
   // Decodes the next term of *r (r->next < r->count); at the last one, checks the block's end.
   void NextTerm(Cursor::Block* r) const;
   const DictBlockRecord& Block(uint64_t b) const;
+  // DICT_TOP entry t (< ceil(blocks_ / kDictTopStride)): the key of block t * kDictTopStride.
+  uint64_t TopKey(uint64_t t) const;
   // The number of blocks whose first term is <= term (a binary search over the block keys).
   uint64_t BlocksStartingAtOrBefore(std::string_view term) const;
   // Whether the first term of block b is <= term (b < blocks_).

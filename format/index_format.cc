@@ -46,6 +46,8 @@ const char* SectionName(SectionId id) {
       return "SPARSE_DATA";
     case SectionId::kSparseIndex:
       return "SPARSE_INDEX";
+    case SectionId::kDictTop:
+      return "DICT_TOP";
   }
   return "UNKNOWN";
 }

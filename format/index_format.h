@@ -26,7 +26,8 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
-// 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord of 96 bytes.
+// 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord of 96 bytes,
+// DICT_TOP.
 // 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the ENCODINGS section
 // (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments (0.2).
 inline constexpr uint32_t kFormatVersion = 5;
@@ -62,20 +63,22 @@ enum class SectionId : uint32_t {
   kDfRuns = 17,          // DfRun per run of equal document frequency
   kSparseData = 18,      // the document lists of the sparse terms (format/sparse_rows.h)
   kSparseIndex = 19,     // u64 offset into kSparseData per group of kSparseGroupTerms terms
+  kDictTop = 20,         // u64 DICT_INDEX key of every kDictTopStride-th block
 };
 // Sections in a file, and the largest id (spans are indexed by id - 1).
-inline constexpr uint32_t kSectionCount = 15;
-inline constexpr uint32_t kMaxSectionId = 19;
+inline constexpr uint32_t kSectionCount = 16;
+inline constexpr uint32_t kMaxSectionId = 20;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
 // all the others, comes last.
 // The dictionary comes first, so that a merge can stream it into the file while it gives the
 // terms their new ids (which the rows and forward records after it need).
 inline constexpr SectionId kSectionOrder[kSectionCount] = {
-    SectionId::kDictBlocks,     SectionId::kDictIndex,   SectionId::kDfRuns,
-    SectionId::kMeta,           SectionId::kBands,       SectionId::kBandDocs,
-    SectionId::kRows,           SectionId::kDocs,        SectionId::kPaths,
-    SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kSparseData,
-    SectionId::kSparseIndex,    SectionId::kEncodings,   SectionId::kChunkSums};
+    SectionId::kDictBlocks, SectionId::kDictIndex,      SectionId::kDictTop,
+    SectionId::kDfRuns,     SectionId::kMeta,           SectionId::kBands,
+    SectionId::kBandDocs,   SectionId::kRows,           SectionId::kDocs,
+    SectionId::kPaths,      SectionId::kForwardOffsets, SectionId::kForwardData,
+    SectionId::kSparseData, SectionId::kSparseIndex,    SectionId::kEncodings,
+    SectionId::kChunkSums};
 
 // Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
 // chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.

@@ -344,6 +344,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   format::IndexFileWriter w(path);
   w.AddSection(SectionId::kDictBlocks, terms.dict_blocks.data(), terms.dict_blocks.size());
   AddSection(w, SectionId::kDictIndex, terms.dict_index);
+  AddSection(w, SectionId::kDictTop, format::DictTopKeys(terms.dict_index));
   AddSection(w, SectionId::kDfRuns, format::EncodeDfRuns(terms.df));
   w.AddSection(SectionId::kMeta, meta.data(), meta.size());
   AddSection(w, SectionId::kBands, plan.bands);

@@ -167,6 +167,8 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
   w.EndSection();
   w.AddSection(SectionId::kDictIndex, writer.index().data(),
                writer.index().size() * sizeof(format::DictBlockRecord));
+  const std::vector<uint64_t> top = format::DictTopKeys(writer.index());
+  w.AddSection(SectionId::kDictTop, top.data(), top.size() * sizeof(uint64_t));
   w.AddSection(SectionId::kDfRuns, out.runs.data(), out.runs.size() * sizeof(format::DfRun));
   std::vector<std::vector<uint32_t>>().swap(live_df);
   return out;

@@ -191,6 +191,8 @@ void CheckIndex(const IndexReader& index) {
   if (listed != terms)
     Fail(index, "the dictionary lists " + Plural(listed, "term", "terms") + ", META says " +
                     std::to_string(terms));
+  if (SectionArray<uint64_t>(index, SectionId::kDictTop) != format::DictTopKeys(blocks))
+    Fail(index, "DICT_TOP does not sample the block keys");
   if (format::TermFingerprint(hashes) != meta.term_fingerprint)
     Fail(index, "the dictionary's terms do not match its fingerprint");
   for (uint64_t t = 0; t < terms; ++t) {

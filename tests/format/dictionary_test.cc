@@ -61,6 +61,10 @@ void WriteDictFile(const std::string& path, const Dict& d, bool streamed = false
     if (id == SectionId::kDictIndex)
       bytes.assign(reinterpret_cast<const char*>(w.index().data()),
                    w.index().size() * sizeof(DictBlockRecord));
+    if (id == SectionId::kDictTop) {
+      const std::vector<uint64_t> top = bitsift::format::DictTopKeys(w.index());
+      bytes.assign(reinterpret_cast<const char*>(top.data()), top.size() * sizeof(uint64_t));
+    }
     if (id == SectionId::kDfRuns)
       bytes.assign(reinterpret_cast<const char*>(runs.data()), runs.size() * sizeof(DfRun));
     if (!streamed) {
@@ -108,7 +112,7 @@ TEST_CASE("dictionary: every term found under its id, absent terms absent, df by
           "[dictionary]") {
   TempDir dir;
   std::mt19937_64 rng(5);
-  for (size_t n : {0, 1, 15, 16, 17, 1000, 20000}) {
+  for (size_t n : {0, 1, 15, 16, 17, 1000, 20000, 70000}) {  // 70000: 18 DICT_TOP keys
     INFO(n << " terms");
     const std::set<std::string> terms = RandomTerms(rng, n);
     const Dict d = MakeDict(terms, rng);

@@ -174,6 +174,12 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
       "a dictionary block key changed",
       [&, at = dict_index](std::string& b) { Store<uint64_t>(b, at, Load<uint64_t>(b, at) ^ 1); },
       "dictionary block 0");
+  const auto [dict_top, dict_top_len] = SectionSpan(good, SectionId::kDictTop);
+  expect_damage(
+      "a DICT_TOP key changed",
+      // Lookups go wrong before the sample is compared with DICT_INDEX.
+      [&, at = dict_top](std::string& b) { Store<uint64_t>(b, at, Load<uint64_t>(b, at) ^ 1); },
+      "not found under its id");
   const auto [band_docs, band_docs_len] = SectionSpan(good, SectionId::kBandDocs);
   expect_damage(
       "a document twice in the bands",

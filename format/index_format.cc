@@ -48,6 +48,8 @@ const char* SectionName(SectionId id) {
       return "SPARSE_INDEX";
     case SectionId::kDictTop:
       return "DICT_TOP";
+    case SectionId::kChunkSumsIndex:
+      return "CHUNK_SUMS_INDEX";
   }
   return "UNKNOWN";
 }
@@ -72,7 +74,7 @@ void IndexFileWriter::AddSection(SectionId id, const void* data, size_t length) 
 }
 
 void IndexFileWriter::BeginSection(SectionId id) {
-  Ensure(open_ == nullptr && entries_.size() < kSectionCount - 1 &&
+  Ensure(open_ == nullptr && entries_.size() < kSectionCount - 2 &&
              id == kSectionOrder[entries_.size()],
          ErrorKind::kInvalidArgument,
          std::string("section ") + SectionName(id) + " added out of order");
@@ -117,16 +119,25 @@ void IndexFileWriter::EndSection() {
 }
 
 uint64_t IndexFileWriter::Finish() {
-  Ensure(open_ == nullptr && entries_.size() == kSectionCount - 1, ErrorKind::kInvalidArgument,
+  Ensure(open_ == nullptr && entries_.size() == kSectionCount - 2, ErrorKind::kInvalidArgument,
          "IndexFileWriter::Finish before every section was written");
-  out_.AppendZeros((64 - out_.offset() % 64) % 64);
-  SectionEntry sums{};
-  sums.id = static_cast<uint32_t>(SectionId::kChunkSums);
-  sums.offset = out_.offset();
-  sums.length = chunk_sums_.size() * sizeof(uint64_t);
-  sums.checksum = Checksum(chunk_sums_.data(), sums.length);
-  out_.Append(chunk_sums_.data(), sums.length);
-  entries_.push_back(sums);
+  auto append = [&](SectionId id, const void* data, uint64_t length) {
+    out_.AppendZeros((64 - out_.offset() % 64) % 64);
+    SectionEntry e{};
+    e.id = static_cast<uint32_t>(id);
+    e.offset = out_.offset();
+    e.length = length;
+    e.checksum = Checksum(data, length);
+    out_.Append(data, length);
+    entries_.push_back(e);
+  };
+  const uint64_t sums_bytes = chunk_sums_.size() * sizeof(uint64_t);
+  append(SectionId::kChunkSums, chunk_sums_.data(), sums_bytes);
+  std::vector<uint64_t> pieces;
+  const auto* sums = reinterpret_cast<const uint8_t*>(chunk_sums_.data());
+  for (uint64_t at = 0; at < sums_bytes; at += kChunkBytes)
+    pieces.push_back(Checksum(sums + at, std::min<uint64_t>(kChunkBytes, sums_bytes - at)));
+  append(SectionId::kChunkSumsIndex, pieces.data(), pieces.size() * sizeof(uint64_t));
   out_.AppendZeros((64 - out_.offset() % 64) % 64);
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof(kMagic));
@@ -197,9 +208,11 @@ uint64_t LoadU64(const uint8_t* p) {
 }
 
 // Sections that opening verifies completely: the ones every query reads whole, and the small
-// ones (a single chunk costs no more to verify at once).
+// ones (a single chunk costs no more to verify at once). CHUNK_SUMS is verified piece by piece
+// (IndexFile::ChunkSum), whatever its size.
 bool VerifiedAtOpen(SectionId id, uint64_t length) {
-  return id == SectionId::kMeta || id == SectionId::kBands || id == SectionId::kChunkSums ||
+  if (id == SectionId::kChunkSums) return false;
+  return id == SectionId::kMeta || id == SectionId::kBands || id == SectionId::kChunkSumsIndex ||
          length <= kChunkBytes;
 }
 
@@ -271,6 +284,12 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
     Corrupt(path, "CHUNK_SUMS holds " + Plural(sums.length / 8, "checksum", "checksums") + " for " +
                       Plural(chunk_count_, "chunk", "chunks"));
   }
+  const uint64_t pieces = ChunkCount(sums.length);
+  if (span(SectionId::kChunkSumsIndex).length != pieces * sizeof(uint64_t))
+    Corrupt(path, "CHUNK_SUMS_INDEX does not match CHUNK_SUMS");
+  sums_verified_ = std::make_unique<std::atomic<uint64_t>[]>((pieces + 63) / 64);
+  for (uint64_t w = 0; w < (pieces + 63) / 64; ++w)
+    sums_verified_[w].store(0, std::memory_order_relaxed);
   // The repair names the indexed directory when META records one (META is verified above).
   const Span& meta = span(SectionId::kMeta);
   std::string root = "DIR";
@@ -281,11 +300,28 @@ IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
   repair_ = "rebuild it with 'bitsift index --rebuild " + root + "'";
 }
 
+uint64_t IndexFile::ChunkSum(uint64_t chunk) const {
+  const Span& sums = span(SectionId::kChunkSums);
+  const uint64_t at = chunk * sizeof(uint64_t);
+  const uint64_t piece = at >> kChunkShift;
+  if (!((sums_verified_[piece >> 6].load(std::memory_order_relaxed) >> (piece & 63)) & 1)) {
+    const uint64_t begin = piece << kChunkShift;
+    const uint64_t length = std::min<uint64_t>(kChunkBytes, sums.length - begin);
+    if (Checksum(sums.data + begin, length) !=
+        LoadU64(span(SectionId::kChunkSumsIndex).data + piece * sizeof(uint64_t))) {
+      throw Error(ErrorKind::kCorrupt, path_ + ": damaged index: checksum mismatch in chunk " +
+                                           std::to_string(piece) + " of section CHUNK_SUMS; " +
+                                           repair_);
+    }
+    sums_verified_[piece >> 6].fetch_or(uint64_t{1} << (piece & 63), std::memory_order_relaxed);
+  }
+  return LoadU64(sums.data + at);
+}
+
 bool IndexFile::ChunkMatches(const Span& s, uint64_t chunk) const {
   const uint64_t at = (chunk - s.first_chunk) << kChunkShift;
   const uint64_t length = std::min<uint64_t>(kChunkBytes, s.length - at);
-  return Checksum(s.data + at, length) ==
-         LoadU64(span(SectionId::kChunkSums).data + chunk * sizeof(uint64_t));
+  return Checksum(s.data + at, length) == ChunkSum(chunk);
 }
 
 void IndexFile::ChunkDamaged(SectionId id, uint64_t chunk) const {
@@ -323,7 +359,7 @@ void IndexFile::VerifyAll() const {
     check_gap(e.offset);
     cursor = e.offset + e.length;
     // Chunk by chunk first (the finer report), then the whole section: both must hold.
-    if (id != SectionId::kChunkSums) {
+    if (id != SectionId::kChunkSums && id != SectionId::kChunkSumsIndex) {
       const Span& s = span(id);
       for (uint64_t c = s.first_chunk; c < s.first_chunk + ChunkCount(s.length); ++c) {
         if (!ChunkMatches(s, c)) ChunkDamaged(id, c);

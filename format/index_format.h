@@ -1,12 +1,14 @@
 // The on-disk index: one file, memory-mapped by readers. Full description: docs/index_format.md.
 //
-//   [Header 64 B][sections in kSectionOrder, CHUNK_SUMS (13) last][section table]
+//   [Header 64 B][sections in kSectionOrder, CHUNK_SUMS and CHUNK_SUMS_INDEX last][table]
 //
-// Sections are laid out in kSectionOrder: by id, but CHUNK_SUMS (13) always last. Every section
-// starts at a 64-byte aligned offset and is covered by an XXH3-64 checksum in the section table;
-// the table and the header have checksums of their own. Section CHUNK_SUMS holds an XXH3-64 of
-// every 64 KiB chunk of the other sections, so that a reader can verify a large section chunk by
-// chunk as it first reads it (IndexFile::Touch) instead of all of it on open. Integers are
+// Sections are laid out in kSectionOrder. Every section starts at a 64-byte aligned offset and
+// is covered by an XXH3-64 checksum in the section table; the table and the header have
+// checksums of their own. Section CHUNK_SUMS holds an XXH3-64 of every 4 KiB chunk of the other
+// sections, so that a reader can verify a large section chunk by chunk as it first reads it
+// (IndexFile::Touch) instead of all of it on open; CHUNK_SUMS_INDEX holds an XXH3-64 of every
+// 4 KiB piece of CHUNK_SUMS, so that CHUNK_SUMS too is verified piece by piece (a one-shot
+// query on a 7-segment index read ~80 pages of CHUNK_SUMS at open). Integers are
 // little-endian. Section ids and struct layouts are stored on disk: never renumber or reorder.
 #ifndef BITSIFT_FORMAT_INDEX_FORMAT_H_
 #define BITSIFT_FORMAT_INDEX_FORMAT_H_
@@ -27,7 +29,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is li
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 // 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord of 96 bytes,
-// DICT_TOP.
+// DICT_TOP, CHUNK_SUMS_INDEX.
 // 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the ENCODINGS section
 // (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments (0.2).
 inline constexpr uint32_t kFormatVersion = 5;
@@ -64,12 +66,14 @@ enum class SectionId : uint32_t {
   kSparseData = 18,      // the document lists of the sparse terms (format/sparse_rows.h)
   kSparseIndex = 19,     // u64 offset into kSparseData per group of kSparseGroupTerms terms
   kDictTop = 20,         // u64 DICT_INDEX key of every kDictTopStride-th block
+  kChunkSumsIndex = 21,  // u64 XXH3-64 of every kChunkBytes piece of kChunkSums
 };
 // Sections in a file, and the largest id (spans are indexed by id - 1).
-inline constexpr uint32_t kSectionCount = 16;
-inline constexpr uint32_t kMaxSectionId = 20;
+inline constexpr uint32_t kSectionCount = 17;
+inline constexpr uint32_t kMaxSectionId = 21;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
-// all the others, comes last.
+// all the others, and CHUNK_SUMS_INDEX, which covers CHUNK_SUMS, come last (the writer's
+// Finish writes them).
 // The dictionary comes first, so that a merge can stream it into the file while it gives the
 // terms their new ids (which the rows and forward records after it need).
 inline constexpr SectionId kSectionOrder[kSectionCount] = {
@@ -78,7 +82,7 @@ inline constexpr SectionId kSectionOrder[kSectionCount] = {
     SectionId::kBandDocs,   SectionId::kRows,           SectionId::kDocs,
     SectionId::kPaths,      SectionId::kForwardOffsets, SectionId::kForwardData,
     SectionId::kSparseData, SectionId::kSparseIndex,    SectionId::kEncodings,
-    SectionId::kChunkSums};
+    SectionId::kChunkSums,  SectionId::kChunkSumsIndex};
 
 // Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
 // chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.
@@ -274,8 +278,11 @@ class IndexFile {
   }
   // Verifies the not yet verified chunks in [from, last] (numbers among all chunks) of `id`.
   void VerifyChunks(SectionId id, uint64_t from, uint64_t last) const;
-  // Whether chunk `chunk` (a number among all chunks) of section span `s` matches CHUNK_SUMS.
+  // Whether chunk `chunk` (a number among all chunks) of section span `s` matches CHUNK_SUMS
+  // (whose piece holding its checksum is verified first: Corrupt if that piece is damaged).
   bool ChunkMatches(const Span& s, uint64_t chunk) const;
+  // The checksum of chunk `chunk` from CHUNK_SUMS, after verifying the piece that holds it.
+  uint64_t ChunkSum(uint64_t chunk) const;
   [[noreturn]] void ChunkDamaged(SectionId id, uint64_t chunk) const;
   [[noreturn]] void OutOfBounds(SectionId id, uint64_t offset, uint64_t length) const;
 
@@ -288,6 +295,8 @@ class IndexFile {
   // One bit per chunk: set once the chunk's checksum matched. Two threads may verify the same
   // chunk at once; both then set the same bit.
   std::unique_ptr<std::atomic<uint64_t>[]> verified_;
+  // One bit per kChunkBytes piece of CHUNK_SUMS, set once it matched CHUNK_SUMS_INDEX.
+  std::unique_ptr<std::atomic<uint64_t>[]> sums_verified_;
   std::string repair_;  // how to repair a damaged index, for messages
 };
 

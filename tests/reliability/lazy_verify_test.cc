@@ -285,10 +285,10 @@ TEST_CASE("a damaged chunk that a query does not read: exact answer, and check f
   }
 }
 
-TEST_CASE("a damaged CHUNK_SUMS, META or BANDS: open fails", "[lazy]") {
+TEST_CASE("a damaged CHUNK_SUMS_INDEX, META or BANDS: open fails", "[lazy]") {
   Fixture f;
   const std::string bad = f.dir / "bad";
-  for (SectionId id : {SectionId::kChunkSums, SectionId::kMeta, SectionId::kBands}) {
+  for (SectionId id : {SectionId::kChunkSumsIndex, SectionId::kMeta, SectionId::kBands}) {
     const auto [at, len] = SectionSpan(f.image, id);
     for (uint64_t pos : {at, at + len / 2, at + len - 1}) {
       const std::string segment = WriteCopy(f.good, bad, Flip(f.image, pos));
@@ -300,6 +300,30 @@ TEST_CASE("a damaged CHUNK_SUMS, META or BANDS: open fails", "[lazy]") {
       CHECK(Contains(s.message(), bitsift::format::SectionName(id)));
     }
   }
+}
+
+TEST_CASE("a damaged piece of CHUNK_SUMS: the first read it covers fails, check finds it",
+          "[lazy]") {
+  // CHUNK_SUMS is verified piece by piece (4 KiB: 512 chunk checksums) against
+  // CHUNK_SUMS_INDEX as the chunks it covers are first read. Piece 0 covers the dictionary,
+  // which opening an index (its path ranges) or any lookup reads.
+  Fixture f;
+  const std::string bad = f.dir / "bad";
+  const auto [at, len] = SectionSpan(f.image, SectionId::kChunkSums);
+  const std::string segment = WriteCopy(f.good, bad, Flip(f.image, at + 5));
+  std::unique_ptr<Index> index;
+  Status s = Index::Open(bad, &index);
+  if (s.ok()) {
+    bitsift::QueryResult r;
+    s = index->Query(kQuery, {}, &r);
+  }
+  INFO(s.message());
+  CHECK(s.code() == Status::Code::kCorrupt);
+  CHECK(Contains(s.message(), segment));
+  CHECK(Contains(s.message(), "chunk 0 of section CHUNK_SUMS"));
+  Status c = bitsift::CheckIndex(bad);
+  CHECK(c.code() == Status::Code::kCorrupt);
+  CHECK(Contains(c.message(), "CHUNK_SUMS"));
 }
 
 TEST_CASE("Touch from many threads at once on fresh chunks", "[lazy][concurrent]") {

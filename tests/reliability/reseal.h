@@ -15,7 +15,8 @@
 
 namespace bitsift::testing {
 
-// Recomputes the checksums of an index image (the chunk checksums in CHUNK_SUMS and the
+// Recomputes the checksums of an index image (the chunk checksums in CHUNK_SUMS, theirs in
+// CHUNK_SUMS_INDEX, and the
 // checksum of every section the table places inside the image, the table, the header) and the
 // header's file size, so that a mutated image gets past
 // checksum verification and exercises the structural checks. Bytes it cannot place are left
@@ -38,17 +39,33 @@ inline void ResealIndex(std::string& image) {
     // The chunk checksums of the other sections, in table order, into CHUNK_SUMS (as many as
     // it has room for), before the section checksums, which cover CHUNK_SUMS too.
     std::vector<uint64_t> sums;
+    const auto sums_id = static_cast<uint32_t>(format::SectionId::kChunkSums);
+    const auto sums_index_id = static_cast<uint32_t>(format::SectionId::kChunkSumsIndex);
     for (const SectionEntry& e : entries) {
-      if (e.id == static_cast<uint32_t>(format::SectionId::kChunkSums)) continue;
+      if (e.id == sums_id || e.id == sums_index_id) continue;
       for (uint64_t at = 0; placed(e) && at < e.length; at += format::kChunkBytes) {
         sums.push_back(format::Checksum(image.data() + e.offset + at,
                                         std::min<uint64_t>(format::kChunkBytes, e.length - at)));
       }
     }
     for (const SectionEntry& e : entries) {
-      if (e.id != static_cast<uint32_t>(format::SectionId::kChunkSums) || !placed(e)) continue;
+      if (e.id != sums_id || !placed(e)) continue;
       std::memcpy(image.data() + e.offset, sums.data(),
                   std::min<uint64_t>(e.length / 8, sums.size()) * 8);
+    }
+    // Then the checksums of CHUNK_SUMS's pieces into CHUNK_SUMS_INDEX.
+    std::vector<uint64_t> pieces;
+    for (const SectionEntry& e : entries) {
+      for (uint64_t at = 0; e.id == sums_id && placed(e) && at < e.length;
+           at += format::kChunkBytes) {
+        pieces.push_back(format::Checksum(image.data() + e.offset + at,
+                                          std::min<uint64_t>(format::kChunkBytes, e.length - at)));
+      }
+    }
+    for (const SectionEntry& e : entries) {
+      if (e.id != sums_index_id || !placed(e)) continue;
+      std::memcpy(image.data() + e.offset, pieces.data(),
+                  std::min<uint64_t>(e.length / 8, pieces.size()) * 8);
     }
     for (SectionEntry& e : entries) {
       if (placed(e)) {

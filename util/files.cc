@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -88,6 +89,15 @@ MappedFile::MappedFile(const std::string& path) {
 
 void MappedFile::ReleasePages() const {
   if (size_ > 0) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
+void MappedFile::WillNeed(size_t offset, size_t length) const {
+  if (offset >= size_ || length == 0) return;
+  length = std::min(length, size_ - offset);
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
+  const auto end = reinterpret_cast<uintptr_t>(data_ + offset + length);
+  (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
 }
 
 MappedFile::~MappedFile() {

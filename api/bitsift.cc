@@ -508,6 +508,7 @@ Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, dou
       // Verify the records document() will read for these results (chunks are verified
       // lazily): damage there fails this Query (with no documents), never meets document().
       for (uint32_t id : documents) {
+        if (options.count_only && !options.check_files) break;
         const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
         (void)s.reader->path(id - s.first_id);
       }

@@ -935,6 +935,7 @@ int RunQuery(const std::vector<std::string>& args) {
   const QuerySyntax syntax = vm.count("words") ? QuerySyntax::kWords : QuerySyntax::kLanguage;
   // --count prints no path: it counts the index's answers without looking at the files.
   f.options.check_files = !f.count;
+  f.options.count_only = f.count;
   f.cwd = WorkingDirectory();
   SetQueryScope(vm, paths, &f);
   std::vector<std::string> terms;

@@ -72,6 +72,11 @@ TEST_CASE("build from a directory, open, query", "[api]") {
   first.limit = 1;
   REQUIRE(index->Query({"bloom"}, first, &r).ok());
   CHECK(Paths(*index, r) == std::vector<std::string>{"a.txt"});
+  // Counting gives the same documents (their records are not read for document()).
+  bitsift::QueryOptions count;
+  count.count_only = true;
+  REQUIRE(index->Query({"bloom"}, count, &r).ok());
+  CHECK(Paths(*index, r) == std::vector<std::string>{"a.txt", "sub/c.md"});
   // Find walks up from a subdirectory.
   std::string found;
   REQUIRE(Index::Find(dir / "docs/sub", &found).ok());

@@ -10,6 +10,8 @@
 
 #include "bitsift/bitsift.h"
 #include "format/index_format.h"
+#include "format/sparse_rows.h"
+#include "indexer/index_builder.h"
 #include "test_util.h"
 
 using bitsift::testing::MixedVocabulary;
@@ -104,4 +106,9 @@ TEST_CASE("compacting after updates gives the segment a fresh build gives", "[me
       CHECK(x == y);
     }
   }
+}
+
+TEST_CASE("the library's default sparse threshold is the format's", "[merge]") {
+  CHECK(bitsift::IndexOptions{}.sparse_max_df == bitsift::format::kDefaultSparseMaxDf);
+  CHECK(bitsift::indexer::BuildConfig{}.sparse_max_df == bitsift::format::kDefaultSparseMaxDf);
 }

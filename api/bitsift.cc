@@ -768,6 +768,7 @@ IndexStats Index::Stats() const {
                                 strnlen(r.meta().icu_version, sizeof(r.meta().icu_version)));
     s.terms += r.meta().term_count;
     s.exact_terms += r.exact_terms();
+    s.sparse_terms += r.meta().term_count - r.meta().sparse_first;
     s.fp_rate = r.meta().fp_rate;
     s.file_bytes += r.file_size();
     s.segments.push_back({format::SegmentFileName(seg.number), r.doc_count(), seg.deleted_count,

@@ -128,8 +128,8 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   // Held now: the interner, 4 bytes per posting, a Doc and its name per document.
   // Write adds, at its peak: per term 16 (sort record) + 8 (final id maps) + 4 (df) + 8 (hash)
   // + 8 (offset) + 8 (table) + 8 (sparse list start) bytes and the term bytes again; per
-  // posting about 3 bytes of sparse rows and 1.5 bytes of
-  // forward store; per document 64 bytes of DocRecord and 4 of band column; and the signature
+  // posting about 3 bytes of sparse rows and 1.5 bytes of forward store; per document 64
+  // bytes of DocRecord and 4 of band column; and the signature
   // rows, planned here as Write plans them (without exact rows, which only make them smaller):
   // a per-posting rate misjudges segments of few documents with very many terms each, whose
   // bands are mostly padding.

@@ -49,7 +49,7 @@ inline void ResealIndex(std::string& image) {
       }
     }
     for (const SectionEntry& e : entries) {
-      if (e.id != sums_id || !placed(e)) continue;
+      if (e.id != sums_id || !placed(e) || sums.empty()) continue;
       std::memcpy(image.data() + e.offset, sums.data(),
                   std::min<uint64_t>(e.length / 8, sums.size()) * 8);
     }
@@ -63,7 +63,7 @@ inline void ResealIndex(std::string& image) {
       }
     }
     for (const SectionEntry& e : entries) {
-      if (e.id != sums_index_id || !placed(e)) continue;
+      if (e.id != sums_index_id || !placed(e) || pieces.empty()) continue;
       std::memcpy(image.data() + e.offset, pieces.data(),
                   std::min<uint64_t>(e.length / 8, pieces.size()) * 8);
     }

@@ -24,6 +24,7 @@
 #include "format/sparse_rows.h"
 #include "indexer/bands.h"
 #include "indexer/signature_rows.h"
+#include "indexer/sparse_lists.h"
 #include "util/error.h"
 
 namespace bitsift::indexer {
@@ -262,30 +263,6 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
   return t;
 }
 
-// Phase 6: the sparse rows (format/sparse_rows.h): the documents of each term from
-// sparse_first on, in id order, found by transposing the documents' (sorted) ids.
-template <typename Docs>
-void BuildSparseRows(const Docs& docs, const std::vector<uint32_t>& df, uint32_t sparse_first,
-                     std::string* data, std::vector<uint64_t>* index) {
-  const uint64_t sparse_terms = df.size() - sparse_first;
-  std::vector<uint64_t> start(sparse_terms + 1, 0);
-  for (uint64_t t = 0; t < sparse_terms; ++t) start[t + 1] = start[t] + df[sparse_first + t];
-  std::vector<uint32_t> postings(start[sparse_terms]);
-  for (size_t d = 0; d < docs.size(); ++d) {
-    const std::vector<uint32_t>& ids = docs[d].ids;
-    for (auto it = std::lower_bound(ids.begin(), ids.end(), sparse_first); it != ids.end(); ++it)
-      postings[start[*it - sparse_first]++] = static_cast<uint32_t>(d);
-  }
-  format::SparseRowsWriter writer;
-  uint64_t begin = 0;
-  for (uint64_t t = 0; t < sparse_terms; ++t) {  // start[t] is now where term t's list ends
-    writer.Add(postings.data() + begin, start[t] - begin);
-    begin = start[t];
-  }
-  *data = writer.TakeData();
-  *index = writer.Index();
-}
-
 }  // namespace
 
 SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string& root) {
@@ -313,9 +290,15 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
                          [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {
                            return docs_[plan.band_docs[plan.bands[band].first_column + column]].ids;
                          });
+  // Phase 6: the sparse rows, transposed from the documents' ids (indexer/sparse_lists.h).
   std::string sparse_data;
-  std::vector<uint64_t> sparse_index;
-  BuildSparseRows(docs_, terms.df, sparse_first, &sparse_data, &sparse_index);
+  const std::vector<uint64_t> sparse_index = WriteSparseLists(
+      docs_.size(), sparse_first,
+      std::vector<uint32_t>(terms.df.begin() + sparse_first, terms.df.end()),
+      [&](uint64_t d, std::vector<uint32_t>&) -> const std::vector<uint32_t>& {
+        return docs_[d].ids;
+      },
+      [&](std::string_view bytes) { sparse_data.append(bytes); });
 
   // Phase 7: the forward store (each document's ids are freed once encoded).
   std::vector<uint64_t> forward_offsets(docs_.size() + 1, 0);

@@ -18,6 +18,7 @@
 #include "format/sparse_rows.h"
 #include "indexer/bands.h"
 #include "indexer/signature_rows.h"
+#include "indexer/sparse_lists.h"
 #include "util/error.h"
 
 namespace bitsift::indexer {
@@ -183,49 +184,72 @@ void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& ter
   std::sort(ids->begin(), ids->end());
 }
 
-// Phase 4: per document, its Bloom-hashed term count (for the bands) and the size of its new
-// forward record (for FORWARD_OFFSETS, which precedes the records in the file).
-void MeasureDocuments(const std::vector<MergeSource>& sources, const MergedTerms& terms,
-                      const std::vector<DocRef>& refs, uint32_t exact_terms, uint32_t sparse_first,
-                      std::vector<uint64_t>* bloom_counts, std::vector<uint64_t>* forward_offsets) {
+// The live documents' forward records under the new ids, in the output order: FORWARD_DATA
+// as it will be written, and where each record starts (FORWARD_OFFSETS). Mapping a source's
+// record to the new ids (decode, map, sort) is most of a merge's work; it is done once, and
+// the rows and the sparse rows decode these records instead.
+struct NewRecords {
+  std::string data;
+  std::vector<uint64_t> offsets;  // refs.size() + 1 entries
+
+  // The sorted new ids of document d (the output's numbering), decoded into *ids.
+  void Decode(uint64_t d, std::vector<uint32_t>* ids) const {
+    const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+    const bool ok = format::DecodeForwardRecord(p + offsets[d], p + offsets[d + 1], ids);
+    Ensure(ok, ErrorKind::kCorrupt, "merge: a record it encoded does not decode (a bug)");
+  }
+};
+
+// Phase 4: every live document's new forward record and its Bloom-hashed term count (for the
+// bands), in slices of documents (each slice's records in parallel, then appended in order).
+NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const MergedTerms& terms,
+                           const std::vector<DocRef>& refs, uint32_t exact_terms,
+                           uint32_t sparse_first, std::vector<uint64_t>* bloom_counts) {
+  constexpr size_t kSlice = 4096;
+  NewRecords out;
+  out.offsets.assign(refs.size() + 1, 0);
   bloom_counts->assign(refs.size(), 0);
-  forward_offsets->assign(refs.size() + 1, 0);
-  tbb::enumerable_thread_specific<std::pair<std::vector<uint32_t>, std::string>> scratch;
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 256),
-                    [&](const tbb::blocked_range<size_t>& range) {
-                      auto& [ids, record] = scratch.local();
-                      for (size_t d = range.begin(); d != range.end(); ++d) {
-                        MappedTerms(sources, terms, refs[d], &ids);
-                        (*bloom_counts)[d] = BloomTermCount(ids, exact_terms, sparse_first);
-                        record.clear();
-                        format::EncodeForwardRecord(ids, record);
-                        (*forward_offsets)[d + 1] = record.size();
-                      }
-                    });
-  for (size_t d = 0; d < refs.size(); ++d) (*forward_offsets)[d + 1] += (*forward_offsets)[d];
+  std::vector<std::string> records(std::min(kSlice, refs.size()));
+  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
+  for (size_t first = 0; first < refs.size(); first += kSlice) {
+    const size_t n = std::min(kSlice, refs.size() - first);
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, n, 64), [&](const tbb::blocked_range<size_t>& range) {
+          std::vector<uint32_t>& ids = scratch.local();
+          for (size_t i = range.begin(); i != range.end(); ++i) {
+            MappedTerms(sources, terms, refs[first + i], &ids);
+            (*bloom_counts)[first + i] = BloomTermCount(ids, exact_terms, sparse_first);
+            records[i].clear();
+            format::EncodeForwardRecord(ids, records[i]);
+          }
+        });
+    for (size_t i = 0; i < n; ++i) {
+      out.data += records[i];
+      out.offsets[first + i + 1] = out.data.size();
+    }
+    ReleaseSourcePages(sources);
+  }
+  return out;
 }
 
-// Phase 5: the rows, band by band: only one band's documents' terms are held at a time.
-void WriteRows(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
-               const MergedTerms& terms, const std::vector<DocRef>& refs, const RowPlan& plan,
-               uint32_t exact_terms, uint32_t sparse_first) {
+// Phase 5: the rows, band by band (one band's rows in memory at a time), from the new records.
+void WriteRows(format::IndexFileWriter& w, const NewRecords& records, const MergedTerms& terms,
+               const RowPlan& plan, uint32_t exact_terms, uint32_t sparse_first) {
   w.BeginSection(SectionId::kRows);
+  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
   for (const format::BandRecord& band : plan.bands) {
-    std::vector<std::vector<uint32_t>> columns(band.doc_count);
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, band.doc_count, 64),
-                      [&](const tbb::blocked_range<size_t>& range) {
-                        for (size_t c = range.begin(); c != range.end(); ++c)
-                          MappedTerms(sources, terms, refs[plan.band_docs[band.first_column + c]],
-                                      &columns[c]);
-                      });
     format::BandRecord alone = band;
     alone.rows_offset = 0;
     alone.first_column = 0;
-    const std::vector<uint64_t> rows = BuildSignatureRows(
-        {alone}, exact_terms, sparse_first, terms.hashes,
-        [&](uint64_t, uint64_t column) -> const std::vector<uint32_t>& { return columns[column]; });
+    // BuildSignatureRows is done with a column's ids before it asks this thread for the next.
+    const std::vector<uint64_t> rows =
+        BuildSignatureRows({alone}, exact_terms, sparse_first, terms.hashes,
+                           [&](uint64_t, uint64_t column) -> const std::vector<uint32_t>& {
+                             std::vector<uint32_t>& ids = scratch.local();
+                             records.Decode(plan.band_docs[band.first_column + column], &ids);
+                             return ids;
+                           });
     w.Append(rows.data(), rows.size() * sizeof(uint64_t));
-    ReleaseSourcePages(sources);
   }
   w.EndSection();
 }
@@ -259,39 +283,9 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
   return format::EncodeEncodingTable(encodings);
 }
 
-// Phase 7: FORWARD_DATA, encoded again in slices of documents (in parallel), in order.
-void WriteForwardStore(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
-                       const MergedTerms& terms, const std::vector<DocRef>& refs) {
-  constexpr size_t kSlice = 4096;
-  w.BeginSection(SectionId::kForwardData);
-  std::vector<std::string> records(kSlice);
-  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
-  for (size_t first = 0; first < refs.size(); first += kSlice) {
-    const size_t n = std::min(kSlice, refs.size() - first);
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 64),
-                      [&](const tbb::blocked_range<size_t>& range) {
-                        std::vector<uint32_t>& ids = scratch.local();
-                        for (size_t i = range.begin(); i != range.end(); ++i) {
-                          MappedTerms(sources, terms, refs[first + i], &ids);
-                          records[i].clear();
-                          format::EncodeForwardRecord(ids, records[i]);
-                        }
-                      });
-    for (size_t i = 0; i < n; ++i) w.Append(records[i].data(), records[i].size());
-    ReleaseSourcePages(sources);
-  }
-  w.EndSection();
-}
-
-// The sparse terms' lists are transposed from the documents' records in slices of terms whose
-// lists hold at most this many document ids together (4 bytes each), one pass over the
-// documents per slice.
-constexpr uint64_t kSparseSlicePostings = uint64_t{4} << 20;
-
-// Phase 8: SPARSE_DATA and SPARSE_INDEX (format/sparse_rows.h), slice by slice of terms.
-void WriteSparseRows(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
-                     const MergedTerms& terms, const std::vector<DocRef>& refs,
-                     uint32_t sparse_first) {
+// Phase 7: SPARSE_DATA and SPARSE_INDEX (indexer/sparse_lists.h), from the new records.
+void WriteSparseRows(format::IndexFileWriter& w, const NewRecords& records,
+                     const MergedTerms& terms, uint32_t sparse_first) {
   // The df of every sparse term, from the runs.
   std::vector<uint32_t> df(terms.count - sparse_first);
   for (size_t r = 0; r < terms.runs.size(); ++r) {
@@ -299,53 +293,15 @@ void WriteSparseRows(format::IndexFileWriter& w, const std::vector<MergeSource>&
     for (uint64_t id = std::max<uint64_t>(terms.runs[r].first_id, sparse_first); id < end; ++id)
       df[id - sparse_first] = terms.runs[r].df;
   }
-  format::SparseRowsWriter writer;
   w.BeginSection(SectionId::kSparseData);
-  constexpr size_t kDocSlice = 4096;
-  std::vector<std::vector<uint32_t>> doc_ids(kDocSlice);
-  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
-  for (uint64_t lo = 0; lo < df.size();) {
-    // Terms [lo, hi) of the sparse range: at least one, at most kSparseSlicePostings ids.
-    uint64_t hi = lo, total = 0;
-    while (hi < df.size() && (hi == lo || total + df[hi] <= kSparseSlicePostings))
-      total += df[hi++];
-    std::vector<uint32_t> start(hi - lo + 1, 0);  // total < 2^32
-    for (uint64_t t = lo; t < hi; ++t) start[t - lo + 1] = start[t - lo] + df[t];
-    std::vector<uint32_t> postings(total);
-    const uint32_t first_id = static_cast<uint32_t>(sparse_first + lo);
-    const uint32_t end_id = static_cast<uint32_t>(sparse_first + hi);
-    for (size_t first = 0; first < refs.size(); first += kDocSlice) {
-      const size_t n = std::min(kDocSlice, refs.size() - first);
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 64),
-                        [&](const tbb::blocked_range<size_t>& range) {
-                          std::vector<uint32_t>& ids = scratch.local();
-                          for (size_t i = range.begin(); i != range.end(); ++i) {
-                            MappedTerms(sources, terms, refs[first + i], &ids);
-                            doc_ids[i].assign(std::lower_bound(ids.begin(), ids.end(), first_id),
-                                              std::lower_bound(ids.begin(), ids.end(), end_id));
-                          }
-                        });
-      for (size_t i = 0; i < n; ++i) {
-        for (uint32_t id : doc_ids[i])
-          postings[start[id - first_id]++] = static_cast<uint32_t>(first + i);
-      }
-    }
-    uint64_t begin = 0;
-    for (uint64_t t = 0; t < hi - lo; ++t) {  // start[t] is now where term t's list ends
-      writer.Add(postings.data() + begin, start[t] - begin);
-      begin = start[t];
-      if (writer.pending_bytes() >= (1 << 20)) {
-        const std::string bytes = writer.TakeData();
-        w.Append(bytes.data(), bytes.size());
-      }
-    }
-    ReleaseSourcePages(sources);
-    lo = hi;
-  }
-  const std::string bytes = writer.TakeData();
-  w.Append(bytes.data(), bytes.size());
+  const std::vector<uint64_t> index = WriteSparseLists(
+      records.offsets.size() - 1, sparse_first, df,
+      [&](uint64_t d, std::vector<uint32_t>& scratch) -> const std::vector<uint32_t>& {
+        records.Decode(d, &scratch);
+        return scratch;
+      },
+      [&](std::string_view bytes) { w.Append(bytes.data(), bytes.size()); });
   w.EndSection();
-  const std::vector<uint64_t> index = writer.Index();
   w.AddSection(SectionId::kSparseIndex, index.data(), index.size() * sizeof(uint64_t));
 }
 
@@ -359,15 +315,14 @@ void AddSection(format::IndexFileWriter& w, SectionId id, const std::vector<T>& 
 uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
   // Per source term: its live df and its new id (4 + 4); per merged term (at most the sum):
   // its hash (8) and a share of the cursors' and the writer's buffers (4); per document: the
-  // reference, band count and forward offset (40) and its DocRecord read (8); one band's rows
-  // and terms: at most half of the sources' rows, and 3/2 of their forward store (a band's
-  // terms are held as 4-byte ids, about 3 times their forward-store bytes, and bands gather
-  // documents of similar size). Measured on linux-files (docs/living-index.md): compacting 7
-  // segments estimated 190 MB, peaked at 202 MB resident (the process's own ~25 MB included).
-  // The sparse rows: 4 bytes of df per merged term and a slice of the transposition (at most
-  // kSparseSlicePostings ids of 4 bytes, and 4 bytes of list start per term of the slice),
-  // about twice the sources' encoded sparse rows (written after the rows, whose term hashes,
-  // 8 bytes a term, are freed by then).
+  // reference, band count and record offset (40) and its DocRecord read (8); the documents'
+  // new records, held from phase 4 to the end: about the sources' forward store (ids
+  // renumbered by the merged df change the gaps a little: 9/8 of it); one band's rows: at most
+  // half of the sources' rows. The sparse rows: 4 bytes of df per merged term and a slice of
+  // the transposition (at most kSparseSlicePostings ids of 4 bytes, and 8 bytes of list start
+  // per term of the slice), about twice the sources' encoded sparse rows (written after the
+  // rows, whose term hashes, 8 bytes a term, are freed by then). Measured on linux-files
+  // (docs/living-index.md, "Merging").
   uint64_t terms = 0, docs = 0, rows = 0, forward = 0, sparse = 0;
   for (const MergeSource& s : sources) {
     terms += s.reader->dictionary().term_count();
@@ -376,8 +331,8 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
     forward += s.reader->SectionBytes(SectionId::kForwardData);
     sparse += s.reader->SectionBytes(SectionId::kSparseData);
   }
-  return terms * 24 + docs * 48 + rows / 2 + forward * 3 / 2 +
-         std::min(sparse * 2, kSparseSlicePostings * 4) + std::min(sparse, terms * 4);
+  return terms * 24 + docs * 48 + rows / 2 + forward * 9 / 8 +
+         std::min(sparse * 2, kSparseSlicePostings * 4) + std::min(sparse * 2, terms * 8);
 }
 
 SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
@@ -400,10 +355,9 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   const uint32_t exact_terms = CountExactTerms(terms.runs, terms.count, nonempty);
   const uint32_t sparse_first =
       format::SparseFirst(terms.runs, terms.count, exact_terms, sparse_max_df);
-  std::vector<uint64_t> bloom_counts, forward_offsets;
-  MeasureDocuments(sources, terms, refs, exact_terms, sparse_first, &bloom_counts,
-                   &forward_offsets);
-  ReleaseSourcePages(sources);
+  std::vector<uint64_t> bloom_counts;
+  NewRecords records =
+      EncodeDocuments(sources, terms, refs, exact_terms, sparse_first, &bloom_counts);
   const RowPlan plan = PlanRows(bloom_counts, fp_rate, exact_terms);
   std::vector<uint64_t>().swap(bloom_counts);
 
@@ -422,13 +376,14 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   w.AddSection(SectionId::kMeta, meta.data(), meta.size());
   AddSection(w, SectionId::kBands, plan.bands);
   AddSection(w, SectionId::kBandDocs, plan.band_docs);
-  WriteRows(w, sources, terms, refs, plan, exact_terms, sparse_first);
+  WriteRows(w, records, terms, plan, exact_terms, sparse_first);
   std::vector<uint64_t>().swap(terms.hashes);  // the rows were their last use
   const std::string encodings =
       WriteDocuments(w, sources, refs, &summary.input_bytes, &summary.postings);
-  AddSection(w, SectionId::kForwardOffsets, forward_offsets);
-  WriteForwardStore(w, sources, terms, refs);
-  WriteSparseRows(w, sources, terms, refs, sparse_first);
+  AddSection(w, SectionId::kForwardOffsets, records.offsets);
+  w.AddSection(SectionId::kForwardData, records.data.data(), records.data.size());
+  WriteSparseRows(w, records, terms, sparse_first);
+  records = NewRecords{};
   w.AddSection(SectionId::kEncodings, encodings.data(), encodings.size());
   summary.file_bytes = w.Finish();
   summary.documents = refs.size();

@@ -6,11 +6,12 @@
 // linux-files). Here no posting list is held: the dictionaries are merged twice in byte order
 // (cursors, as an external merge sort would), first to count the terms of each document
 // frequency, then to give every term its final id (by decreasing df, ties by bytes, as the
-// builder does) and write the new dictionary; the rows are built band by band and the forward
-// store record by record, each from the inputs' forward records mapped to the new ids. What
-// stays in memory is about 4 bytes per input term (the id maps), 8 per merged term (hashes),
-// the new dictionary (about 12 bytes per term), a few dozen bytes per document and the terms
-// of one band's documents.
+// builder does) and write the new dictionary; every live document's forward record is then
+// mapped to the new ids once and kept encoded (the new FORWARD_DATA, about the size of the
+// inputs' forward store), and the rows (band by band) and the sparse rows are built from those
+// records. What stays in memory is about 4 bytes per input term (the id maps), 8 per merged
+// term (hashes), the new dictionary (about 12 bytes per term), a few dozen bytes per document
+// and the new forward records.
 #ifndef BITSIFT_INDEXER_SEGMENT_MERGER_H_
 #define BITSIFT_INDEXER_SEGMENT_MERGER_H_
 

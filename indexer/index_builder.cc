@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <unistd.h>
 
@@ -504,30 +505,79 @@ struct TreePlan {
   uint64_t unchanged = 0;                              // files kept without reading them
 };
 
+// Whether each listed file names[i] that has a live document found[i] ({segment, id}; segment
+// -1: none) still has that document's facts (SameFileFacts). The files are looked at in
+// parallel, a directory per task: names are sorted, so a directory's files are consecutive; a
+// task opens the directory once (O_PATH, below root) and fstatat()s its files by name. On this
+// 2-core machine that is 1.4 us a file against 2.6 for lstat of each full path in turn (kjv):
+// threads on different directories do not contend for the same dentries. The readers of the
+// segments found are open already (LiveCursor read their paths), so the tasks share them.
+std::vector<uint8_t> UnchangedFiles(const std::string& root, const std::vector<std::string>& names,
+                                    const std::vector<std::pair<int64_t, uint32_t>>& found,
+                                    std::vector<LiveSegment>& segments) {
+  std::vector<uint8_t> unchanged(names.size(), 0);
+  // Groups of consecutive names in one directory: [group[g], group[g + 1]).
+  auto parent = [&](size_t i) {
+    const size_t slash = names[i].rfind('/');
+    return std::string_view(names[i]).substr(0, slash == std::string::npos ? 0 : slash);
+  };
+  std::vector<size_t> group;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i == 0 || parent(i) != parent(i - 1)) group.push_back(i);
+  }
+  group.push_back(names.size());
+  const int root_fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  auto look = [&](size_t g) {
+    const size_t first = group[g], end = group[g + 1];
+    // A directory of one or two files is not worth an open: its paths are looked up whole.
+    const std::string dir(parent(first));
+    int dir_fd = -1;
+    if (root_fd >= 0 && !dir.empty() && end - first > 2)
+      dir_fd = ::openat(root_fd, dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    for (size_t i = first; i < end; ++i) {
+      if (found[i].first < 0) continue;
+      struct stat st;
+      int r;
+      if (dir_fd >= 0) {
+        r = ::fstatat(dir_fd, names[i].c_str() + dir.size() + 1, &st, AT_SYMLINK_NOFOLLOW);
+      } else if (root_fd >= 0) {
+        r = ::fstatat(root_fd, names[i].c_str(), &st, AT_SYMLINK_NOFOLLOW);
+      } else {
+        r = ::lstat((root + "/" + names[i]).c_str(), &st);
+      }
+      unchanged[i] = r == 0 && S_ISREG(st.st_mode) &&
+                     SameFileFacts(segments[found[i].first].reader().doc(found[i].second), st);
+    }
+    if (dir_fd >= 0) ::close(dir_fd);
+  };
+  tbb::parallel_for(size_t{0}, group.size() - 1, look);
+  if (root_fd >= 0) ::close(root_fd);
+  return unchanged;
+}
+
 // Classifies `names` (the sorted relative paths WalkDirectory listed under root) against the
 // live documents of `segments`: a file whose facts equal its document's is unchanged, any
 // other listed file is to be read, and a live document whose path is not listed is gone. Reads
-// nothing but the segments' document tables and one lstat per file already indexed.
+// nothing but the segments' document tables and one fstatat per file already indexed.
 TreePlan ClassifyTree(const std::string& root, const std::vector<std::string>& names,
                       std::vector<LiveSegment>& segments) {
   TreePlan plan;
+  // Phase 1: each listed file's live document, if any (one pass over the sorted paths).
   LiveCursor cursor(segments);
   auto gone = [&](size_t s, uint32_t id) { plan.gone.push_back({s, id}); };
-  for (const std::string& name : names) {
-    auto [seg, id] = cursor.Find(name, gone);
-    if (seg >= 0) {
-      struct stat st;
-      const std::string full = root + "/" + name;
-      if (::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-          SameFileFacts(segments[seg].reader().doc(id), st)) {
-        plan.unchanged++;
-        continue;
-      }
-    }
-    plan.to_read.push_back(name);
-    plan.replaced.push_back({seg, id});
-  }
+  std::vector<std::pair<int64_t, uint32_t>> found(names.size());
+  for (size_t i = 0; i < names.size(); ++i) found[i] = cursor.Find(names[i], gone);
   cursor.Finish(gone);
+  // Phase 2: which of them are unchanged; phase 3: the others are to be read.
+  const std::vector<uint8_t> unchanged = UnchangedFiles(root, names, found, segments);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (unchanged[i]) {
+      plan.unchanged++;
+      continue;
+    }
+    plan.to_read.push_back(names[i]);
+    plan.replaced.push_back(found[i]);
+  }
   return plan;
 }
 

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <tbb/parallel_for.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <thread>
 
 #include "answers/lines.h"
 #include "format/bloom.h"
@@ -28,9 +28,16 @@
 #include "tokenizer/token_spans.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
+#include "util/files.h"
 
 namespace bitsift {
 namespace {
+
+// The state of an indexed file from its lstat (nullptr: it could not be looked at).
+FileState StateOf(const format::DocRecord& d, const struct stat* st) {
+  if (st == nullptr || !S_ISREG(st->st_mode)) return FileState::kVanished;
+  return indexer::SameFileFacts(d, *st) ? FileState::kCurrent : FileState::kChanged;
+}
 
 Status::Code CodeOf(ErrorKind kind) {
   switch (kind) {
@@ -611,28 +618,35 @@ void Index::SetAsideStaleFiles(QueryResult* result,
       unknown.push_back(i);
     }
   }
-  // Each file is looked at from its index root's directory, opened once (fstatat with the path
-  // within the index: the kernel walks only that part, 15% less time per file than lstat of
-  // the absolute path on linux-files; -1 if the root cannot be opened: the absolute path).
+  // The files of each index are looked at below its root, a directory per thread once there
+  // are hundreds (LookAtFiles: ~3 us of kernel a file, half that on 2 threads).
   const std::vector<query::IndexSet::Index>& indexes = rep_->set.indexes();
-  std::vector<int> roots(indexes.size(), -1);
-  for (size_t i = 0; i < indexes.size() && !unknown.empty(); ++i) {
-    if (!indexes[i].root.empty()) {
-      roots[i] = ::open(indexes[i].root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  for (size_t x = 0; x < indexes.size() && !unknown.empty(); ++x) {
+    std::vector<size_t> mine;  // positions in docs of this index's files to look at
+    for (size_t i : unknown) {
+      if (rep_->set.SegmentOf(docs[i]).index == x) mine.push_back(i);
     }
-  }
-  // Thousands of lstat calls are spread over threads (each is a few microseconds of kernel).
-  auto look = [&](size_t u) {
-    const uint32_t id = docs[unknown[u]];
-    states[unknown[u]] = FileStateAt(id, roots[rep_->set.SegmentOf(id).index]);
-  };
-  if (unknown.size() >= 1024) {
-    tbb::parallel_for(size_t{0}, unknown.size(), look);
-  } else {
-    for (size_t u = 0; u < unknown.size(); ++u) look(u);
-  }
-  for (int fd : roots) {
-    if (fd >= 0) ::close(fd);
+    if (mine.empty()) continue;
+    if (indexes[x].root.empty()) {  // in-memory documents: no file to look at
+      for (size_t i : mine) states[i] = FileState::kUnknown;
+      continue;
+    }
+    auto record = [&](size_t k) {
+      const query::IndexSet::Segment& s = rep_->set.SegmentOf(docs[mine[k]]);
+      return std::pair<const query::IndexReader*, uint32_t>{s.reader.get(),
+                                                            docs[mine[k]] - s.first_id};
+    };
+    LookAtFiles(
+        indexes[x].root, mine.size(),
+        [&](size_t k) -> std::string_view {
+          auto [reader, local] = record(k);
+          return reader->path(local);
+        },
+        [&](size_t k, const struct stat* st) {
+          auto [reader, local] = record(k);
+          states[mine[k]] = StateOf(reader->doc(local), st);
+        },
+        std::min(2u, std::thread::hardware_concurrency()));
   }
   if (known != nullptr) {
     for (size_t i : unknown) (*known)[docs[i]] = states[i];
@@ -653,25 +667,16 @@ void Index::SetAsideStaleFiles(QueryResult* result,
   result->documents.swap(kept);
 }
 
-FileState Index::file_state(uint32_t id) const { return FileStateAt(id, -1); }
-
-FileState Index::FileStateAt(uint32_t id, int root_fd) const {
+FileState Index::file_state(uint32_t id) const {
   const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
   const std::string& root = rep_->set.indexes()[s.index].root;
   if (root.empty()) return FileState::kUnknown;
-  const uint32_t local = id - s.first_id;
-  const std::string_view relative = s.reader->path(local);
-  struct stat st;
-  int r;
-  if (root_fd >= 0 && !relative.empty() && relative[0] != '/') {
-    r = ::fstatat(root_fd, std::string(relative).c_str(), &st, AT_SYMLINK_NOFOLLOW);
-  } else {
-    const std::string path = (root == "/" ? "" : root) + "/" + std::string(relative);
-    r = ::lstat(path.c_str(), &st);
-  }
-  if (r != 0 || !S_ISREG(st.st_mode)) return FileState::kVanished;
-  return indexer::SameFileFacts(s.reader->doc(local), st) ? FileState::kCurrent
-                                                          : FileState::kChanged;
+  FileState state = FileState::kUnknown;
+  LookAtFiles(
+      root, 1, [&](size_t) -> std::string_view { return s.reader->path(id - s.first_id); },
+      [&](size_t, const struct stat* st) { state = StateOf(s.reader->doc(id - s.first_id), st); },
+      1);
+  return state;
 }
 
 std::string ShellQuote(const std::string& s) {

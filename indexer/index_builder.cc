@@ -5,7 +5,6 @@
 #include <malloc.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "format/manifest.h"
 #include "indexer/segment_builder.h"
@@ -506,52 +506,25 @@ struct TreePlan {
 };
 
 // Whether each listed file names[i] that has a live document found[i] ({segment, id}; segment
-// -1: none) still has that document's facts (SameFileFacts). The files are looked at in
-// parallel, a directory per task: names are sorted, so a directory's files are consecutive; a
-// task opens the directory once (O_PATH, below root) and fstatat()s its files by name. On this
-// 2-core machine that is 1.4 us a file against 2.6 for lstat of each full path in turn (kjv):
-// threads on different directories do not contend for the same dentries. The readers of the
-// segments found are open already (LiveCursor read their paths), so the tasks share them.
+// -1: none) still has that document's facts (SameFileFacts), looked at in parallel
+// (LookAtFiles). The readers of the segments found are open already (LiveCursor read their
+// paths), so the threads share them.
 std::vector<uint8_t> UnchangedFiles(const std::string& root, const std::vector<std::string>& names,
                                     const std::vector<std::pair<int64_t, uint32_t>>& found,
                                     std::vector<LiveSegment>& segments) {
-  std::vector<uint8_t> unchanged(names.size(), 0);
-  // Groups of consecutive names in one directory: [group[g], group[g + 1]).
-  auto parent = [&](size_t i) {
-    const size_t slash = names[i].rfind('/');
-    return std::string_view(names[i]).substr(0, slash == std::string::npos ? 0 : slash);
-  };
-  std::vector<size_t> group;
+  std::vector<size_t> indexed;  // positions in names of the files with a live document
   for (size_t i = 0; i < names.size(); ++i) {
-    if (i == 0 || parent(i) != parent(i - 1)) group.push_back(i);
+    if (found[i].first >= 0) indexed.push_back(i);
   }
-  group.push_back(names.size());
-  const int root_fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  auto look = [&](size_t g) {
-    const size_t first = group[g], end = group[g + 1];
-    // A directory of one or two files is not worth an open: its paths are looked up whole.
-    const std::string dir(parent(first));
-    int dir_fd = -1;
-    if (root_fd >= 0 && !dir.empty() && end - first > 2)
-      dir_fd = ::openat(root_fd, dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    for (size_t i = first; i < end; ++i) {
-      if (found[i].first < 0) continue;
-      struct stat st;
-      int r;
-      if (dir_fd >= 0) {
-        r = ::fstatat(dir_fd, names[i].c_str() + dir.size() + 1, &st, AT_SYMLINK_NOFOLLOW);
-      } else if (root_fd >= 0) {
-        r = ::fstatat(root_fd, names[i].c_str(), &st, AT_SYMLINK_NOFOLLOW);
-      } else {
-        r = ::lstat((root + "/" + names[i]).c_str(), &st);
-      }
-      unchanged[i] = r == 0 && S_ISREG(st.st_mode) &&
-                     SameFileFacts(segments[found[i].first].reader().doc(found[i].second), st);
-    }
-    if (dir_fd >= 0) ::close(dir_fd);
-  };
-  tbb::parallel_for(size_t{0}, group.size() - 1, look);
-  if (root_fd >= 0) ::close(root_fd);
+  std::vector<uint8_t> unchanged(names.size(), 0);
+  LookAtFiles(
+      root, indexed.size(), [&](size_t k) -> std::string_view { return names[indexed[k]]; },
+      [&](size_t k, const struct stat* st) {
+        const auto [seg, id] = found[indexed[k]];
+        unchanged[indexed[k]] = st != nullptr && S_ISREG(st->st_mode) &&
+                                SameFileFacts(segments[seg].reader().doc(id), *st);
+      },
+      std::min(4u, std::thread::hardware_concurrency()));
   return unchanged;
 }
 

@@ -13,7 +13,9 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "util/error.h"
 
@@ -242,6 +244,71 @@ void AtomicFileWriter::RemoveStaleTemporaries(const std::string& path) {
     if (!alive) ::unlink((dir + "/" + name).c_str());
   }
   ::closedir(d);
+}
+
+void LookAtFiles(const std::string& root, size_t n,
+                 const std::function<std::string_view(size_t)>& path,
+                 const std::function<void(size_t, const struct stat*)>& look, unsigned threads) {
+  if (n == 0) return;
+  auto parent = [&](size_t i) {
+    const std::string_view p = path(i);
+    const size_t slash = p.rfind('/');
+    return p.substr(0, slash == std::string_view::npos ? 0 : slash);
+  };
+  // Runs of consecutive files in one directory: [group[g], group[g + 1]).
+  std::vector<size_t> group;
+  for (size_t i = 0; i < n; ++i) {
+    if (i == 0 || parent(i) != parent(i - 1)) group.push_back(i);
+  }
+  group.push_back(n);
+  const int root_fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  auto look_group = [&](size_t g) {
+    const size_t first = group[g], end = group[g + 1];
+    const std::string dir(parent(first));
+    // A directory of one or two files is not worth an open: their paths are looked up whole.
+    int dir_fd = -1;
+    if (root_fd >= 0 && !dir.empty() && dir[0] != '/' && end - first > 2)
+      dir_fd = ::openat(root_fd, dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char buffer[PATH_MAX];
+    for (size_t i = first; i < end; ++i) {
+      // The path as a C string, on the stack (no allocation in a thread's own malloc arena).
+      const std::string_view p = path(i);
+      struct stat st;
+      int r = -1;
+      if (p.size() < sizeof(buffer)) {
+        std::memcpy(buffer, p.data(), p.size());
+        buffer[p.size()] = '\0';
+        if (dir_fd >= 0) {
+          r = ::fstatat(dir_fd, buffer + dir.size() + 1, &st, AT_SYMLINK_NOFOLLOW);
+        } else if (root_fd >= 0 && !p.empty() && p[0] != '/') {
+          r = ::fstatat(root_fd, buffer, &st, AT_SYMLINK_NOFOLLOW);
+        } else {
+          r = ::lstat(p.empty() || p[0] != '/' ? (root + "/" + buffer).c_str() : buffer, &st);
+        }
+      }
+      look(i, r == 0 ? &st : nullptr);
+    }
+    if (dir_fd >= 0) ::close(dir_fd);
+  };
+  // Thread t takes the groups that start in its share [t n / T, (t + 1) n / T) of the files.
+  const unsigned t_count = n >= kParallelLookFiles ? std::max(1u, threads) : 1u;
+  auto run_share = [&](unsigned t) {
+    const size_t lo = n * t / t_count, hi = n * (t + 1) / t_count;
+    for (size_t g = 0; g + 1 < group.size(); ++g) {
+      if (group[g] >= lo && group[g] < hi) look_group(g);
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < t_count; ++t) {
+    try {
+      helpers.emplace_back(run_share, t);
+    } catch (const std::system_error&) {  // no thread to be had: the caller takes the share
+      run_share(t);
+    }
+  }
+  run_share(0);
+  for (std::thread& h : helpers) h.join();
+  if (root_fd >= 0) ::close(root_fd);
 }
 
 }  // namespace bitsift

@@ -2,8 +2,11 @@
 #ifndef BITSIFT_UTIL_FILES_H_
 #define BITSIFT_UTIL_FILES_H_
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -36,6 +39,20 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// Looks at files 0..n-1 below the directory `root` (absolute), file i at the relative path
+// path(i) (an absolute path is looked at as it is): look(i, st) receives its lstat, or
+// nullptr if it cannot be looked at (vanished, or a directory on its path cannot be opened).
+// Files of one directory that come one after another (sorted paths do) share one open of the
+// directory (O_PATH), and their fstatat() looks up the name alone. With at least
+// kParallelLookFiles files and threads > 1, that many threads (the caller's and std::threads;
+// no thread pool to start) take whole directories each: on 2 cores a file costs 1.4 us
+// instead of 2.6 (kjv), because threads in different directories do not contend for the same
+// dentries. `look` is called once per file, from any of the threads.
+inline constexpr size_t kParallelLookFiles = 256;
+void LookAtFiles(const std::string& root, size_t n,
+                 const std::function<std::string_view(size_t)>& path,
+                 const std::function<void(size_t, const struct stat*)>& look, unsigned threads);
 
 // Writes a new version of `path` so that readers see either the old file or the complete new
 // one: the bytes go to "<path>.tmp.<pid>.<writer>" in the same directory, are fsync'ed, then

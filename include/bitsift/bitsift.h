@@ -539,9 +539,6 @@ class Index {
  private:
   struct Rep;
   explicit Index(std::unique_ptr<Rep> rep);
-  // file_state, the path within the index looked up from `root_fd` (its index root opened as
-  // a directory), or from the root's absolute path if root_fd is -1.
-  FileState FileStateAt(uint32_t id, int root_fd) const;
   // Query's work after parsing (`parse_us` is added to the statistics).
   Status Answer(const ParsedQuery& query, const QueryOptions& options, double parse_us,
                 QueryResult* result) const;

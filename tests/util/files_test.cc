@@ -1,0 +1,90 @@
+// LookAtFiles: every file looked at once, with its own lstat, on one thread or several.
+#include "util/files.h"
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace bitsift {
+using testing::TempDir;
+using testing::WriteFile;
+namespace {
+
+// A tree of `dirs` directories of `per_dir` files each (file j of directory d holds d + j + 1
+// bytes), plus a directory of one file; returns the sorted relative paths and their sizes.
+void MakeTree(const TempDir& root, int dirs, int per_dir, std::vector<std::string>* paths,
+              std::vector<off_t>* sizes) {
+  for (int d = 0; d < dirs; ++d) {
+    std::string dir = "d";
+    dir += std::to_string(100 + d);
+    dir += "/sub";
+    std::filesystem::create_directories(root / dir);
+    for (int j = 0; j < per_dir; ++j) {
+      const std::string rel = dir + "/f" + std::to_string(100 + j);
+      WriteFile(root / rel, std::string(d + j + 1, 'x'));
+      paths->push_back(rel);
+      sizes->push_back(d + j + 1);
+    }
+  }
+  std::filesystem::create_directories(root / "z");
+  WriteFile(root / "z/only", "abc");
+  paths->push_back("z/only");
+  sizes->push_back(3);
+}
+
+void Check(const std::string& root, const std::vector<std::string>& paths,
+           const std::vector<off_t>& sizes, unsigned threads) {
+  const size_t n = paths.size();
+  std::unique_ptr<std::atomic<int>[]> calls(new std::atomic<int>[n]);
+  for (size_t i = 0; i < n; ++i) calls[i] = 0;
+  std::vector<off_t> seen(n, -1);  // each slot written by the one call for its file
+  LookAtFiles(
+      root, n, [&](size_t i) -> std::string_view { return paths[i]; },
+      [&](size_t i, const struct stat* st) {
+        calls[i]++;
+        if (st != nullptr) seen[i] = st->st_size;
+      },
+      threads);
+  for (size_t i = 0; i < n; ++i) {
+    INFO(paths[i]);
+    CHECK(calls[i] == 1);
+    CHECK(seen[i] == sizes[i]);  // -1: looked at as missing
+  }
+}
+
+TEST_CASE("LookAtFiles looks at every file once, serially and in parallel", "[files][race]") {
+  TempDir root;
+  std::vector<std::string> paths;
+  std::vector<off_t> sizes;
+  MakeTree(root, 30, 20, &paths, &sizes);  // 601 files: above kParallelLookFiles
+  REQUIRE(paths.size() >= kParallelLookFiles);
+  // A file that is not there, one in a directory that is not there, and an absolute path.
+  paths.insert(paths.begin() + 5, "d100/sub/f1000");
+  sizes.insert(sizes.begin() + 5, -1);
+  paths.push_back("nodir/x");
+  sizes.push_back(-1);
+  paths.push_back(root / "z/only");
+  sizes.push_back(3);
+  SECTION("one thread") { Check(root.path(), paths, sizes, 1); }
+  SECTION("two threads") { Check(root.path(), paths, sizes, 2); }
+  SECTION("more threads than directories") { Check(root.path(), paths, sizes, 64); }
+  SECTION("few files stay on the calling thread") {
+    std::vector<std::string> few(paths.begin(), paths.begin() + 10);
+    std::vector<off_t> few_sizes(sizes.begin(), sizes.begin() + 10);
+    Check(root.path(), few, few_sizes, 2);
+  }
+  SECTION("a root that cannot be opened: absolute paths") {
+    // Every file is missing then, but the one named by its absolute path.
+    std::vector<off_t> missing(sizes.size(), -1);
+    missing.back() = 3;
+    Check(root / "gone", paths, missing, 2);
+  }
+}
+
+}  // namespace
+}  // namespace bitsift

@@ -60,6 +60,7 @@ struct Doc {
 struct Worker {
   explicit Worker(const QueryNode& query) : matcher(query) {}
   QueryMatcher matcher;
+  std::string text;  // the text of the document being tested (its buffer reused)
   uint64_t phrase_candidates = 0, text_bytes = 0, unreadable = 0;
   double phrase_us = 0;
 };
@@ -439,7 +440,7 @@ class Evaluator {
   Truth TextHas(Doc& doc, int pattern, Worker& w) {
     if (doc.text == Doc::kNotRead) {
       const auto start = Clock::now();
-      std::string text;
+      std::string& text = w.text;
       if (!options_.text(doc.id, &text)) {
         doc.text = Doc::kUnreadable;
         ++w.unreadable;

@@ -1,6 +1,7 @@
 #include "query/query_matcher.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace bitsift::query {
 
@@ -150,6 +151,31 @@ bool AsciiAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
 }
 
+bool HasAsciiAlnum(std::string_view s) { return std::any_of(s.begin(), s.end(), AsciiAlnum); }
+
+// Whether FindInMixed's pieces may start at i: the ends of the text, and every ASCII byte that
+// follows a blank.
+bool PieceStartsAt(std::string_view text, size_t i) {
+  if (i == 0 || i == text.size()) return true;
+  const char before = text[i - 1];
+  return static_cast<unsigned char>(text[i]) < 0x80 &&
+         (before == ' ' || before == '\n' || before == '\t');
+}
+
+// The position of the first byte >= 0x80 of text at or after i, or text.size().
+size_t NextNonAscii(std::string_view text, size_t i) {
+  const size_t n = text.size();
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, text.data() + i, 8);
+    if (word & 0x8080808080808080ULL) break;
+  }
+  for (; i < n; ++i) {
+    if (static_cast<unsigned char>(text[i]) >= 0x80) return i;
+  }
+  return n;
+}
+
 }  // namespace
 
 size_t QueryMatcher::AsciiEnd(size_t p, size_t e, size_t i, std::string_view lower) const {
@@ -206,54 +232,59 @@ int QueryMatcher::FindInWindow(size_t p, std::string_view text, size_t begin, si
 }
 
 int QueryMatcher::FindInMixed(size_t p, std::string_view text, std::string_view lower) {
+  // The text is cut into pieces before every ASCII byte that follows a blank (PieceStartsAt);
+  // a piece holds at most one run of blanks, at its end. Only the pieces with a byte >= 0x80
+  // are found (the rest of the text is ASCII): a scan 8 bytes at a time, not a piece list of
+  // the whole text (a 1 MB source file with one accented name in a comment is mostly ASCII).
+  const size_t n = text.size();
   struct Piece {
     size_t begin, end;
-    bool ascii = true;   // no byte >= 0x80
-    bool alnum = false;  // holds an ASCII letter or digit: at least one token
   };
-  std::vector<Piece> pieces;
-  for (size_t i = 0; i < text.size();) {
-    Piece piece{i, i};
-    size_t j = i;
-    for (; j < text.size(); ++j) {
-      const unsigned char c = static_cast<unsigned char>(text[j]);
-      if (j > i && c < 0x80 && (text[j - 1] == ' ' || text[j - 1] == '\n' || text[j - 1] == '\t'))
-        break;
-      piece.ascii &= c < 0x80;
-      piece.alnum |= AsciiAlnum(text[j]);
-    }
-    piece.end = j;
-    pieces.push_back(piece);
-    i = j;
+  std::vector<Piece> wide;  // the pieces holding a byte >= 0x80, in order
+  for (size_t q = NextNonAscii(text, 0); q < n; q = NextNonAscii(text, wide.back().end)) {
+    size_t b = q, e = q + 1;
+    while (!PieceStartsAt(text, b)) --b;
+    while (!PieceStartsAt(text, e)) ++e;
+    wide.push_back({b, e});
   }
-  // Occurrences within runs of ASCII pieces: a byte search, as for an ASCII text.
-  for (size_t k = 0; k < pieces.size();) {
-    if (!pieces[k].ascii) {
-      ++k;
-      continue;
+  // Occurrences within the runs of ASCII pieces between them: a byte search, as for an ASCII
+  // text.
+  size_t cursor = 0;
+  for (size_t k = 0; k <= wide.size(); ++k) {
+    const size_t until = k < wide.size() ? wide[k].begin : n;
+    if (until > cursor) {
+      const int r =
+          FindInAscii(p, text.substr(cursor, until - cursor), lower.substr(cursor, until - cursor));
+      if (r != 0) return r;
     }
-    size_t last = k;
-    while (last + 1 < pieces.size() && pieces[last + 1].ascii) ++last;
-    const size_t b = pieces[k].begin, e = pieces[last].end;
-    const int r = FindInAscii(p, text.substr(b, e - b), lower.substr(b, e - b));
-    if (r != 0) return r;
-    k = last + 1;
+    if (k < wide.size()) cursor = wide[k].end;
   }
-  // Occurrences that touch a piece with non-ASCII bytes or span one: windows around them.
-  const size_t reach = patterns_[p].elements.size() - 1;  // tokens needed on each side
-  for (size_t k = 0; k < pieces.size(); ++k) {
-    if (pieces[k].ascii) continue;
-    size_t first = k, last = k;
-    for (size_t tokens = 0; first > 0 && tokens < reach;) tokens += pieces[--first].alnum;
+  // Occurrences that touch a piece with non-ASCII bytes or span one: windows around them,
+  // reaching as many pieces with an ASCII letter or digit (at least one token each) as the
+  // pattern has tokens after its first, on each side.
+  const size_t reach = patterns_[p].elements.size() - 1;
+  size_t covered = 0;  // the text before this is in a window already tried
+  for (const Piece& w : wide) {
+    if (w.begin < covered) continue;
+    size_t begin = w.begin, end = w.end;
+    for (size_t tokens = 0; begin > 0 && tokens < reach;) {
+      size_t b = begin - 1;
+      while (!PieceStartsAt(text, b)) --b;
+      tokens += HasAsciiAlnum(text.substr(b, begin - b));
+      begin = b;
+    }
     // Neighbouring non-ASCII pieces within reach share the window.
-    for (size_t tokens = 0; last + 1 < pieces.size() && tokens < reach;) {
-      ++last;
-      tokens = pieces[last].ascii ? tokens + pieces[last].alnum : 0;
+    for (size_t tokens = 0; end < n && tokens < reach;) {
+      size_t e = end + 1;
+      while (!PieceStartsAt(text, e)) ++e;
+      const std::string_view piece = text.substr(end, e - end);
+      tokens = NextNonAscii(piece, 0) == piece.size() ? tokens + HasAsciiAlnum(piece) : 0;
+      end = e;
     }
     // (Windows may overlap: the next one needs its own tokens to the left.)
-    const int r = FindInWindow(p, text, pieces[first].begin, pieces[last].end);
+    const int r = FindInWindow(p, text, begin, end);
     if (r != 0) return r;
-    k = last;
+    covered = end;
   }
   return 0;
 }

@@ -32,7 +32,7 @@ inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 // DICT_TOP, CHUNK_SUMS_INDEX.
 // 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the ENCODINGS section
 // (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments (0.2).
-inline constexpr uint32_t kFormatVersion = 5;
+inline constexpr uint32_t kFormatVersion = 6;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
 
@@ -160,9 +160,11 @@ struct DocRecord {
   int64_t ctime_ns;    // status change time (0 for in-memory documents)
   uint64_t inode;      // st_ino (0 for in-memory documents)
   uint32_t encoding;   // the encoding its text was read in: an index into ENCODINGS (0 = UTF-8)
-  uint32_t flags;      // reserved, 0
+  uint32_t column;     // its column among all bands' (BAND_DOCS[column] is this document), or
+                       // kNoColumn for a document with no term (it is in no band)
 };
 static_assert(sizeof(DocRecord) == 64);
+inline constexpr uint32_t kNoColumn = UINT32_MAX;
 
 // The ENCODINGS section: u32 count, then count x { u8 length, that many bytes of the name }.
 // Name 0 is always "UTF-8" (in-memory documents, and DocRecords of files read as UTF-8); a

@@ -255,7 +255,7 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
                                      f.ctime_ns,
                                      f.inode,
                                      encoding,
-                                     0};
+                                     format::kNoColumn};
     t.paths += doc.name;
     t.postings += doc.ids.size();
     t.input_bytes += f.size;
@@ -285,6 +285,8 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   for (size_t d = 0; d < docs_.size(); ++d)
     bloom_counts[d] = BloomTermCount(docs_[d].ids, exact_terms, sparse_first);
   RowPlan plan = PlanRows(bloom_counts, fp_rate_, exact_terms);
+  for (size_t c = 0; c < plan.band_docs.size(); ++c)
+    table.records[plan.band_docs[c]].column = static_cast<uint32_t>(c);
   std::vector<uint64_t> rows =
       BuildSignatureRows(plan.bands, exact_terms, sparse_first, terms.hashes,
                          [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {

@@ -256,8 +256,11 @@ void WriteRows(format::IndexFileWriter& w, const NewRecords& records, const Merg
 
 // Phase 6: DOCS, PATHS (and the ENCODINGS table they index) in the output order.
 std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
-                           const std::vector<DocRef>& refs, uint64_t* input_bytes,
-                           uint64_t* postings) {
+                           const std::vector<DocRef>& refs, const RowPlan& plan,
+                           uint64_t* input_bytes, uint64_t* postings) {
+  std::vector<uint32_t> column(refs.size(), format::kNoColumn);
+  for (size_t c = 0; c < plan.band_docs.size(); ++c)
+    column[plan.band_docs[c]] = static_cast<uint32_t>(c);
   std::vector<std::string> encodings = {format::kUtf8EncodingName};
   std::unordered_map<std::string, uint32_t> encoding_ids = {{format::kUtf8EncodingName, 0}};
   w.BeginSection(SectionId::kDocs);
@@ -270,7 +273,7 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
     if (fresh) encodings.push_back(encoding);
     d.encoding = it->second;
     d.path_offset = path_offset;
-    d.flags = 0;
+    d.column = column[&r - refs.data()];
     path_offset += d.path_length;
     *input_bytes += d.size;
     *postings += d.term_count;
@@ -379,7 +382,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   WriteRows(w, records, terms, plan, exact_terms, sparse_first);
   std::vector<uint64_t>().swap(terms.hashes);  // the rows were their last use
   const std::string encodings =
-      WriteDocuments(w, sources, refs, &summary.input_bytes, &summary.postings);
+      WriteDocuments(w, sources, refs, plan, &summary.input_bytes, &summary.postings);
   AddSection(w, SectionId::kForwardOffsets, records.offsets);
   w.AddSection(SectionId::kForwardData, records.data.data(), records.data.size());
   WriteSparseRows(w, records, terms, sparse_first);

@@ -267,6 +267,8 @@ void CheckIndex(const IndexReader& index) {
         Fail(index, name + " holds empty document " + std::to_string(d));
       if (seen[d]) Fail(index, "document " + std::to_string(d) + " is in the bands twice");
       seen[d] = 1;
+      if (index.doc(d).column != band.first_column + c)
+        Fail(index, name + ": document " + std::to_string(d) + " records another column");
       decode(d, &ids);
       const uint64_t word = c / 64, bit = uint64_t{1} << (c % 64);
       uint64_t bloom_terms = 0;
@@ -305,6 +307,12 @@ void CheckIndex(const IndexReader& index) {
       }
     }
     columns += band.doc_count;
+  }
+  // A document in no band (one without terms: the bands hold every other, counted in
+  // non_empty) records no column.
+  for (uint64_t d = 0; d < docs; ++d) {
+    if (!seen[d] && index.doc(static_cast<uint32_t>(d)).column != format::kNoColumn)
+      Fail(index, "document " + std::to_string(d) + " is in no band but records a column");
   }
   for (uint64_t t = 0; t < exact; ++t) {
     // Every document of the term has its bit (above), so an equal count means no extra bit.

@@ -102,6 +102,32 @@ std::pair<const uint8_t*, const uint8_t*> IndexReader::Record(uint32_t id) const
   return {p, p + (range[1] - range[0])};
 }
 
+void IndexReader::BadColumn(uint32_t id, uint32_t column) const {
+  Check(false, file_.path(),
+        "document " + std::to_string(id) + " has column " + std::to_string(column) +
+            ", outside the bands' columns");
+  __builtin_unreachable();
+}
+
+bool IndexReader::HasExactTerm(uint32_t id, uint32_t t) const {
+  if (t >= meta_.exact_terms) [[unlikely]]
+    Check(false, file_.path(), "term " + std::to_string(t) + " has no exact row");
+  const uint32_t column = doc(id).column;
+  if (column == format::kNoColumn) return false;  // a document without terms is in no band
+  // The bands cover the columns in order; there are a few of them.
+  for (uint64_t b = 0; b < meta_.band_count; ++b) {
+    const format::BandRecord& band = bands_[b];
+    if (column < band.first_column || column - band.first_column >= band.doc_count) continue;
+    const uint64_t local = column - band.first_column;
+    const uint64_t offset =
+        band.rows_offset + ((band.width + uint64_t{t}) * band.words_per_row + local / 64) * 8;
+    uint64_t word;
+    std::memcpy(&word, file_.Touch(format::SectionId::kRows, offset, 8), sizeof(word));
+    return (word >> (local % 64)) & 1;
+  }
+  BadColumn(id, column);
+}
+
 bool IndexReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {
   auto [begin, end] = Record(id);
   auto r = format::ForwardRecordContainsAll(begin, end, ids, n);

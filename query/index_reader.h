@@ -118,6 +118,10 @@ class IndexReader {
   // Whether document id contains every term id of ids (ascending). Throws Error(kCorrupt) for
   // a bad id, a damaged or inconsistent record or a damaged chunk.
   bool Contains(uint32_t id, const uint32_t* ids, size_t n) const;
+  // Whether document id contains exact term t (< exact_terms()), read from one word of the
+  // term's exact row at the document's column (DocRecord::column) instead of from its forward
+  // record. Throws Error(kCorrupt) for a bad id, a column outside the bands or a damaged chunk.
+  bool HasExactTerm(uint32_t id, uint32_t t) const;
   // All term ids of a document, ascending. Throws Error(kCorrupt) as Contains does.
   std::vector<uint32_t> DocumentTerms(uint32_t id) const;
   uint64_t SectionBytes(format::SectionId id) const { return file_.Section(id).size(); }
@@ -132,6 +136,7 @@ class IndexReader {
   // Verifies the offsets of document id's forward record and returns the record's bytes.
   std::pair<const uint8_t*, const uint8_t*> Record(uint32_t id) const;
   [[noreturn]] void BadBandDoc(uint32_t id) const;
+  [[noreturn]] void BadColumn(uint32_t id, uint32_t column) const;
   [[noreturn]] void BadDocId(uint32_t id) const;
   [[noreturn]] void BadEncoding(uint32_t index) const;
 

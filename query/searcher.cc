@@ -242,9 +242,15 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   }
   // The ids of the terms the candidates do not settle: with a sparse term the candidates are
   // its documents, exact for every sparse term; otherwise the rows are exact for exact terms.
-  std::vector<uint32_t> verify_ids;
+  // A sparse query's exact terms are settled by one bit of their rows per candidate
+  // (bit_terms), its Bloom terms by the candidates' forward records (verify_ids).
+  std::vector<uint32_t> verify_ids, bit_terms;
   for (const RowTerm& rt : planned) {
-    if (sparse ? !rt.sparse : rt.exact < 0) verify_ids.push_back(rt.id);
+    if (sparse && !rt.sparse && rt.exact >= 0) {
+      bit_terms.push_back(static_cast<uint32_t>(rt.exact));
+    } else if (sparse ? !rt.sparse : rt.exact < 0) {
+      verify_ids.push_back(rt.id);
+    }
   }
   // Rarest terms first: their rows are sparsest and zero whole blocks soonest.
   std::stable_sort(planned.begin(), planned.end(),
@@ -263,7 +269,14 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   // Exact and sparse rows answer their terms exactly. With only such terms, or with one Bloom
   // term whose df equals the candidate count (candidates contain all df true matches), the
   // candidates are the answer (counted before the scope: the df counts documents everywhere).
-  const bool exact = verify_ids.empty() || (planned.size() == 1 && all_candidates == planned[0].df);
+  const bool exact = (verify_ids.empty() && bit_terms.empty()) ||
+                     (planned.size() == 1 && all_candidates == planned[0].df);
+  auto holds_all = [&](uint32_t d) {
+    for (uint32_t t : bit_terms) {
+      if (!index_.HasExactTerm(d, t)) return false;
+    }
+    return verify_ids.empty() || index_.Contains(d, verify_ids.data(), verify_ids.size());
+  };
   // Deleted documents go after that test (it counts every document holding the term).
   if (deleted != nullptr) {
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
@@ -282,8 +295,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
                           if (i + kPrefetchAhead < r.end()) {
                             index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
                           }
-                          ok[i] =
-                              index_.Contains(candidates[i], verify_ids.data(), verify_ids.size());
+                          ok[i] = holds_all(candidates[i]);
                         }
                       });
     for (size_t i = 0; i < candidates.size(); ++i) {
@@ -296,9 +308,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
       if (i + kPrefetchAhead < candidates.size())
         index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
       ++verified;
-      if (index_.Contains(candidates[i], verify_ids.data(), verify_ids.size())) {
-        matches.push_back(candidates[i]);
-      }
+      if (holds_all(candidates[i])) matches.push_back(candidates[i]);
     }
   }
   stats->false_positives = verified - matches.size();

@@ -370,7 +370,16 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
         return segments_[a].live_bytes() < segments_[b].live_bytes();
       });
       if (tier != 0) members.resize(kMergeFactor);
-      if (static_cast<double>(EstimateMergeBytes(Sources(members))) > budget) continue;
+      // Segments rich in distinct terms (each flush holds ~1M on linux-files) may not fit the
+      // budget all together: then the smallest that do, if they are at least half of them
+      // (without this a tier of such segments never merged, and their number grew with the
+      // corpus).
+      const size_t at_least = tier == 0 ? members.size() : kMergeFactor / 2;
+      auto fits = [&] {
+        return static_cast<double>(EstimateMergeBytes(Sources(members))) <= budget;
+      };
+      while (members.size() > at_least && !fits()) members.pop_back();
+      if (!fits()) continue;
       pick = members;
       break;
     }

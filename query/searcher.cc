@@ -277,6 +277,8 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     }
     return verify_ids.empty() || index_.Contains(d, verify_ids.data(), verify_ids.size());
   };
+  // Forward records are read only for verify_ids (a prefetch reads FORWARD_OFFSETS: a page).
+  const bool prefetch = !verify_ids.empty();
   // Deleted documents go after that test (it counts every document holding the term).
   if (deleted != nullptr) {
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
@@ -292,7 +294,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     tbb::parallel_for(tbb::blocked_range<size_t>(0, candidates.size(), 256),
                       [&](const tbb::blocked_range<size_t>& r) {
                         for (size_t i = r.begin(); i != r.end(); ++i) {
-                          if (i + kPrefetchAhead < r.end()) {
+                          if (prefetch && i + kPrefetchAhead < r.end()) {
                             index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
                           }
                           ok[i] = holds_all(candidates[i]);
@@ -305,7 +307,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   } else {
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (limit != 0 && matches.size() >= limit) break;
-      if (i + kPrefetchAhead < candidates.size())
+      if (prefetch && i + kPrefetchAhead < candidates.size())
         index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
       ++verified;
       if (holds_all(candidates[i])) matches.push_back(candidates[i]);

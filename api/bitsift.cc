@@ -1,7 +1,6 @@
 // The public API: a thin layer that turns internal exceptions into Status values.
 #include "bitsift/bitsift.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -296,8 +296,7 @@ void QueryMatcher::Scan(std::string_view text, bool spans, const std::vector<boo
   if (!spans) {
     // The phrase's bytes are searched first; an ASCII-only text needs no tokenizing where they
     // are absent, a text with some non-ASCII bytes is tokenized only near those bytes.
-    const bool ascii = std::all_of(text.begin(), text.end(),
-                                   [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    const bool ascii = NextNonAscii(text, 0) == text.size();
     lower_.resize(text.size());
     std::transform(text.begin(), text.end(), lower_.begin(),
                    [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });

@@ -27,6 +27,10 @@ namespace {
 using format::SectionId;
 
 constexpr uint32_t kNoId = UINT32_MAX;
+// The passes over the sources release their mapped pages (ReleaseSourcePages) after this many
+// documents, or this many merged terms: what a merge holds is its own memory, not its inputs'.
+constexpr size_t kReleaseDocuments = 16384;
+constexpr uint64_t kReleaseTerms = uint64_t{1} << 20;
 
 // A live document of a source, in the output's (path) order.
 struct DocRef {
@@ -70,14 +74,20 @@ std::vector<std::vector<uint32_t>> LiveDf(const std::vector<MergeSource>& source
   std::vector<std::vector<uint32_t>> df(sources.size());
   for (size_t s = 0; s < sources.size(); ++s)
     df[s].assign(sources[s].reader->dictionary().term_count(), 0);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, refs.size(), 1024),
-                    [&](const tbb::blocked_range<size_t>& range) {
-                      for (size_t i = range.begin(); i != range.end(); ++i) {
-                        const DocRef& r = refs[i];
-                        for (uint32_t id : sources[r.source].reader->DocumentTerms(r.local))
-                          __atomic_fetch_add(&df[r.source][id], 1, __ATOMIC_RELAXED);
-                      }
-                    });
+  // In slices, the sources' pages released after each (their forward stores would otherwise
+  // all be resident at the end: 35 MB of linux-files' 7 segments).
+  for (size_t first = 0; first < refs.size(); first += kReleaseDocuments) {
+    const size_t end = std::min(refs.size(), first + kReleaseDocuments);
+    tbb::parallel_for(tbb::blocked_range<size_t>(first, end, 1024),
+                      [&](const tbb::blocked_range<size_t>& range) {
+                        for (size_t i = range.begin(); i != range.end(); ++i) {
+                          const DocRef& r = refs[i];
+                          for (uint32_t id : sources[r.source].reader->DocumentTerms(r.local))
+                            __atomic_fetch_add(&df[r.source][id], 1, __ATOMIC_RELAXED);
+                        }
+                      });
+    ReleaseSourcePages(sources);
+  }
   return df;
 }
 
@@ -95,7 +105,8 @@ void ForEachMergedTerm(const std::vector<MergeSource>& sources, F&& f) {
   }
   std::vector<size_t> popped;
   std::vector<std::pair<uint32_t, uint32_t>> holders;  // (source, id)
-  while (!heap.empty()) {
+  for (uint64_t merged = 1; !heap.empty(); ++merged) {
+    if (merged % kReleaseTerms == 0) ReleaseSourcePages(sources);
     popped.assign(1, heap.top());
     heap.pop();
     const std::string_view term = cursors[popped[0]].term();
@@ -208,6 +219,11 @@ NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const Merged
   constexpr size_t kSlice = 4096;
   NewRecords out;
   out.offsets.assign(refs.size() + 1, 0);
+  // Reserved, not grown: a string that doubles holds both copies while it moves (1.5-3x the
+  // records at that moment). Pages reserved but never written are not resident.
+  uint64_t forward = 0;
+  for (const MergeSource& s : sources) forward += s.reader->SectionBytes(SectionId::kForwardData);
+  out.data.reserve(forward * 5 / 4 + 4096);
   bloom_counts->assign(refs.size(), 0);
   std::vector<std::string> records(std::min(kSlice, refs.size()));
   tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
@@ -316,26 +332,35 @@ void AddSection(format::IndexFileWriter& w, SectionId id, const std::vector<T>& 
 }  // namespace
 
 uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
-  // Per source term: its live df and its new id (4 + 4); per merged term (at most the sum):
-  // its hash (8) and a share of the cursors' and the writer's buffers (4); per document: the
-  // reference, band count and record offset (40) and its DocRecord read (8); the documents'
-  // new records, held from phase 4 to the end: about the sources' forward store (ids
-  // renumbered by the merged df change the gaps a little: 9/8 of it); one band's rows: at most
-  // half of the sources' rows. The sparse rows: 4 bytes of df per merged term and a slice of
-  // the transposition (at most kSparseSlicePostings ids of 4 bytes, and 8 bytes of list start
-  // per term of the slice), about twice the sources' encoded sparse rows (written after the
-  // rows, whose term hashes, 8 bytes a term, are freed by then). Measured on linux-files
-  // (docs/living-index.md, "Merging").
-  uint64_t terms = 0, docs = 0, rows = 0, forward = 0, sparse = 0;
+  // The largest of the phases' memory (docs/living-index.md, "Merging"), with S the sources'
+  // terms, M <= S the merged terms (counted as S), D the documents and F the sources' forward
+  // stores (FORWARD_DATA bytes):
+  //   dictionaries (phase 3): a live df and a new id per source term (4 + 4), a hash per
+  //     merged term (8), the new dictionary's block index (about 1 a term);
+  //   records (phase 4): the new ids (4 S), the hashes (8 M), the new records (9/8 F: ids
+  //     renumbered by the merged df change the gaps a little);
+  //   rows (phase 5): the hashes, the records, one band's rows (at most half the sources');
+  //   sparse rows (phase 7): the records, a df per merged term (4 M), a slice of the
+  //     transposition: its ids (4 bytes a posting; at most kSparseSlicePostings, and a posting
+  //     takes at least a byte of F) and its list starts (8 bytes a term, at most one a posting);
+  // and throughout about 48 bytes a document (references, columns, offsets, counts). The
+  // sources' mapped pages are released between passes and slices. Plus 1/8 for the
+  // allocator's slack. Measured against the resident peak in docs/living-index.md, "Merging".
+  uint64_t terms = 0, docs = 0, rows = 0, forward = 0;
   for (const MergeSource& s : sources) {
     terms += s.reader->dictionary().term_count();
     docs += s.reader->doc_count();
     rows += s.reader->SectionBytes(SectionId::kRows);
     forward += s.reader->SectionBytes(SectionId::kForwardData);
-    sparse += s.reader->SectionBytes(SectionId::kSparseData);
   }
-  return terms * 24 + docs * 48 + rows / 2 + forward * 9 / 8 +
-         std::min(sparse * 2, kSparseSlicePostings * 4) + std::min(sparse * 2, terms * 8);
+  const uint64_t records = forward * 9 / 8;
+  const uint64_t slice = std::min(kSparseSlicePostings, forward);
+  const uint64_t dictionaries = terms * 17;
+  const uint64_t mapping = terms * 12 + records;
+  const uint64_t signature_rows = terms * 8 + records + rows / 2;
+  const uint64_t sparse_rows = records + terms * 4 + slice * 4 + std::min(terms, slice) * 8;
+  const uint64_t peak = std::max({dictionaries, mapping, signature_rows, sparse_rows});
+  return (peak + docs * 48) * 9 / 8;
 }
 
 SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
@@ -353,6 +378,10 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   format::IndexFileWriter w(path);
   MergedTerms terms = MergeDictionaries(sources, live_df, w);
   ReleaseSourcePages(sources);
+  // Each free of a phase goes back to the system (malloc_trim) before the next phase grows:
+  // in a process that has freed large blocks before (a build, before its last merge) glibc
+  // serves blocks of up to 32 MB from its heaps, whose holes stay resident.
+  ::malloc_trim(0);
   uint64_t nonempty = 0;
   for (const DocRef& r : refs) nonempty += sources[r.source].reader->doc(r.local).term_count > 0;
   const uint32_t exact_terms = CountExactTerms(terms.runs, terms.count, nonempty);
@@ -361,8 +390,10 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   std::vector<uint64_t> bloom_counts;
   NewRecords records =
       EncodeDocuments(sources, terms, refs, exact_terms, sparse_first, &bloom_counts);
+  std::vector<std::vector<uint32_t>>().swap(terms.new_id);  // the records were their last use
   const RowPlan plan = PlanRows(bloom_counts, fp_rate, exact_terms);
   std::vector<uint64_t>().swap(bloom_counts);
+  ::malloc_trim(0);
 
   format::MetaRecord m{};
   m.doc_count = refs.size();
@@ -381,6 +412,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   AddSection(w, SectionId::kBandDocs, plan.band_docs);
   WriteRows(w, records, terms, plan, exact_terms, sparse_first);
   std::vector<uint64_t>().swap(terms.hashes);  // the rows were their last use
+  ::malloc_trim(0);
   const std::string encodings =
       WriteDocuments(w, sources, refs, plan, &summary.input_bytes, &summary.postings);
   AddSection(w, SectionId::kForwardOffsets, records.offsets);
@@ -392,7 +424,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   summary.documents = refs.size();
   summary.terms = terms.count;
   summary.bands = plan.bands.size();
-  malloc_trim(0);
+  ::malloc_trim(0);
   return summary;
 }
 

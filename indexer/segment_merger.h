@@ -9,9 +9,8 @@
 // builder does) and write the new dictionary; every live document's forward record is then
 // mapped to the new ids once and kept encoded (the new FORWARD_DATA, about the size of the
 // inputs' forward store), and the rows (band by band) and the sparse rows are built from those
-// records. What stays in memory is about 4 bytes per input term (the id maps), 8 per merged
-// term (hashes), the new dictionary (about 12 bytes per term), a few dozen bytes per document
-// and the new forward records.
+// records. Memory: the largest of the phases' (EstimateMergeBytes), at most about 12 bytes per
+// input term plus the new forward records, and a few dozen bytes per document.
 #ifndef BITSIFT_INDEXER_SEGMENT_MERGER_H_
 #define BITSIFT_INDEXER_SEGMENT_MERGER_H_
 

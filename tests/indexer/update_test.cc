@@ -228,6 +228,50 @@ TEST_CASE("updates after random changes answer as the oracle and as a fresh buil
   }
 }
 
+TEST_CASE("a full build merges the segments its flushes wrote when they fit the budget",
+          "[update][merge]") {
+  std::mt19937_64 rng(4242);
+  const std::vector<std::string> vocab = MixedVocabulary(6000, rng);  // most terms are rare
+  TempDir dir;
+  std::map<std::string, std::string> texts;
+  // Documents are tokenized in batches of at most 512 between two looks at the memory.
+  for (int i = 0; i < 2000; ++i) {
+    std::string text = RandomText(rng, vocab);
+    WriteFile(dir / Cat("tree/d", i % 7, "/f", i), text);
+    texts[Cat("d", i % 7, "/f", i)] = text;
+  }
+  // A budget that flushes after each batch, while a merge (about 17 bytes a source term,
+  // against the builder's ~120) fits for some of them: 4 flushes, 3 segments after.
+  IndexOptions kept;
+  kept.memory_budget = 1 << 20;
+  kept.merge = false;
+  IndexSummary flushed, merged;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "kept", kept, &flushed).ok());
+  IndexOptions options = kept;
+  options.merge = true;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options, &merged).ok());
+  INFO("flushes " << flushed.segments_written << ", segments after " << merged.segments);
+  REQUIRE(flushed.segments >= 3);
+  CHECK(merged.segments_written == flushed.segments_written);
+  CHECK(merged.merges >= 1);
+  CHECK(merged.segments < flushed.segments);
+  // A budget too small for any merge leaves the flushes as they are.
+  IndexOptions tiny = kept;
+  tiny.memory_budget = 64 << 10;
+  tiny.merge = true;
+  IndexSummary small;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "tiny", tiny, &small).ok());
+  CHECK(small.segments + small.merges >= 3);
+  for (const char* name : {"kept", "index", "tiny"}) {
+    std::unique_ptr<Index> index;
+    REQUIRE(Index::Open(dir / name, &index).ok());
+    REQUIRE(index->Check().ok());
+    CHECK(index->document_count() == texts.size());
+    for (const auto& q : SampleQueries(texts, rng, 40))
+      CHECK(Answer(*index, q) == OracleAnswer(texts, q));
+  }
+}
+
 TEST_CASE("an update reads only new and changed files", "[update]") {
   TempDir dir;
   for (int i = 0; i < 50; ++i) WriteFile(dir / (Cat("tree/f", i)), Cat("word", i));

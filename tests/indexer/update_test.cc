@@ -272,6 +272,41 @@ TEST_CASE("a full build merges the segments its flushes wrote when they fit the 
   }
 }
 
+TEST_CASE("updates are merged among themselves until they add up to 1/8 of the base",
+          "[update][merge]") {
+  std::mt19937_64 rng(77);
+  const std::vector<std::string> vocab = MixedVocabulary(3000, rng);
+  TempDir dir;
+  std::map<std::string, std::string> texts;
+  for (int i = 0; i < 300; ++i) {
+    texts[Cat("f", i)] = RandomText(rng, vocab);
+    WriteFile(dir / ("tree/" + Cat("f", i)), texts[Cat("f", i)]);
+  }
+  IndexSummary s;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", {}, &s).ok());
+  REQUIRE(s.segments == 1);
+  int waited = 0, base_merged = 0;
+  for (int round = 0; round < 60 && base_merged == 0; ++round) {
+    for (int k = 0; k < 3; ++k) {
+      const std::string name = Cat("f", rng() % 300);
+      texts[name].append(" ").append(RandomText(rng, vocab));
+      WriteFile(dir / ("tree/" + name), texts[name]);
+    }
+    REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", {}, &s).ok());
+    INFO("round " << round << ": " << s.segments << " segments, " << s.merges << " merges");
+    CHECK(s.segments <= 2);  // the small ones never pile up
+    if (s.segments == 2) ++waited;
+    if (round > 0 && s.segments == 1) ++base_merged;
+  }
+  CHECK(waited >= 2);       // the base was not rewritten for every update
+  CHECK(base_merged == 1);  // but once the updates added up
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "index", &index).ok());
+  REQUIRE(index->Check().ok());
+  for (const auto& q : SampleQueries(texts, rng, 40))
+    CHECK(Answer(*index, q) == OracleAnswer(texts, q));
+}
+
 TEST_CASE("an update reads only new and changed files", "[update]") {
   TempDir dir;
   for (int i = 0; i < 50; ++i) WriteFile(dir / (Cat("tree/f", i)), Cat("word", i));

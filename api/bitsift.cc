@@ -513,8 +513,9 @@ Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, dou
                                        result->scoped ? &scope : nullptr, &result->unreadable);
       // Verify the records document() will read for these results (chunks are verified
       // lazily): damage there fails this Query (with no documents), never meets document().
+      // SetAsideStaleFiles reads (so verifies) them itself, on two threads.
       for (uint32_t id : documents) {
-        if (options.count_only && !options.check_files) break;
+        if (options.check_files || options.count_only) break;
         const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
         (void)s.reader->path(id - s.first_id);
       }
@@ -610,8 +611,13 @@ void Index::SetAsideStaleFiles(QueryResult* result,
   std::vector<FileState> states(docs.size());
   std::vector<size_t> unknown;  // positions in docs of the files to look at
   if (known != nullptr && known->size() != document_count()) known->resize(document_count());
+  auto verify = [&](uint32_t id) {  // the record and path document() will read
+    const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+    (void)s.reader->path(id - s.first_id);
+  };
   for (size_t i = 0; i < docs.size(); ++i) {
     if (known != nullptr && (*known)[docs[i]]) {
+      verify(docs[i]);
       states[i] = *(*known)[docs[i]];
     } else {
       unknown.push_back(i);
@@ -627,7 +633,10 @@ void Index::SetAsideStaleFiles(QueryResult* result,
     }
     if (mine.empty()) continue;
     if (indexes[x].root.empty()) {  // in-memory documents: no file to look at
-      for (size_t i : mine) states[i] = FileState::kUnknown;
+      for (size_t i : mine) {
+        verify(docs[i]);
+        states[i] = FileState::kUnknown;
+      }
       continue;
     }
     auto record = [&](size_t k) {
@@ -698,29 +707,53 @@ std::string IndexCommand(const std::string& root, const std::string& index_path,
   return is_default ? cmd : cmd + " --index " + ShellQuote(index_path);
 }
 
-std::string ShellPath(const DocumentInfo& d, const std::string& from_dir) {
-  if (d.root.empty()) return d.path;
-  const std::string abs = (d.root == "/" ? "" : d.root) + "/" + d.path;
-  if (from_dir.empty() || from_dir[0] != '/') return abs;
+void ShellPathTo(std::string_view root, std::string_view path, std::string_view from_dir,
+                 std::string* out) {
+  out->clear();
+  if (root.empty()) {
+    out->append(path);
+    return;
+  }
+  thread_local std::string abs;
+  abs.assign(root == "/" ? std::string_view() : root).push_back('/');
+  abs.append(path);
+  if (from_dir.empty() || from_dir[0] != '/') {
+    out->append(abs);
+    return;
+  }
   // from[0, common) is the longest run of whole components that abs begins with.
-  const std::string from = from_dir == "/" ? "" : from_dir;
+  const std::string_view from = from_dir == "/" ? std::string_view() : from_dir;
   size_t common = 0;
   for (size_t i = 1; i <= from.size(); ++i) {
     if (i < from.size() && from[i] != '/') continue;
     if (i >= abs.size() || abs.compare(0, i, from, 0, i) != 0 || abs[i] != '/') break;
     common = i;
   }
-  std::string rel;
   for (size_t i = common; i < from.size(); ++i) {
-    if (from[i] == '/') rel += "../";
+    if (from[i] == '/') out->append("../");
   }
-  rel += abs.substr(common + 1);
-  if (rel[0] == '-') rel = "./" + rel;
-  return rel.size() < abs.size() ? rel : abs;
+  if (out->empty() && abs[common + 1] == '-') out->append("./");
+  out->append(abs, common + 1);
+  if (out->size() >= abs.size()) out->assign(abs);
+}
+
+std::string ShellPath(const DocumentInfo& d, const std::string& from_dir) {
+  std::string out;
+  ShellPathTo(d.root, d.path, from_dir, &out);
+  return out;
 }
 
 uint64_t Index::document_count() const { return rep_->set.id_count(); }
 uint64_t Index::live_document_count() const { return rep_->set.live_documents(); }
+
+DocumentPath Index::document_path(uint32_t id) const {
+  try {
+    const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+    return {rep_->set.indexes()[s.index].root, s.reader->path(id - s.first_id)};
+  } catch (const Error&) {
+    return {};  // a damaged record, as document() (Query verified those of its results)
+  }
+}
 
 DocumentInfo Index::document(uint32_t id) const {
   try {

@@ -445,12 +445,14 @@ std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, 
     n = PrintLines(index, query, result, f, text_prefix, json_prefix, stale);
   } else {
     const std::set<uint32_t> changed(result.changed.begin(), result.changed.end());
+    std::string path;
     for (uint32_t id : result.documents) {
       if (f.json) {
         std::printf("%s\n", DocumentJson(index, id, json_prefix, f, changed.count(id) > 0).c_str());
       } else {
         // The path's bytes as they are (a name that is not UTF-8 still opens).
-        std::string path = ShellPath(index.document(id), f.cwd);
+        const DocumentPath where = index.document_path(id);
+        ShellPathTo(where.root, where.path, f.cwd, &path);
         std::fwrite(text_prefix.data(), 1, text_prefix.size(), stdout);
         std::fwrite(path.data(), 1, path.size(), stdout);
         std::fputc(f.null ? '\0' : '\n', stdout);

@@ -349,12 +349,30 @@ std::vector<PositionedToken> TokenSequence(std::string_view text) {
 }
 
 bool AsciiWordToken(std::string_view text, std::string* token) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
   bool alnum = false;
-  for (char c : text) {
-    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    const bool digit = c >= '0' && c <= '9';
-    if (!letter && !digit && c != '_') return false;
-    alnum = alnum || letter || digit;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (letter(c) || digit(c)) {
+      alnum = true;
+      continue;
+    }
+    if (c == '_') continue;  // ExtendNumLet: joins whatever is beside it (WB13a, WB13b)
+    // A middle character joins two letters (MidNumLetQ '.' and '\'': WB6, WB7) or two digits
+    // (MidNum ',' and ';', MidNumLetQ: WB11, WB12); anything else declines. (ICU's root rules
+    // take ':' out of MidLetter: "a:b" is two words.)
+    if (i == 0 || i + 1 == text.size()) return false;
+    const char before = text[i - 1], after = text[i + 1];
+    const bool letters = letter(before) && letter(after);
+    const bool digits = digit(before) && digit(after);
+    if (c == '.' || c == '\'') {
+      if (!letters && !digits) return false;
+    } else if (c == ',' || c == ';') {
+      if (!digits) return false;
+    } else {
+      return false;
+    }
   }
   if (!alnum) return false;
   token->assign(text);

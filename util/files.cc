@@ -13,6 +13,8 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -255,16 +257,9 @@ void LookAtFiles(const std::string& root, size_t n,
     const size_t slash = p.rfind('/');
     return p.substr(0, slash == std::string_view::npos ? 0 : slash);
   };
-  // Runs of consecutive files in one directory: [group[g], group[g + 1]).
-  std::vector<size_t> group;
-  for (size_t i = 0; i < n; ++i) {
-    if (i == 0 || parent(i) != parent(i - 1)) group.push_back(i);
-  }
-  group.push_back(n);
   const int root_fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  auto look_group = [&](size_t g) {
-    const size_t first = group[g], end = group[g + 1];
-    const std::string dir(parent(first));
+  // Files [first, end), all in directory `dir`.
+  auto look_group = [&](size_t first, size_t end, const std::string& dir) {
     // A directory of one or two files is not worth an open: their paths are looked up whole.
     int dir_fd = -1;
     if (root_fd >= 0 && !dir.empty() && dir[0] != '/' && end - first > 2)
@@ -290,12 +285,27 @@ void LookAtFiles(const std::string& root, size_t n,
     }
     if (dir_fd >= 0) ::close(dir_fd);
   };
-  // Thread t takes the groups that start in its share [t n / T, (t + 1) n / T) of the files.
+  // Thread t takes the files [t n / T, (t + 1) n / T), a run of files of one directory at a
+  // time (a directory that straddles two shares is opened by both). The runs are found by the
+  // threads themselves, so that reading the paths (in a fresh process, the first touch of
+  // their pages) is shared too. The first exception of `path` or `look` in any thread is
+  // rethrown here once all have stopped.
   const unsigned t_count = n >= kParallelLookFiles ? std::max(1u, threads) : 1u;
+  std::mutex mu;
+  std::exception_ptr error;
   auto run_share = [&](unsigned t) {
-    const size_t lo = n * t / t_count, hi = n * (t + 1) / t_count;
-    for (size_t g = 0; g + 1 < group.size(); ++g) {
-      if (group[g] >= lo && group[g] < hi) look_group(g);
+    try {
+      const size_t lo = n * t / t_count, hi = n * (t + 1) / t_count;
+      for (size_t first = lo; first < hi;) {
+        const std::string dir(parent(first));
+        size_t end = first + 1;
+        while (end < hi && parent(end) == dir) ++end;
+        look_group(first, end, dir);
+        first = end;
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!error) error = std::current_exception();
     }
   };
   std::vector<std::thread> helpers;
@@ -309,6 +319,7 @@ void LookAtFiles(const std::string& root, size_t n,
   run_share(0);
   for (std::thread& h : helpers) h.join();
   if (root_fd >= 0) ::close(root_fd);
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace bitsift

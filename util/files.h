@@ -48,7 +48,8 @@ class MappedFile {
 // kParallelLookFiles files and threads > 1, that many threads (the caller's and std::threads;
 // no thread pool to start) take whole directories each: on 2 cores a file costs 1.4 us
 // instead of 2.6 (kjv), because threads in different directories do not contend for the same
-// dentries. `look` is called once per file, from any of the threads.
+// dentries. `path` and `look` are called from any of the threads (path several times per
+// file); the first exception either throws is rethrown once every thread has stopped.
 inline constexpr size_t kParallelLookFiles = 256;
 void LookAtFiles(const std::string& root, size_t n,
                  const std::function<std::string_view(size_t)>& path,

@@ -229,6 +229,16 @@ struct DocumentInfo {
 // is passed to does not read it as an option. An in-memory document's path is returned as is.
 // Bytes are kept as they are (no UTF-8 validation).
 std::string ShellPath(const DocumentInfo& d, const std::string& from_dir);
+// The same for a document's root and relative path (Index::document_path), written into *out
+// (replacing its contents): printing many paths reuses one string.
+void ShellPathTo(std::string_view root, std::string_view path, std::string_view from_dir,
+                 std::string* out);
+
+// Where a document's file is, without copying: views into an open Index, valid while it is.
+struct DocumentPath {
+  std::string_view root;  // DocumentInfo::root
+  std::string_view path;  // DocumentInfo::path
+};
 
 // `s` as one word for a POSIX shell: unchanged if made only of letters, digits and
 // /._-+,:@%, else in single quotes (a ' inside written '\'').
@@ -519,6 +529,9 @@ class Index {
   // verified by that Query; another id whose record lies in a damaged chunk gives an empty
   // DocumentInfo (Check reports the damage).
   DocumentInfo document(uint32_t id) const;
+  // Its root and path alone (what printing a match needs), as views valid while this Index is
+  // open; empty views where document() gives an empty DocumentInfo.
+  DocumentPath document_path(uint32_t id) const;
   // Compares document `id`'s file (its root joined with its path; one lstat, symbolic links
   // not followed) with the facts recorded when it was indexed. Precondition: id <
   // document_count().
@@ -544,7 +557,8 @@ class Index {
                 QueryResult* result) const;
   // Moves the documents of result->documents whose file vanished to result->vanished and lists
   // those whose file changed in result->changed; looks only at files not in *known (if given),
-  // and adds what it saw there.
+  // and adds what it saw there. Reads, so verifies, the record and path of every document of
+  // result (throws Error(kCorrupt) for a damaged one), as Answer does without check_files.
   void SetAsideStaleFiles(QueryResult* result, std::vector<std::optional<FileState>>* known) const;
   std::unique_ptr<Rep> rep_;
 };

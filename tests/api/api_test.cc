@@ -20,7 +20,13 @@ namespace {
 
 std::vector<std::string> Paths(const Index& index, const bitsift::QueryResult& r) {
   std::vector<std::string> out;
-  for (uint32_t id : r.documents) out.push_back(index.document(id).path);
+  for (uint32_t id : r.documents) {
+    const bitsift::DocumentInfo d = index.document(id);
+    const bitsift::DocumentPath where = index.document_path(id);  // the same, without copies
+    CHECK(where.path == d.path);
+    CHECK(where.root == d.root);
+    out.push_back(d.path);
+  }
   return out;
 }
 

@@ -351,4 +351,16 @@ TEST_CASE("ShellPath: relative from the working directory when shorter", "[scope
   CHECK(ShellPath(d, "/usr/share/doc") == "/etc/x");
   d.root = "";
   CHECK(ShellPath(d, "/etc") == "etc/x");
+  // ShellPathTo into one reused string gives the same paths (what the CLI prints with).
+  std::string out = "left over";
+  for (const char* root : {"/home/u/tree", "/", ""}) {
+    for (const char* path : {"a/b.txt", "-n.txt", "x"}) {
+      for (const char* from : {"/home/u/tree", "/home/u/tree/a", "/x/y/z/w/v", "/", ""}) {
+        d.root = root;
+        d.path = path;
+        bitsift::ShellPathTo(root, path, from, &out);
+        CHECK(out == ShellPath(d, from));
+      }
+    }
+  }
 }

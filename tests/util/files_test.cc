@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "test_util.h"
+#include "util/error.h"
 
 namespace bitsift {
 using testing::TempDir;
@@ -83,6 +84,37 @@ TEST_CASE("LookAtFiles looks at every file once, serially and in parallel", "[fi
     std::vector<off_t> missing(sizes.size(), -1);
     missing.back() = 3;
     Check(root / "gone", paths, missing, 2);
+  }
+}
+
+TEST_CASE("LookAtFiles rethrows what a callback throws on any thread, once all have stopped",
+          "[files][race]") {
+  TempDir root;
+  std::vector<std::string> paths;
+  std::vector<off_t> sizes;
+  MakeTree(root, 30, 20, &paths, &sizes);
+  const size_t n = paths.size();
+  // A damaged record (an index's path() throws Error(kCorrupt)) in the first share, in the
+  // last (a helper thread's), or in every one.
+  for (size_t bad : {size_t{3}, n - 2, n}) {
+    for (unsigned threads : {1u, 2u, 8u}) {
+      INFO("bad " << bad << ", threads " << threads);
+      std::atomic<size_t> looked{0};
+      auto path = [&](size_t i) -> std::string_view {
+        if (bad == n || i == bad)
+          throw Error(ErrorKind::kCorrupt, "damaged path " + std::to_string(i));
+        return paths[i];
+      };
+      try {
+        LookAtFiles(
+            root.path(), n, path, [&](size_t, const struct stat*) { looked++; }, threads);
+        FAIL("no exception");
+      } catch (const Error& e) {
+        CHECK(e.kind() == ErrorKind::kCorrupt);
+        CHECK(std::string(e.what()).find("damaged path") != std::string::npos);
+      }
+      CHECK(looked.load() < n);
+    }
   }
 }
 

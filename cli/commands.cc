@@ -728,7 +728,7 @@ int RunIndex(const std::vector<std::string>& args) {
       "memory budget for building: a segment is written when this is reached (e.g. 512M, 1G)")(
       "fp-rate", po::value<std::string>()->default_value("0.01"),
       "per-term false-positive target of the signatures, from 1e-9 to below 1")(
-      "sparse-max-df", po::value<std::string>()->default_value("128"),
+      "sparse-max-df", po::value<std::string>()->default_value("1024"),
       "terms in at most N documents get their document list instead of signature bits "
       "(0 = none)")("threads", po::value<std::string>()->default_value("0"),
                     "worker threads (0 = one per core; capped at the cores available)")(

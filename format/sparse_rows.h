@@ -27,8 +27,10 @@
 namespace bitsift::format {
 
 inline constexpr uint32_t kSparseGroupTerms = 16;
-// The default MetaRecord::sparse_max_df of new segments.
-inline constexpr uint32_t kDefaultSparseMaxDf = 128;
+// The default MetaRecord::sparse_max_df of new segments: 1024 since session 8 (128 before;
+// docs/design.md, "Sparse rows up to 1024"): one-shot queries of a term in 129-1024 documents
+// no longer read a forward record per candidate.
+inline constexpr uint32_t kDefaultSparseMaxDf = 1024;
 
 // The first id of the terms with a sparse row: the smallest id at or above exact_terms whose
 // df is at most max_df (ids run by decreasing df), or term_count if there is none. `runs` are

@@ -76,6 +76,12 @@ class Searcher {
   // lists intersected, rarest first. *all, if not null, receives the number before the scope.
   std::vector<uint32_t> SparseCandidates(const std::vector<RowTerm>& terms, QueryStats* stats,
                                          const std::vector<IdRange>* scope, uint64_t* all) const;
+  // Drops from *candidates (a sparse query's, ascending) the documents whose rows show they
+  // lack one of the non-sparse terms of `terms`, when that pays (kRowFilterMinCandidates,
+  // searcher.cc). Rows have no false negatives, so no match is dropped; verification still
+  // settles the Bloom terms.
+  void FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint32_t>* candidates,
+                    QueryStats* stats) const;
   // The candidates of `terms` (in `scope` if not null), ascending. *all, if not null, receives
   // the number of candidates before the scope was applied. With a sparse term, they are
   // SparseCandidates; otherwise the rows' AND.

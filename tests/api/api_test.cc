@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <set>
 
 #include "reliability/reliability_util.h"
 #include "test_util.h"
@@ -125,6 +127,63 @@ TEST_CASE("an index records its settings and an update can apply them again", "[
   CHECK(read.globs.empty());
   CHECK(read.sparse_max_df == bitsift::IndexOptions{}.sparse_max_df);
   CHECK(bitsift::ReadIndexOptions(dir / "none", &read).code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("a sparse term's many candidates are checked against the other terms' rows",
+          "[api][oracle]") {
+  // 20,000 documents: "rare" in 100 (a sparse row), "mid" in 400 (Bloom rows: above
+  // sparse_max_df, below the 1/32 of exact rows), "wide" in 2,000 (an exact row), overlapping.
+  auto Name = [](int i) {
+    std::string name = "d";
+    return name += std::to_string(100000 + i);
+  };
+  std::vector<bitsift::Document> docs;
+  std::mt19937_64 rng(5);
+  std::set<int> rare, mid, wide;
+  while (rare.size() < 100) rare.insert(static_cast<int>(rng() % 20000));
+  while (mid.size() < 400) mid.insert(static_cast<int>(rng() % 20000));
+  for (int d : rare) {  // most of rare's documents hold mid too
+    if (rng() % 3 != 0) mid.insert(d);
+  }
+  while (wide.size() < 2000) wide.insert(static_cast<int>(rng() % 20000));
+  for (int i = 0; i < 20000; ++i) {
+    std::string text = "w";
+    text += std::to_string(i % 997);
+    text += " filler";
+    if (rare.count(i)) text += " rare";
+    if (mid.count(i)) text += " mid";
+    if (wide.count(i)) text += " wide";
+    docs.push_back({Name(i), text, 0});
+  }
+  TempDir dir;
+  bitsift::IndexOptions options;
+  options.sparse_max_df = 128;
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "index", options).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "index", &index).ok());
+  auto expect = [&](std::vector<const std::set<int>*> sets) {
+    std::vector<std::string> out;
+    for (int i = 0; i < 20000; ++i) {
+      bool all = true;
+      for (const std::set<int>* s : sets) all = all && s->count(i) > 0;
+      if (all) out.push_back(Name(i));
+    }
+    return out;
+  };
+  bitsift::QueryResult r;
+  REQUIRE(index->Query({"rare", "mid"}, {}, &r).ok());
+  CHECK(Paths(*index, r) == expect({&rare, &mid}));
+  CHECK(r.stats.rows_read > 1);             // mid's rows were read, not only rare's list
+  CHECK(r.stats.candidates < rare.size());  // and they dropped candidates before verification
+  REQUIRE(index->Query({"rare", "mid", "wide"}, {}, &r).ok());
+  CHECK(Paths(*index, r) == expect({&rare, &mid, &wide}));
+  REQUIRE(index->Query({"rare", "wide"}, {}, &r).ok());  // an exact row ANDed
+  CHECK(Paths(*index, r) == expect({&rare, &wide}));
+  CHECK(r.stats.rows_read > 1);
+  CHECK(r.stats.candidates < rare.size());
+  REQUIRE(index->Query({"rare", "filler"}, {}, &r).ok());  // every document: bits per candidate
+  CHECK(Paths(*index, r) == expect({&rare}));
+  CHECK(r.stats.rows_read == 1);
 }
 
 TEST_CASE("bad arguments and missing things are clear errors", "[api]") {

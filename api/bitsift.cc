@@ -513,7 +513,9 @@ Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, dou
                                        result->scoped ? &scope : nullptr, &result->unreadable);
       // Verify the records document() will read for these results (chunks are verified
       // lazily): damage there fails this Query (with no documents), never meets document().
-      // SetAsideStaleFiles reads (so verifies) them itself, on two threads.
+      // SetAsideStaleFiles reads (so verifies) them itself, on two threads. A cold index reads
+      // them in one round of requests first.
+      if (!options.count_only) rep_->set.WillNeedDocuments(documents);
       for (uint32_t id : documents) {
         if (options.check_files || options.count_only) break;
         const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);

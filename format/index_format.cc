@@ -344,8 +344,33 @@ void IndexFile::ChunkDamaged(SectionId id, uint64_t chunk) const {
                                        " of section " + SectionName(id) + "; " + repair_);
 }
 
+bool IndexFile::Cold(SectionId id, uint64_t chunk) const {
+  if (Warm(id)) return false;
+  if (file_.Resident(ChunkFileOffset(span(id), chunk))) {
+    warm_[static_cast<uint32_t>(id) - 1].store(true, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void IndexFile::WillNeedChunks(const Span& s, uint64_t first, uint64_t last) const {
+  const size_t begin = ChunkFileOffset(s, first);
+  const size_t end = std::min<size_t>(ChunkFileOffset(s, last + 1),
+                                      static_cast<size_t>(s.data - file_.data()) + s.length);
+  file_.WillNeed(begin, end - begin);
+  const Span& sums = span(SectionId::kChunkSums);
+  for (uint64_t piece = (first * sizeof(uint64_t)) >> kChunkShift;
+       piece <= (last * sizeof(uint64_t)) >> kChunkShift; ++piece) {
+    if (!((sums_verified_[piece >> 6].load(std::memory_order_relaxed) >> (piece & 63)) & 1)) {
+      file_.WillNeed(ChunkFileOffset(sums, sums.first_chunk + piece), kChunkBytes);
+    }
+  }
+}
+
 void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
   const Span& s = span(id);
+  // With random access advised, the chunks come in one request (not a fault per page).
+  if (random_ && Cold(id, from)) WillNeedChunks(s, from, last);
   for (uint64_t c = from; c <= last; ++c) {
     if (IsVerified(c)) continue;
     if (!ChunkMatches(s, c)) ChunkDamaged(id, c);
@@ -373,6 +398,7 @@ void IndexFile::VerifyAll() const {
     check_gap(e.offset);
     cursor = e.offset + e.length;
     // Chunk by chunk first (the finer report), then the whole section: both must hold.
+    file_.WillNeed(e.offset, e.length);  // read ahead even after AdviseRandomAccess
     if (id != SectionId::kChunkSums && id != SectionId::kChunkSumsIndex) {
       const Span& s = span(id);
       for (uint64_t c = s.first_chunk; c < s.first_chunk + ChunkCount(s.length); ++c) {

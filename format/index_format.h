@@ -254,6 +254,56 @@ class IndexFile {
   // Verifies the whole file: every section checksum, every chunk checksum, and that the padding
   // between sections is zero. Throws Error(kCorrupt) naming the path and the first problem.
   void VerifyAll() const;
+  // For readers that touch scattered pages (queries): no read-around on page faults
+  // (MappedFile::AdviseRandom); instead each chunk is asked for whole (one request) before it
+  // is verified, and WillNeedPieces asks for a batch's chunks at once. Call it before the file
+  // is shared between threads. Scans (merges, check) leave the kernel's read-around on.
+  void AdviseRandomAccess() {
+    file_.AdviseRandom();
+    random_ = true;
+  }
+  bool random_access() const { return random_; }
+  // Whether read-ahead requests for section `id` have stopped: one of its chunks was found in
+  // the page cache (mincore) when one was about to be asked for. A warm file stays warm, and
+  // then each request would be a wasted system call.
+  bool Warm(SectionId id) const {
+    return warm_[static_cast<uint32_t>(id) - 1].load(std::memory_order_relaxed);
+  }
+  // With AdviseRandomAccess: asks for the not yet verified chunks covering pieces
+  // piece(0..n-1) (each a {offset, length} in section `id`, best in ascending order) to be read
+  // ahead, each run of consecutive chunks (and the CHUNK_SUMS they need) in one request, so
+  // that a cold batch waits for one round of parallel reads instead of a read per chunk in
+  // turn. Pieces outside the section are ignored (a hint: it verifies and returns nothing).
+  // Does nothing when the first such chunk is in the page cache already (a warm file) or
+  // without AdviseRandomAccess.
+  template <typename PieceFn>
+  void WillNeedPieces(SectionId id, size_t n, PieceFn piece) const {
+    if (!random_ || n == 0 || Warm(id)) return;
+    const Span& s = span(id);
+    uint64_t first = 0, last = 0;  // the run of chunks being collected, if `run`
+    bool run = false, looked = false;
+    for (size_t i = 0; i < n; ++i) {
+      const auto [offset, length] = piece(i);
+      if (length == 0 || offset > s.length || length > s.length - offset) continue;
+      const uint64_t c0 = s.first_chunk + (offset >> kChunkShift);
+      const uint64_t c1 = s.first_chunk + ((offset + length - 1) >> kChunkShift);
+      for (uint64_t c = c0; c <= c1; ++c) {
+        if (IsVerified(c) || (run && c >= first && c <= last)) continue;
+        if (!looked) {
+          looked = true;
+          if (!Cold(id, c)) return;
+        }
+        if (run && c == last + 1) {
+          last = c;
+          continue;
+        }
+        if (run) WillNeedChunks(s, first, last);
+        first = last = c;
+        run = true;
+      }
+    }
+    if (run) WillNeedChunks(s, first, last);
+  }
   // Whether chunk `chunk` (< ChunkCount(Section(id).size())) of section `id` has been verified.
   bool ChunkVerified(SectionId id, uint64_t chunk) const {
     return IsVerified(span(id).first_chunk + chunk);
@@ -275,6 +325,14 @@ class IndexFile {
     uint64_t first_chunk = 0;  // number of the section's chunk 0 among all chunks
   };
   const Span& span(SectionId id) const { return spans_[static_cast<uint32_t>(id) - 1]; }
+  // The file offset of chunk `chunk` (a number among all chunks) of section span `s`.
+  size_t ChunkFileOffset(const Span& s, uint64_t chunk) const {
+    return static_cast<size_t>(s.data - file_.data()) + ((chunk - s.first_chunk) << kChunkShift);
+  }
+  // Cold(id, chunk) looks (unless the section is known warm: Warm) and says whether to ask.
+  bool Cold(SectionId id, uint64_t chunk) const;
+  // Asks for chunks [first, last] of span `s` and the CHUNK_SUMS pieces they need.
+  void WillNeedChunks(const Span& s, uint64_t first, uint64_t last) const;
   bool IsVerified(uint64_t chunk) const {
     return (verified_[chunk >> 6].load(std::memory_order_relaxed) >> (chunk & 63)) & 1;
   }
@@ -299,7 +357,9 @@ class IndexFile {
   std::unique_ptr<std::atomic<uint64_t>[]> verified_;
   // One bit per kChunkBytes piece of CHUNK_SUMS, set once it matched CHUNK_SUMS_INDEX.
   std::unique_ptr<std::atomic<uint64_t>[]> sums_verified_;
-  std::string repair_;  // how to repair a damaged index, for messages
+  std::string repair_;   // how to repair a damaged index, for messages
+  bool random_ = false;  // AdviseRandomAccess was called
+  mutable std::atomic<bool> warm_[kMaxSectionId] = {};  // see Warm
 };
 
 // The format_version in the header of the file at `path` if it starts with kMagic (nothing

@@ -1,6 +1,7 @@
 #include "query/index_reader.h"
 
 #include <cstring>
+#include <utility>
 
 #include "format/sparse_rows.h"
 #include "util/error.h"
@@ -126,6 +127,46 @@ bool IndexReader::HasExactTerm(uint32_t id, uint32_t t) const {
     return (word >> (local % 64)) & 1;
   }
   BadColumn(id, column);
+}
+
+void IndexReader::WillNeedRecords(const uint32_t* ids, size_t n) const {
+  if (!file_.random_access()) return;
+  const uint64_t docs = meta_.doc_count;
+  file_.WillNeedPieces(SectionId::kForwardOffsets, n, [&](size_t i) {
+    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} * 8, 16};
+  });
+  // The offsets are read unverified: a hint only (WillNeedPieces ignores what is out of range).
+  file_.WillNeedPieces(SectionId::kForwardData, n, [&](size_t i) {
+    if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
+    const uint64_t begin = forward_offsets_[ids[i]], end = forward_offsets_[ids[i] + 1];
+    return std::pair<uint64_t, uint64_t>{begin, end > begin ? end - begin : 0};
+  });
+}
+
+void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n, bool paths) const {
+  if (!file_.random_access()) return;
+  const uint64_t docs = meta_.doc_count;
+  file_.WillNeedPieces(SectionId::kDocs, n, [&](size_t i) {
+    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} * sizeof(format::DocRecord),
+                                         sizeof(format::DocRecord)};
+  });
+  if (!paths) return;
+  const auto* records = file_.SectionAs<format::DocRecord>(SectionId::kDocs);
+  file_.WillNeedPieces(SectionId::kPaths, n, [&](size_t i) {
+    if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
+    const format::DocRecord& d = records[ids[i]];  // unverified: a hint only
+    return std::pair<uint64_t, uint64_t>{d.path_offset, d.path_length};
+  });
+}
+
+void IndexReader::WillNeedExactRow(uint32_t t) const {
+  if (!file_.random_access() || t >= meta_.exact_terms) return;
+  file_.WillNeedPieces(SectionId::kRows, meta_.band_count, [&](size_t b) {
+    const format::BandRecord& band = bands_[b];
+    const uint64_t bytes = band.words_per_row * 8;
+    return std::pair<uint64_t, uint64_t>{band.rows_offset + (band.width + uint64_t{t}) * bytes,
+                                         bytes};
+  });
 }
 
 bool IndexReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {

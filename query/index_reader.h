@@ -115,6 +115,17 @@ class IndexReader {
   void PrefetchRecord(uint32_t id) const {
     if (id < meta_.doc_count) __builtin_prefetch(forward_ + forward_offsets_[id]);
   }
+  // For a reader of scattered pages (a query's): format::IndexFile::AdviseRandomAccess. Call
+  // it before the reader is shared between threads.
+  void AdviseRandomAccess() { file_.AdviseRandomAccess(); }
+  // Read-ahead hints for a batch (IndexFile::WillNeedPieces: nothing is verified or returned,
+  // results do not change; cheap when the file is warm). ids best ascending; ids out of range
+  // are ignored. WillNeedRecords: the forward records Contains will read (their offsets first).
+  // WillNeedDocs: the DOCS records doc() will read, and with `paths` the paths path() will.
+  // WillNeedExactRow: exact term t's row in every band (HasExactTerm's words).
+  void WillNeedRecords(const uint32_t* ids, size_t n) const;
+  void WillNeedDocs(const uint32_t* ids, size_t n, bool paths) const;
+  void WillNeedExactRow(uint32_t t) const;
   // Whether document id contains every term id of ids (ascending). Throws Error(kCorrupt) for
   // a bad id, a damaged or inconsistent record or a damaged chunk.
   bool Contains(uint32_t id, const uint32_t* ids, size_t n) const;

@@ -41,6 +41,8 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs) {
           Segment s;
           const std::string path = dir + "/" + format::SegmentFileName(e.number);
           s.reader = std::make_unique<IndexReader>(path);
+          // Queries touch scattered pages: no read-around, their own read-ahead requests.
+          s.reader->AdviseRandomAccess();
           Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
                  ErrorKind::kCorrupt,
                  path +
@@ -92,6 +94,29 @@ const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
   auto it = std::upper_bound(segments_.begin(), segments_.end(), id,
                              [](uint32_t v, const Segment& s) { return v < s.first_id; });
   return *(it - 1);
+}
+
+void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids) const {
+  auto warm = [](const Segment& s) {
+    const format::IndexFile& f = s.reader->file();
+    return !f.random_access() ||
+           (f.Warm(format::SectionId::kDocs) && f.Warm(format::SectionId::kPaths));
+  };
+  if (ids.empty() || std::all_of(segments_.begin(), segments_.end(), warm)) return;
+  if (segments_.size() == 1) {
+    segments_[0].reader->WillNeedDocs(ids.data(), ids.size(), true);
+    return;
+  }
+  // Each segment's ids come in its path order, which is its id order: bucket, do not sort.
+  std::vector<std::vector<uint32_t>> local(segments_.size());
+  for (uint32_t id : ids) {
+    const Segment& s = SegmentOf(id);
+    local[static_cast<size_t>(&s - segments_.data())].push_back(id - s.first_id);
+  }
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    if (!local[i].empty())
+      segments_[i].reader->WillNeedDocs(local[i].data(), local[i].size(), true);
+  }
 }
 
 std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, uint64_t limit,
@@ -242,25 +267,39 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
     for (const auto& part : parts) hits += part.size();
     if (ranks_ready_.load(std::memory_order_acquire) ||
         merged_by_path_.fetch_add(hits, std::memory_order_relaxed) + hits >= id_count_) {
+      // By rank: a bitmap over the index's ranks when the hits are many (no comparisons: a
+      // bit set per hit, then a scan), a sort of (rank, id) pairs when they are few.
       const std::vector<uint32_t>& rank = PathRanks();
-      auto global = [&](size_t part, size_t pos) {
-        return segments_[part_segment[part]].first_id + parts[part][pos];
-      };
-      struct RankHead {
-        uint32_t rank;
-        uint32_t part;
-        size_t pos;
-      };
-      auto after = [](const RankHead& a, const RankHead& b) { return a.rank > b.rank; };
-      std::priority_queue<RankHead, std::vector<RankHead>, decltype(after)> heap(after);
-      for (size_t p = 0; p < parts.size(); ++p)
-        heap.push({rank[global(p, 0)], static_cast<uint32_t>(p), 0});
-      while (!heap.empty() && (limit == 0 || out.size() < limit)) {
-        RankHead h = heap.top();
-        heap.pop();
-        out.push_back(global(h.part, h.pos));
-        if (h.pos + 1 < parts[h.part].size())
-          heap.push({rank[global(h.part, h.pos + 1)], h.part, h.pos + 1});
+      const uint32_t base = segments_[index.segments.front()].first_id;
+      uint64_t count = 0;
+      for (size_t si : index.segments) count += segments_[si].reader->doc_count();
+      const uint64_t want_out = limit == 0 ? UINT64_MAX : limit;
+      if (hits * 32 < count) {
+        std::vector<std::pair<uint32_t, uint32_t>> by_rank;
+        by_rank.reserve(hits);
+        for (size_t p = 0; p < parts.size(); ++p) {
+          const uint32_t first = segments_[part_segment[p]].first_id;
+          for (uint32_t local : parts[p]) by_rank.emplace_back(rank[first + local], first + local);
+        }
+        std::sort(by_rank.begin(), by_rank.end());
+        for (const auto& [r, id] : by_rank) {
+          if (out.size() >= want_out) break;
+          out.push_back(id);
+        }
+      } else {
+        std::vector<uint64_t> bits((count + 63) / 64, 0);
+        for (size_t p = 0; p < parts.size(); ++p) {
+          const uint32_t first = segments_[part_segment[p]].first_id;
+          for (uint32_t local : parts[p]) {
+            const uint32_t r = rank[first + local];
+            bits[r / 64] |= uint64_t{1} << (r % 64);
+          }
+        }
+        for (uint64_t w = 0; w < bits.size() && out.size() < want_out; ++w) {
+          for (uint64_t v = bits[w]; v != 0 && out.size() < want_out; v &= v - 1) {
+            out.push_back(by_rank_[base + w * 64 + static_cast<uint64_t>(__builtin_ctzll(v))]);
+          }
+        }
       }
       continue;
     }
@@ -290,7 +329,10 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
 const std::vector<uint32_t>& IndexSet::PathRanks() const {
   std::call_once(ranks_once_, [this] {
     ranks_.assign(id_count_, 0);
+    by_rank_.assign(id_count_, 0);
     for (const Index& index : indexes_) {
+      const uint32_t first =
+          index.segments.empty() ? 0 : segments_[index.segments.front()].first_id;
       // A k-way merge of the index's segments, each in path order already.
       struct Cursor {
         std::string_view path;
@@ -308,6 +350,7 @@ const std::vector<uint32_t>& IndexSet::PathRanks() const {
         Cursor c = heap.top();
         heap.pop();
         const Segment& s = segments_[c.segment];
+        by_rank_[first + next] = s.first_id + c.local;
         ranks_[s.first_id + c.local] = next++;
         if (c.local + 1 < s.reader->doc_count())
           heap.push({s.reader->path(c.local + 1), c.segment, c.local + 1});

@@ -69,6 +69,10 @@ class IndexSet {
   uint64_t live_documents() const { return live_; }
   // The segment of global id `id` (precondition: id < id_count()).
   const Segment& SegmentOf(uint32_t id) const;
+  // Asks for the records and paths of documents `ids` (global ids, any order) to be read ahead
+  // at once, segment by segment (IndexReader::WillNeedDocs): a hint for a cold index before
+  // the results are read.
+  void WillNeedDocuments(const std::vector<uint32_t>& ids) const;
   uint32_t LocalOf(uint32_t id) const { return id - SegmentOf(id).first_id; }
   bool IsDeleted(uint32_t id) const { return SegmentOf(id).is_deleted(LocalOf(id)); }
 
@@ -122,7 +126,8 @@ class IndexSet {
 
   // rank[global id] = the document's position in path order among all documents of its index
   // (deleted ones too). Computed once, on the first call, by a k-way merge of the segments'
-  // paths. Thread-safe.
+  // paths, with its inverse by_rank_ (by_rank_[first id of the index + rank] = global id).
+  // Thread-safe.
   const std::vector<uint32_t>& PathRanks() const;
 
   std::vector<Segment> segments_;
@@ -136,6 +141,7 @@ class IndexSet {
   mutable std::atomic<bool> ranks_ready_{false};
   mutable std::once_flag ranks_once_;
   mutable std::vector<uint32_t> ranks_;
+  mutable std::vector<uint32_t> by_rank_;
 };
 
 }  // namespace bitsift::query

@@ -85,6 +85,37 @@ constexpr uint64_t kParallelBandsMinDf = 8192;
 
 }  // namespace
 
+void Searcher::RowsOf(const format::BandRecord& band, const std::vector<RowTerm>& terms,
+                      std::vector<uint64_t>* row_ids) const {
+  row_ids->clear();
+  auto add_row = [&](uint64_t r) {
+    if (std::find(row_ids->begin(), row_ids->end(), r) == row_ids->end()) row_ids->push_back(r);
+  };
+  for (const RowTerm& t : terms) {
+    if (t.exact >= 0) {
+      add_row(band.width + static_cast<uint64_t>(t.exact));
+    } else if (band.width > 0) {  // a band of width 0 (huge documents) has no Bloom rows
+      format::ForEachPosition(t.hash, band.width, band.k, add_row);
+    }
+  }
+}
+
+void Searcher::WillNeedRows(const std::vector<RowTerm>& terms) const {
+  if (!index_.file().random_access()) return;
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;  // {offset, length} in ROWS
+  std::vector<uint64_t> row_ids;
+  for (uint64_t b = 0; b < index_.band_count(); ++b) {
+    const format::BandRecord& band = index_.band(b);
+    RowsOf(band, terms, &row_ids);
+    for (uint64_t r : row_ids) {
+      pieces.emplace_back(band.rows_offset + r * band.words_per_row * 8, band.words_per_row * 8);
+    }
+  }
+  std::sort(pieces.begin(), pieces.end());
+  index_.file().WillNeedPieces(format::SectionId::kRows, pieces.size(),
+                               [&](size_t i) { return pieces[i]; });
+}
+
 void Searcher::BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, bool parallel,
                               const std::vector<IdRange>* scope, BandOutput* o) const {
   const format::BandRecord& band = index_.band(b);
@@ -104,19 +135,8 @@ void Searcher::BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, boo
   verify.index = &index_;
   verify.ids = &row_ids;
   verify.band = &band;
-  auto add_row = [&](uint64_t r) {
-    if (std::find(row_ids.begin(), row_ids.end(), r) == row_ids.end()) {
-      row_ids.push_back(r);
-      rows.push_back(index_.UnverifiedRow(band, r));
-    }
-  };
-  for (const RowTerm& t : terms) {
-    if (t.exact >= 0) {
-      add_row(band.width + static_cast<uint64_t>(t.exact));
-    } else if (band.width > 0) {  // a band of width 0 (huge documents) has no Bloom rows
-      format::ForEachPosition(t.hash, band.width, band.k, add_row);
-    }
-  }
+  RowsOf(band, terms, &row_ids);
+  for (uint64_t r : row_ids) rows.push_back(index_.UnverifiedRow(band, r));
   uint64_t read = 0;
   if (rows.empty()) {  // every document of the band is a candidate
     bits.assign(band.words_per_row, ~uint64_t{0});
@@ -210,6 +230,7 @@ std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms,
   uint64_t min_df = UINT64_MAX;
   for (const RowTerm& t : terms) min_df = std::min<uint64_t>(min_df, t.df);
   const uint64_t bands = index_.band_count();
+  WillNeedRows(terms);
   if (parallel && bands > 1 && min_df >= kParallelBandsMinDf) {
     // Many candidates: bands in parallel, each into its own output, joined in band order.
     std::vector<BandOutput> outputs(bands);
@@ -320,6 +341,18 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](uint32_t d) { return (deleted[d / 64] >> (d % 64)) & 1; }),
                      candidates.end());
+  }
+  if (!exact) {
+    // A cold index: what verification reads is asked for at once (for a limited query, about
+    // the candidates it may reach).
+    const size_t ahead =
+        limit == 0 ? candidates.size()
+                   : std::min<size_t>(candidates.size(), std::max<uint64_t>(4 * limit, 256));
+    if (!bit_terms.empty()) {
+      index_.WillNeedDocs(candidates.data(), ahead, false);
+      for (uint32_t t : bit_terms) index_.WillNeedExactRow(t);
+    }
+    if (prefetch) index_.WillNeedRecords(candidates.data(), ahead);
   }
   if (exact) {
     if (limit != 0 && candidates.size() > limit) candidates.resize(limit);

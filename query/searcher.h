@@ -72,6 +72,12 @@ class Searcher {
   };
   void BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, bool parallel,
                       const std::vector<IdRange>* scope, BandOutput* o) const;
+  // The row ids band b's AND reads for `terms`, each once, in the order the terms give them.
+  void RowsOf(const format::BandRecord& band, const std::vector<RowTerm>& terms,
+              std::vector<uint64_t>* row_ids) const;
+  // Asks for every band's rows of `terms` to be read ahead at once (a hint for a cold index:
+  // IndexReader::AdviseRandomAccess), before the bands are ANDed one after another.
+  void WillNeedRows(const std::vector<RowTerm>& terms) const;
   // The documents of every sparse term of `terms` (in `scope` if not null), ascending: their
   // lists intersected, rarest first. *all, if not null, receives the number before the scope.
   std::vector<uint32_t> SparseCandidates(const std::vector<RowTerm>& terms, QueryStats* stats,

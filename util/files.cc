@@ -104,6 +104,19 @@ void MappedFile::WillNeed(size_t offset, size_t length) const {
   (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
 }
 
+void MappedFile::AdviseRandom() const {
+  if (size_ > 0) (void)::madvise(const_cast<uint8_t*>(data_), size_, MADV_RANDOM);
+}
+
+bool MappedFile::Resident(size_t offset) const {
+  if (offset >= size_) return true;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
+  unsigned char in_core = 0;
+  if (::mincore(reinterpret_cast<void*>(begin), 1, &in_core) != 0) return true;
+  return (in_core & 1) != 0;
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

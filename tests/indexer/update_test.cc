@@ -307,6 +307,45 @@ TEST_CASE("updates are merged among themselves until they add up to 1/8 of the b
     CHECK(Answer(*index, q) == OracleAnswer(texts, q));
 }
 
+TEST_CASE("answers from segments whose paths interleave come in path order", "[update][merge]") {
+  // Even names first, odd ones in an update: two segments (no merge) whose paths alternate.
+  TempDir dir;
+  std::map<std::string, std::string> texts;
+  auto add = [&](int i) {
+    const std::string name = Cat("f", 1000 + i);
+    texts[name] = "common " + std::string(i % 50 == 7 ? "rare " : "") + Cat("own", i);
+    WriteFile(dir / ("tree/" + name), texts[name]);
+  };
+  for (int i = 0; i < 400; i += 2) add(i);
+  IndexOptions options;
+  options.merge = false;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options).ok());
+  for (int i = 1; i < 400; i += 2) add(i);
+  IndexSummary s;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options, &s).ok());
+  REQUIRE(s.segments == 2);
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "index", &index).ok());
+  // A few documents (first merged by comparing paths, later by sorting ranks) and all of them
+  // (the first time, hits reach the document count: path ranks are computed, and many hits go
+  // through a bitmap over ranks), with and without a limit.
+  for (int pass = 0; pass < 4; ++pass) {
+    INFO("pass " << pass);
+    for (const char* term : {"rare", "common"}) {
+      const Paths all = OracleAnswer(texts, {term});
+      REQUIRE(all.size() >= (std::string(term) == "rare" ? 8u : 400u));
+      CHECK(Answer(*index, {term}) == all);
+      bitsift::QueryOptions limited;
+      limited.limit = 5;
+      bitsift::QueryResult r;
+      REQUIRE(index->Query(std::vector<std::string>{term}, limited, &r).ok());
+      Paths first;
+      for (uint32_t id : r.documents) first.push_back(index->document(id).path);
+      CHECK(first == Paths(all.begin(), all.begin() + 5));
+    }
+  }
+}
+
 TEST_CASE("an update reads only new and changed files", "[update]") {
   TempDir dir;
   for (int i = 0; i < 50; ++i) WriteFile(dir / (Cat("tree/f", i)), Cat("word", i));

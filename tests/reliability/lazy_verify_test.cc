@@ -3,7 +3,9 @@
 // reads a damaged chunk fails (kCorrupt, naming the file and the repair) instead of answering;
 // damage in a chunk the query does not read leaves its answer exact, and check finds it.
 #include <bitsift/bitsift.h>
+#include <fcntl.h>
 #include <tbb/parallel_for.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -173,6 +175,48 @@ TEST_CASE("open verifies only the small sections; a query verifies the chunks it
   CHECK(file.verified_chunks() == file.chunk_count());
 }
 
+namespace {
+
+// Drops a file's pages from the page cache (written back first), so that the next reads come
+// from the disk: the cold state of a one-shot query. A hint to the kernel: if it keeps some
+// pages, what the tests below assert still holds (they assert results, not timings).
+void Evict(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
+
+}  // namespace
+
+TEST_CASE("read-ahead hints on a cold index verify nothing and change no answer", "[lazy]") {
+  Fixture f;
+  Evict(f.segment);
+  bitsift::query::IndexReader reader(f.segment);
+  reader.AdviseRandomAccess();
+  const auto& file = reader.file();
+  const uint64_t at_open = file.verified_chunks();
+  std::vector<uint32_t> all(reader.doc_count());
+  for (uint32_t d = 0; d < all.size(); ++d) all[d] = d;
+  all.push_back(UINT32_MAX);  // an id out of range is ignored
+  reader.WillNeedRecords(all.data(), all.size());
+  reader.WillNeedDocs(all.data(), all.size(), true);
+  for (uint32_t t = 0; t <= reader.exact_terms(); ++t) reader.WillNeedExactRow(t);
+  CHECK(file.verified_chunks() == at_open);
+  bitsift::query::Searcher searcher(reader);
+  bitsift::query::QueryStats stats;
+  std::vector<std::string> paths;
+  for (uint32_t d : searcher.Search(kQuery, 0, &stats)) paths.emplace_back(reader.path(d));
+  CHECK(paths == f.expected.paths);
+  // Through the library (random access advised at open), cold again: the same answer.
+  Evict(f.segment);
+  Answer a = Ask(f.good, kQuery);
+  CHECK(a.status.ok());
+  CHECK(a.paths == f.expected.paths);
+  CHECK(Ask(f.good, {"hapax"}).paths.size() == 3);
+}
+
 TEST_CASE("a damaged chunk that a query reads: the query fails naming the file and the repair",
           "[lazy]") {
   Fixture f;
@@ -183,6 +227,11 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
     INFO(what << ": " << a.status.message());
     CHECK(a.status.code() == Status::Code::kCorrupt);
     CHECK(a.paths.empty());
+    // Read from the disk (cold: the query asks for its chunks ahead), the same refusal.
+    Evict(segment);
+    Answer cold = Ask(bad, kQuery);
+    CHECK(cold.status.code() == Status::Code::kCorrupt);
+    CHECK(cold.paths.empty());
     CHECK(Contains(a.status.message(), segment));
     CHECK(Contains(a.status.message(), std::string("of section ") + section));
     // An index of in-memory documents: the repair is to build it again from them.

@@ -237,93 +237,130 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
       }
       continue;
     }
-    // Segments written by one run cover consecutive path ranges (files are indexed in path
-    // order): when the parts do not overlap, ordering them by first path is the whole merge,
-    // and no other document's path is read (each read can be a cache miss).
-    std::vector<size_t> by_first(parts.size());
-    for (size_t p = 0; p < parts.size(); ++p) by_first[p] = p;
-    auto first_path = [&](size_t p) {
-      return segments_[part_segment[p]].reader->path(parts[p].front());
-    };
-    auto last_path = [&](size_t p) {
-      return segments_[part_segment[p]].reader->path(parts[p].back());
-    };
-    std::sort(by_first.begin(), by_first.end(),
-              [&](size_t a, size_t b) { return first_path(a) < first_path(b); });
-    bool disjoint = true;
-    for (size_t i = 1; i < by_first.size() && disjoint; ++i)
-      disjoint = last_path(by_first[i - 1]) < first_path(by_first[i]);
-    if (disjoint) {
-      for (size_t p : by_first) {
-        const Segment& s = segments_[part_segment[p]];
-        for (uint32_t local : parts[p]) {
-          if (limit != 0 && out.size() >= limit) break;
-          out.push_back(s.first_id + local);
-        }
-      }
-      continue;
-    }
     uint64_t hits = 0;
     for (const auto& part : parts) hits += part.size();
+    // Once the path ranks are known, merging costs an integer per hit. Until then, merges
+    // compare paths (a cache miss or two per hit), until they have read as many as there are
+    // documents; then the ranks are computed once.
     if (ranks_ready_.load(std::memory_order_acquire) ||
         merged_by_path_.fetch_add(hits, std::memory_order_relaxed) + hits >= id_count_) {
-      // By rank: a bitmap over the index's ranks when the hits are many (no comparisons: a
-      // bit set per hit, then a scan), a sort of (rank, id) pairs when they are few.
-      const std::vector<uint32_t>& rank = PathRanks();
-      const uint32_t base = segments_[index.segments.front()].first_id;
-      uint64_t count = 0;
-      for (size_t si : index.segments) count += segments_[si].reader->doc_count();
-      const uint64_t want_out = limit == 0 ? UINT64_MAX : limit;
-      if (hits * 32 < count) {
-        std::vector<std::pair<uint32_t, uint32_t>> by_rank;
-        by_rank.reserve(hits);
-        for (size_t p = 0; p < parts.size(); ++p) {
-          const uint32_t first = segments_[part_segment[p]].first_id;
-          for (uint32_t local : parts[p]) by_rank.emplace_back(rank[first + local], first + local);
-        }
-        std::sort(by_rank.begin(), by_rank.end());
-        for (const auto& [r, id] : by_rank) {
-          if (out.size() >= want_out) break;
-          out.push_back(id);
-        }
-      } else {
-        std::vector<uint64_t> bits((count + 63) / 64, 0);
-        for (size_t p = 0; p < parts.size(); ++p) {
-          const uint32_t first = segments_[part_segment[p]].first_id;
-          for (uint32_t local : parts[p]) {
-            const uint32_t r = rank[first + local];
-            bits[r / 64] |= uint64_t{1} << (r % 64);
-          }
-        }
-        for (uint64_t w = 0; w < bits.size() && out.size() < want_out; ++w) {
-          for (uint64_t v = bits[w]; v != 0 && out.size() < want_out; v &= v - 1) {
-            out.push_back(by_rank_[base + w * 64 + static_cast<uint64_t>(__builtin_ctzll(v))]);
-          }
-        }
-      }
-      continue;
-    }
-    struct Head {
-      std::string_view path;
-      size_t part;
-      size_t pos;
-    };
-    auto later = [](const Head& a, const Head& b) { return a.path > b.path; };
-    std::priority_queue<Head, std::vector<Head>, decltype(later)> heap(later);
-    auto path_of = [&](size_t part, size_t pos) {
-      return segments_[part_segment[part]].reader->path(parts[part][pos]);
-    };
-    for (size_t p = 0; p < parts.size(); ++p) heap.push({path_of(p, 0), p, 0});
-    while (!heap.empty() && (limit == 0 || out.size() < limit)) {
-      Head h = heap.top();
-      heap.pop();
-      out.push_back(segments_[part_segment[h.part]].first_id + parts[h.part][h.pos]);
-      if (h.pos + 1 < parts[h.part].size())
-        heap.push({path_of(h.part, h.pos + 1), h.part, h.pos + 1});
+      MergeByRank(index, parts, part_segment, limit, &out);
+    } else {
+      MergeByPath(parts, part_segment, limit, &out);
     }
   }
   stats->matches = out.size();
   return out;
+}
+
+void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
+                           const std::vector<size_t>& part_segment, uint64_t limit,
+                           std::vector<uint32_t>* out) const {
+  const uint64_t most = limit == 0 ? UINT64_MAX : limit;
+  auto path_of = [&](size_t part, size_t pos) {
+    return segments_[part_segment[part]].reader->path(parts[part][pos]);
+  };
+  // Segments written by one run cover consecutive path ranges (files are indexed in path
+  // order): when the parts do not overlap, ordering them by first path is the whole merge,
+  // and no other document's path is read.
+  std::vector<size_t> by_first(parts.size());
+  for (size_t p = 0; p < parts.size(); ++p) by_first[p] = p;
+  std::sort(by_first.begin(), by_first.end(),
+            [&](size_t a, size_t b) { return path_of(a, 0) < path_of(b, 0); });
+  bool disjoint = true;
+  for (size_t i = 1; i < by_first.size() && disjoint; ++i) {
+    const size_t prev = by_first[i - 1];
+    disjoint = path_of(prev, parts[prev].size() - 1) < path_of(by_first[i], 0);
+  }
+  if (disjoint) {
+    for (size_t p : by_first) {
+      const uint32_t first = segments_[part_segment[p]].first_id;
+      for (uint32_t local : parts[p]) {
+        if (out->size() >= most) return;
+        out->push_back(first + local);
+      }
+    }
+    return;
+  }
+  struct Head {
+    std::string_view path;
+    size_t part;
+    size_t pos;
+  };
+  auto later = [](const Head& a, const Head& b) { return a.path > b.path; };
+  std::priority_queue<Head, std::vector<Head>, decltype(later)> heap(later);
+  for (size_t p = 0; p < parts.size(); ++p) heap.push({path_of(p, 0), p, 0});
+  while (!heap.empty() && out->size() < most) {
+    Head h = heap.top();
+    heap.pop();
+    out->push_back(segments_[part_segment[h.part]].first_id + parts[h.part][h.pos]);
+    if (h.pos + 1 < parts[h.part].size())
+      heap.push({path_of(h.part, h.pos + 1), h.part, h.pos + 1});
+  }
+}
+
+void IndexSet::MergeByRank(const Index& index, const std::vector<std::vector<uint32_t>>& parts,
+                           const std::vector<size_t>& part_segment, uint64_t limit,
+                           std::vector<uint32_t>* out) const {
+  const uint64_t most = limit == 0 ? UINT64_MAX : limit;
+  const std::vector<uint32_t>& rank = PathRanks();
+  auto rank_of = [&](size_t part, size_t pos) {
+    return rank[segments_[part_segment[part]].first_id + parts[part][pos]];
+  };
+  // Parts whose rank ranges do not overlap (segments of one run) are concatenated.
+  std::vector<size_t> by_first(parts.size());
+  for (size_t p = 0; p < parts.size(); ++p) by_first[p] = p;
+  std::sort(by_first.begin(), by_first.end(),
+            [&](size_t a, size_t b) { return rank_of(a, 0) < rank_of(b, 0); });
+  bool disjoint = true;
+  for (size_t i = 1; i < by_first.size() && disjoint; ++i) {
+    const size_t prev = by_first[i - 1];
+    disjoint = rank_of(prev, parts[prev].size() - 1) < rank_of(by_first[i], 0);
+  }
+  uint64_t hits = 0;
+  for (const auto& part : parts) hits += part.size();
+  uint64_t count = 0;  // the index's documents: its ranks are 0..count-1
+  for (size_t si : index.segments) count += segments_[si].reader->doc_count();
+  if (disjoint) {
+    for (size_t p : by_first) {
+      const uint32_t first = segments_[part_segment[p]].first_id;
+      for (uint32_t local : parts[p]) {
+        if (out->size() >= most) return;
+        out->push_back(first + local);
+      }
+    }
+  } else if (hits * 32 < count) {
+    // Few hits: sort (rank, id) pairs.
+    std::vector<std::pair<uint32_t, uint32_t>> by_rank;
+    by_rank.reserve(hits);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const uint32_t first = segments_[part_segment[p]].first_id;
+      for (uint32_t local : parts[p]) by_rank.emplace_back(rank[first + local], first + local);
+    }
+    std::sort(by_rank.begin(), by_rank.end());
+    for (const auto& [r, id] : by_rank) {
+      if (out->size() >= most) return;
+      out->push_back(id);
+    }
+  } else {
+    // Many: a bit per hit in a bitmap over the ranks, read back in rank order through the
+    // inverse (no comparisons).
+    const uint32_t base = segments_[index.segments.front()].first_id;
+    std::vector<uint64_t> bits((count + 63) / 64, 0);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const uint32_t first = segments_[part_segment[p]].first_id;
+      for (uint32_t local : parts[p]) {
+        const uint32_t r = rank[first + local];
+        bits[r / 64] |= uint64_t{1} << (r % 64);
+      }
+    }
+    for (uint64_t w = 0; w < bits.size(); ++w) {
+      for (uint64_t v = bits[w]; v != 0; v &= v - 1) {
+        if (out->size() >= most) return;
+        out->push_back(by_rank_[base + w * 64 + static_cast<uint64_t>(__builtin_ctzll(v))]);
+      }
+    }
+  }
 }
 
 const std::vector<uint32_t>& IndexSet::PathRanks() const {

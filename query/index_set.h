@@ -124,6 +124,15 @@ class IndexSet {
                                const std::vector<IndexScope>* scope,
                                std::vector<uint32_t>* unreadable) const;
 
+  // Appends to *out (up to `limit` in all, 0 = no limit) the hits of `parts` (each ascending
+  // local ids of segment part_segment[i], in that segment's path order) in path order:
+  // MergeByPath compares paths, MergeByRank (for index `index`) compares PathRanks.
+  void MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
+                   const std::vector<size_t>& part_segment, uint64_t limit,
+                   std::vector<uint32_t>* out) const;
+  void MergeByRank(const Index& index, const std::vector<std::vector<uint32_t>>& parts,
+                   const std::vector<size_t>& part_segment, uint64_t limit,
+                   std::vector<uint32_t>* out) const;
   // rank[global id] = the document's position in path order among all documents of its index
   // (deleted ones too). Computed once, on the first call, by a k-way merge of the segments'
   // paths, with its inverse by_rank_ (by_rank_[first id of the index + rank] = global id).
@@ -134,9 +143,7 @@ class IndexSet {
   std::vector<Index> indexes_;
   uint64_t id_count_ = 0;
   uint64_t live_ = 0;
-  // Answers whose segments' path ranges overlap are merged by path: reading a path per hit, a
-  // cache miss or two each, until merges have read as many paths as there are documents; then
-  // once by PathRanks, and by rank (an integer per hit) from then on.
+  // Hits merged by path so far (MergeByPath), until PathRanks are computed.
   mutable std::atomic<uint64_t> merged_by_path_{0};
   mutable std::atomic<bool> ranks_ready_{false};
   mutable std::once_flag ranks_once_;

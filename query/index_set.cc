@@ -240,10 +240,12 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
     uint64_t hits = 0;
     for (const auto& part : parts) hits += part.size();
     // Once the path ranks are known, merging costs an integer per hit. Until then, merges
-    // compare paths (a cache miss or two per hit), until they have read as many as there are
-    // documents; then the ranks are computed once.
+    // compare paths (a cache miss or two per path read: the first and last of each part, and
+    // each hit if the parts overlap), until they have read about as many as computing the
+    // ranks reads (every document's); then the ranks are computed once.
+    const uint64_t reads = 2 * parts.size() + hits;
     if (ranks_ready_.load(std::memory_order_acquire) ||
-        merged_by_path_.fetch_add(hits, std::memory_order_relaxed) + hits >= id_count_) {
+        merged_by_path_.fetch_add(reads, std::memory_order_relaxed) + reads >= id_count_) {
       MergeByRank(index, parts, part_segment, limit, &out);
     } else {
       MergeByPath(parts, part_segment, limit, &out);

@@ -143,7 +143,7 @@ class IndexSet {
   std::vector<Index> indexes_;
   uint64_t id_count_ = 0;
   uint64_t live_ = 0;
-  // Hits merged by path so far (MergeByPath), until PathRanks are computed.
+  // Paths read by MergeByPath so far (estimated), until PathRanks are computed.
   mutable std::atomic<uint64_t> merged_by_path_{0};
   mutable std::atomic<bool> ranks_ready_{false};
   mutable std::once_flag ranks_once_;

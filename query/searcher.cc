@@ -101,7 +101,7 @@ void Searcher::RowsOf(const format::BandRecord& band, const std::vector<RowTerm>
 }
 
 void Searcher::WillNeedRows(const std::vector<RowTerm>& terms) const {
-  if (!index_.file().random_access()) return;
+  if (!index_.file().random_access() || index_.file().Warm(format::SectionId::kRows)) return;
   std::vector<std::pair<uint64_t, uint64_t>> pieces;  // {offset, length} in ROWS
   std::vector<uint64_t> row_ids;
   for (uint64_t b = 0; b < index_.band_count(); ++b) {

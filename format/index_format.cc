@@ -346,11 +346,14 @@ void IndexFile::ChunkDamaged(SectionId id, uint64_t chunk) const {
 
 bool IndexFile::Cold(SectionId id, uint64_t chunk) const {
   if (Warm(id)) return false;
-  if (file_.Resident(ChunkFileOffset(span(id), chunk))) {
-    warm_[static_cast<uint32_t>(id) - 1].store(true, std::memory_order_relaxed);
-    return false;
+  const uint32_t i = static_cast<uint32_t>(id) - 1;
+  if (!file_.Resident(ChunkFileOffset(span(id), chunk))) {
+    resident_in_a_row_[i].store(0, std::memory_order_relaxed);
+    return true;
   }
-  return true;
+  if (resident_in_a_row_[i].fetch_add(1, std::memory_order_relaxed) + 1 >= kWarmAfter)
+    warm_[i].store(true, std::memory_order_relaxed);
+  return false;
 }
 
 void IndexFile::WillNeedChunks(const Span& s, uint64_t first, uint64_t last) const {

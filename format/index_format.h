@@ -263,9 +263,9 @@ class IndexFile {
     random_ = true;
   }
   bool random_access() const { return random_; }
-  // Whether read-ahead requests for section `id` have stopped: one of its chunks was found in
-  // the page cache (mincore) when one was about to be asked for. A warm file stays warm, and
-  // then each request would be a wasted system call.
+  // Whether read-ahead requests for section `id` have stopped: kWarmAfter of its chunks in a
+  // row were found in the page cache (mincore) when they were about to be asked for. A warm
+  // file stays warm, and then each request would be a wasted system call.
   bool Warm(SectionId id) const {
     return warm_[static_cast<uint32_t>(id) - 1].load(std::memory_order_relaxed);
   }
@@ -281,7 +281,7 @@ class IndexFile {
     if (!random_ || n == 0 || Warm(id)) return;
     const Span& s = span(id);
     uint64_t first = 0, last = 0;  // the run of chunks being collected, if `run`
-    bool run = false, looked = false;
+    bool run = false;
     for (size_t i = 0; i < n; ++i) {
       const auto [offset, length] = piece(i);
       if (length == 0 || offset > s.length || length > s.length - offset) continue;
@@ -289,20 +289,17 @@ class IndexFile {
       const uint64_t c1 = s.first_chunk + ((offset + length - 1) >> kChunkShift);
       for (uint64_t c = c0; c <= c1; ++c) {
         if (IsVerified(c) || (run && c >= first && c <= last)) continue;
-        if (!looked) {
-          looked = true;
-          if (!Cold(id, c)) return;
-        }
         if (run && c == last + 1) {
           last = c;
           continue;
         }
-        if (run) WillNeedChunks(s, first, last);
+        if (run && Cold(id, first)) WillNeedChunks(s, first, last);
+        if (Warm(id)) return;
         first = last = c;
         run = true;
       }
     }
-    if (run) WillNeedChunks(s, first, last);
+    if (run && Cold(id, first)) WillNeedChunks(s, first, last);
   }
   // Whether chunk `chunk` (< ChunkCount(Section(id).size())) of section `id` has been verified.
   bool ChunkVerified(SectionId id, uint64_t chunk) const {
@@ -329,7 +326,12 @@ class IndexFile {
   size_t ChunkFileOffset(const Span& s, uint64_t chunk) const {
     return static_cast<size_t>(s.data - file_.data()) + ((chunk - s.first_chunk) << kChunkShift);
   }
-  // Cold(id, chunk) looks (unless the section is known warm: Warm) and says whether to ask.
+  // Whether to ask for chunk `chunk` of section `id` (and what follows it): not if the
+  // section is known warm (Warm), nor if the chunk is in the page cache (mincore). A section
+  // becomes warm after kWarmAfter such chunks in a row: one resident chunk proves little (the
+  // chunks opening read, a neighbour of one asked for), and taking a cold section for warm
+  // costs a fault per page, while the opposite costs a system call per request.
+  static constexpr uint32_t kWarmAfter = 8;
   bool Cold(SectionId id, uint64_t chunk) const;
   // Asks for chunks [first, last] of span `s` and the CHUNK_SUMS pieces they need.
   void WillNeedChunks(const Span& s, uint64_t first, uint64_t last) const;
@@ -359,7 +361,8 @@ class IndexFile {
   std::unique_ptr<std::atomic<uint64_t>[]> sums_verified_;
   std::string repair_;   // how to repair a damaged index, for messages
   bool random_ = false;  // AdviseRandomAccess was called
-  mutable std::atomic<bool> warm_[kMaxSectionId] = {};  // see Warm
+  mutable std::atomic<bool> warm_[kMaxSectionId] = {};                   // see Warm
+  mutable std::atomic<uint32_t> resident_in_a_row_[kMaxSectionId] = {};  // see Cold
 };
 
 // The format_version in the header of the file at `path` if it starts with kMagic (nothing

@@ -284,6 +284,9 @@ void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
     }
     return;
   }
+  // Every hit's path is read: on a cold index, ask for them all at once first.
+  for (size_t p = 0; p < parts.size(); ++p)
+    segments_[part_segment[p]].reader->WillNeedDocs(parts[p].data(), parts[p].size(), true);
   struct Head {
     std::string_view path;
     size_t part;

@@ -147,6 +147,23 @@ void Searcher::BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, boo
   }
   o->rows_read += rows.size();
   o->bytes_read += read * 8;
+  // The candidates' ids come from BAND_DOCS: on a cold index, ask for the span they cover.
+  if (index_.file().random_access() && !index_.file().Warm(format::SectionId::kBandDocs)) {
+    uint64_t lo = band.words_per_row, hi = 0;
+    for (uint64_t w = 0; w < band.words_per_row; ++w) {
+      if (bits[w] != 0) {
+        lo = std::min(lo, w);
+        hi = w;
+      }
+    }
+    if (lo <= hi) {
+      const uint64_t first = band.first_column + lo * 64;
+      const uint64_t end = band.first_column + std::min<uint64_t>(band.doc_count, (hi + 1) * 64);
+      index_.file().WillNeedPieces(format::SectionId::kBandDocs, 1, [&](size_t) {
+        return std::pair<uint64_t, uint64_t>{first * 4, end > first ? (end - first) * 4 : 0};
+      });
+    }
+  }
   // A band's columns are ordered by document size, not id, so a scope cannot narrow the rows
   // read (docs/design.md, "Scoped queries"); it drops candidates as they become ids.
   for (uint64_t w = 0; w < band.words_per_row; ++w) {

@@ -255,6 +255,36 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
   return out;
 }
 
+namespace {
+
+// The merge's easy case. Segments written by one run cover consecutive path ranges (files are
+// indexed in path order): when the parts do not overlap, ordering them by their first hit is
+// the whole merge. key(part, pos) orders hits as paths do (the path, or its rank). If the parts
+// are disjoint, appends their hits to *out (global ids: first_id(part) + local id, up to `most`
+// in all) and returns true; otherwise returns false and appends nothing.
+template <typename Key, typename FirstId>
+bool ConcatenateIfDisjoint(const std::vector<std::vector<uint32_t>>& parts, Key key,
+                           FirstId first_id, uint64_t most, std::vector<uint32_t>* out) {
+  std::vector<size_t> by_first(parts.size());
+  for (size_t p = 0; p < parts.size(); ++p) by_first[p] = p;
+  std::sort(by_first.begin(), by_first.end(),
+            [&](size_t a, size_t b) { return key(a, 0) < key(b, 0); });
+  for (size_t i = 1; i < by_first.size(); ++i) {
+    const size_t prev = by_first[i - 1];
+    if (!(key(prev, parts[prev].size() - 1) < key(by_first[i], 0))) return false;
+  }
+  for (size_t p : by_first) {
+    const uint32_t first = first_id(p);
+    for (uint32_t local : parts[p]) {
+      if (out->size() >= most) return true;
+      out->push_back(first + local);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
                            const std::vector<size_t>& part_segment, uint64_t limit,
                            std::vector<uint32_t>* out) const {
@@ -262,28 +292,9 @@ void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
   auto path_of = [&](size_t part, size_t pos) {
     return segments_[part_segment[part]].reader->path(parts[part][pos]);
   };
-  // Segments written by one run cover consecutive path ranges (files are indexed in path
-  // order): when the parts do not overlap, ordering them by first path is the whole merge,
-  // and no other document's path is read.
-  std::vector<size_t> by_first(parts.size());
-  for (size_t p = 0; p < parts.size(); ++p) by_first[p] = p;
-  std::sort(by_first.begin(), by_first.end(),
-            [&](size_t a, size_t b) { return path_of(a, 0) < path_of(b, 0); });
-  bool disjoint = true;
-  for (size_t i = 1; i < by_first.size() && disjoint; ++i) {
-    const size_t prev = by_first[i - 1];
-    disjoint = path_of(prev, parts[prev].size() - 1) < path_of(by_first[i], 0);
-  }
-  if (disjoint) {
-    for (size_t p : by_first) {
-      const uint32_t first = segments_[part_segment[p]].first_id;
-      for (uint32_t local : parts[p]) {
-        if (out->size() >= most) return;
-        out->push_back(first + local);
-      }
-    }
-    return;
-  }
+  auto first_id = [&](size_t part) { return segments_[part_segment[part]].first_id; };
+  // Disjoint parts: no other document's path is read.
+  if (ConcatenateIfDisjoint(parts, path_of, first_id, most, out)) return;
   // Every hit's path is read: on a cold index, ask for them all at once first.
   for (size_t p = 0; p < parts.size(); ++p)
     segments_[part_segment[p]].reader->WillNeedDocs(parts[p].data(), parts[p].size(), true);
@@ -312,29 +323,13 @@ void IndexSet::MergeByRank(const Index& index, const std::vector<std::vector<uin
   auto rank_of = [&](size_t part, size_t pos) {
     return rank[segments_[part_segment[part]].first_id + parts[part][pos]];
   };
-  // Parts whose rank ranges do not overlap (segments of one run) are concatenated.
-  std::vector<size_t> by_first(parts.size());
-  for (size_t p = 0; p < parts.size(); ++p) by_first[p] = p;
-  std::sort(by_first.begin(), by_first.end(),
-            [&](size_t a, size_t b) { return rank_of(a, 0) < rank_of(b, 0); });
-  bool disjoint = true;
-  for (size_t i = 1; i < by_first.size() && disjoint; ++i) {
-    const size_t prev = by_first[i - 1];
-    disjoint = rank_of(prev, parts[prev].size() - 1) < rank_of(by_first[i], 0);
-  }
+  auto first_id = [&](size_t part) { return segments_[part_segment[part]].first_id; };
+  if (ConcatenateIfDisjoint(parts, rank_of, first_id, most, out)) return;
   uint64_t hits = 0;
   for (const auto& part : parts) hits += part.size();
   uint64_t count = 0;  // the index's documents: its ranks are 0..count-1
   for (size_t si : index.segments) count += segments_[si].reader->doc_count();
-  if (disjoint) {
-    for (size_t p : by_first) {
-      const uint32_t first = segments_[part_segment[p]].first_id;
-      for (uint32_t local : parts[p]) {
-        if (out->size() >= most) return;
-        out->push_back(first + local);
-      }
-    }
-  } else if (hits * 32 < count) {
+  if (hits * 32 < count) {
     // Few hits: sort (rank, id) pairs.
     std::vector<std::pair<uint32_t, uint32_t>> by_rank;
     by_rank.reserve(hits);

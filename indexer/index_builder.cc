@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "format/manifest.h"
+#include "indexer/merge_policy.h"
 #include "indexer/segment_builder.h"
 #include "indexer/segment_merger.h"
 #include "query/index_reader.h"
@@ -282,6 +283,9 @@ class IndexState {
 
   // Runs the tiered merge policy (see docs/living-index.md).
   void MergeByPolicy(const std::string& root, BuildReport* report);
+  // AbsorbedByNewest (indexer/merge_policy.h) of the segments, as many of them as fit the
+  // budget (the newest first), or none.
+  std::vector<size_t> AbsorbedWithinBudget(double budget) const;
   // After a full build: merges the segments its flushes wrote, all of them if their merge fits
   // the memory budget, otherwise the smallest that fit together (at least two).
   void MergeFlushes(const std::string& root, BuildReport* report);
@@ -372,6 +376,19 @@ void IndexState::MergeFlushes(const std::string& root, BuildReport* report) {
   if (members.size() >= 2) Merge(members, root, report);
 }
 
+std::vector<size_t> IndexState::AbsorbedWithinBudget(double budget) const {
+  std::vector<PolicySegment> sizes;
+  for (const LiveSegment& seg : segments_) sizes.push_back({seg.entry.number, seg.live_bytes()});
+  std::vector<size_t> pick = AbsorbedByNewest(sizes);
+  // The newest and the largest of the others that fit: the smallest are the cheapest to
+  // leave for a later merge of the lowest tier.
+  while (pick.size() >= 2 && static_cast<double>(EstimateMergeBytes(Sources(pick))) > budget) {
+    pick.pop_back();
+  }
+  if (pick.size() < 2) return {};
+  return pick;
+}
+
 void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
   const double budget = static_cast<double>(BuilderBudget(config_.memory_budget));
   for (;;) {
@@ -422,6 +439,8 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
       pick = members;
       break;
     }
+    // The newest segment absorbs older ones no larger than itself (indexer/merge_policy.h).
+    if (pick.empty()) pick = AbsorbedWithinBudget(budget);
     // A segment that is mostly deleted documents is rewritten alone.
     if (pick.empty()) {
       for (size_t i = 0; i < segments_.size(); ++i) {

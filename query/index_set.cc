@@ -246,7 +246,7 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
     const uint64_t reads = 2 * parts.size() + hits;
     if (ranks_ready_.load(std::memory_order_acquire) ||
         merged_by_path_.fetch_add(reads, std::memory_order_relaxed) + reads >= id_count_) {
-      MergeByRank(index, parts, part_segment, limit, &out);
+      MergeByRank(parts, part_segment, limit, &out);
     } else {
       MergeByPath(parts, part_segment, limit, &out);
     }
@@ -315,7 +315,7 @@ void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
   }
 }
 
-void IndexSet::MergeByRank(const Index& index, const std::vector<std::vector<uint32_t>>& parts,
+void IndexSet::MergeByRank(const std::vector<std::vector<uint32_t>>& parts,
                            const std::vector<size_t>& part_segment, uint64_t limit,
                            std::vector<uint32_t>* out) const {
   const uint64_t most = limit == 0 ? UINT64_MAX : limit;
@@ -325,51 +325,62 @@ void IndexSet::MergeByRank(const Index& index, const std::vector<std::vector<uin
   };
   auto first_id = [&](size_t part) { return segments_[part_segment[part]].first_id; };
   if (ConcatenateIfDisjoint(parts, rank_of, first_id, most, out)) return;
-  uint64_t hits = 0;
-  for (const auto& part : parts) hits += part.size();
-  uint64_t count = 0;  // the index's documents: its ranks are 0..count-1
-  for (size_t si : index.segments) count += segments_[si].reader->doc_count();
-  if (hits * 32 < count) {
-    // Few hits: sort (rank, id) pairs.
-    std::vector<std::pair<uint32_t, uint32_t>> by_rank;
-    by_rank.reserve(hits);
+  // Each part is in rank order already (a segment's ids are in its path order): the merge
+  // copies runs. The part with the smallest head goes on while its ranks stay below the next
+  // smallest head's; the end of that run is found by galloping (probes 1, 2, 4, ... ahead,
+  // then bisection), so a run of r hits costs about 2 log r rank reads, not r. An update's
+  // segment beside the base leaves long runs of base hits between its own (session 10: a
+  // bitmap over all ranks and the inverse of the ranks cost ~10 ns a hit; merging 2
+  // segments added 43 us to the mean query of linux-files, docs/design.md).
+  std::vector<size_t> pos(parts.size(), 0);
+  while (out->size() < most) {
+    size_t best = parts.size();
+    uint32_t best_rank = UINT32_MAX, next_rank = UINT32_MAX;  // ranks of ids are distinct
     for (size_t p = 0; p < parts.size(); ++p) {
-      const uint32_t first = segments_[part_segment[p]].first_id;
-      for (uint32_t local : parts[p]) by_rank.emplace_back(rank[first + local], first + local);
-    }
-    std::sort(by_rank.begin(), by_rank.end());
-    for (const auto& [r, id] : by_rank) {
-      if (out->size() >= most) return;
-      out->push_back(id);
-    }
-  } else {
-    // Many: a bit per hit in a bitmap over the ranks, read back in rank order through the
-    // inverse (no comparisons).
-    const uint32_t base = segments_[index.segments.front()].first_id;
-    std::vector<uint64_t> bits((count + 63) / 64, 0);
-    for (size_t p = 0; p < parts.size(); ++p) {
-      const uint32_t first = segments_[part_segment[p]].first_id;
-      for (uint32_t local : parts[p]) {
-        const uint32_t r = rank[first + local];
-        bits[r / 64] |= uint64_t{1} << (r % 64);
+      if (pos[p] == parts[p].size()) continue;
+      const uint32_t r = rank_of(p, pos[p]);
+      if (r < best_rank) {
+        next_rank = best_rank;
+        best_rank = r;
+        best = p;
+      } else if (r < next_rank) {
+        next_rank = r;
       }
     }
-    for (uint64_t w = 0; w < bits.size(); ++w) {
-      for (uint64_t v = bits[w]; v != 0; v &= v - 1) {
-        if (out->size() >= most) return;
-        out->push_back(by_rank_[base + w * 64 + static_cast<uint64_t>(__builtin_ctzll(v))]);
+    if (best == parts.size()) break;
+    const std::vector<uint32_t>& part = parts[best];
+    // The run is [pos, end): end is the first position past pos with a rank above next_rank.
+    size_t lo = pos[best] + 1, end = part.size();  // end: known above, or the part's end
+    if (next_rank == UINT32_MAX) lo = end;         // the last part with hits left
+    for (size_t step = 1; lo < end;) {
+      const size_t probe = lo + step - 1;
+      if (probe >= end) break;
+      if (rank_of(best, probe) > next_rank) {
+        end = probe;
+        break;
       }
+      lo = probe + 1;
+      step *= 2;
     }
+    while (lo < end) {  // ranks at [pos, lo) are below next_rank; at end (if any) above
+      const size_t mid = lo + (end - lo) / 2;
+      if (rank_of(best, mid) > next_rank)
+        end = mid;
+      else
+        lo = mid + 1;
+    }
+    const uint32_t first = first_id(best);
+    const size_t take =
+        static_cast<size_t>(std::min<uint64_t>(end - pos[best], most - out->size()));
+    for (size_t i = pos[best]; i < pos[best] + take; ++i) out->push_back(first + part[i]);
+    pos[best] = end;
   }
 }
 
 const std::vector<uint32_t>& IndexSet::PathRanks() const {
   std::call_once(ranks_once_, [this] {
     ranks_.assign(id_count_, 0);
-    by_rank_.assign(id_count_, 0);
     for (const Index& index : indexes_) {
-      const uint32_t first =
-          index.segments.empty() ? 0 : segments_[index.segments.front()].first_id;
       // A k-way merge of the index's segments, each in path order already.
       struct Cursor {
         std::string_view path;
@@ -387,7 +398,6 @@ const std::vector<uint32_t>& IndexSet::PathRanks() const {
         Cursor c = heap.top();
         heap.pop();
         const Segment& s = segments_[c.segment];
-        by_rank_[first + next] = s.first_id + c.local;
         ranks_[s.first_id + c.local] = next++;
         if (c.local + 1 < s.reader->doc_count())
           heap.push({s.reader->path(c.local + 1), c.segment, c.local + 1});

@@ -130,13 +130,12 @@ class IndexSet {
   void MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
                    const std::vector<size_t>& part_segment, uint64_t limit,
                    std::vector<uint32_t>* out) const;
-  void MergeByRank(const Index& index, const std::vector<std::vector<uint32_t>>& parts,
+  void MergeByRank(const std::vector<std::vector<uint32_t>>& parts,
                    const std::vector<size_t>& part_segment, uint64_t limit,
                    std::vector<uint32_t>* out) const;
   // rank[global id] = the document's position in path order among all documents of its index
   // (deleted ones too). Computed once, on the first call, by a k-way merge of the segments'
-  // paths, with its inverse by_rank_ (by_rank_[first id of the index + rank] = global id).
-  // Thread-safe.
+  // paths. Thread-safe.
   const std::vector<uint32_t>& PathRanks() const;
 
   std::vector<Segment> segments_;
@@ -148,7 +147,6 @@ class IndexSet {
   mutable std::atomic<bool> ranks_ready_{false};
   mutable std::once_flag ranks_once_;
   mutable std::vector<uint32_t> ranks_;
-  mutable std::vector<uint32_t> by_rank_;
 };
 
 }  // namespace bitsift::query

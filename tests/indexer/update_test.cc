@@ -346,6 +346,54 @@ TEST_CASE("answers from segments whose paths interleave come in path order", "[u
   }
 }
 
+TEST_CASE("answers from three segments whose paths interleave in runs come in path order",
+          "[update][merge]") {
+  // Files go to one of three builds (merge off: three segments) in runs of random length, as
+  // an update's files fall between the base's; the merge by rank copies such runs whole.
+  TempDir dir;
+  std::map<std::string, std::string> texts;
+  std::vector<int> step_of(1200);
+  std::mt19937 rng(20261125);
+  for (size_t i = 0; i < step_of.size();) {
+    const int step = static_cast<int>(rng() % 3);
+    const size_t run = 1 + rng() % 60;
+    for (size_t k = 0; k < run && i < step_of.size(); ++k) step_of[i++] = step;
+  }
+  IndexOptions options;
+  options.merge = false;
+  for (int step = 0; step < 3; ++step) {
+    for (size_t i = 0; i < step_of.size(); ++i) {
+      if (step_of[i] != step) continue;
+      const std::string name = Cat("g", 10000 + i);
+      texts[name] = "every " + std::string(i % 3 == 0 ? "third " : "") +
+                    std::string(i % 97 == 5 ? "sparse " : "") + Cat("own", i);
+      WriteFile(dir / ("tree/" + name), texts[name]);
+    }
+    IndexSummary s;
+    REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options, &s).ok());
+    REQUIRE(s.segments == static_cast<uint64_t>(step + 1));
+  }
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "index", &index).ok());
+  for (int pass = 0; pass < 3; ++pass) {  // by paths first; by ranks once they are computed
+    INFO("pass " << pass);
+    for (const char* term : {"every", "third", "sparse"}) {
+      INFO(term);
+      const Paths all = OracleAnswer(texts, {term});
+      CHECK(Answer(*index, {term}) == all);
+      for (uint64_t limit : {1, 7, 100}) {
+        bitsift::QueryOptions limited;
+        limited.limit = limit;
+        bitsift::QueryResult r;
+        REQUIRE(index->Query(std::vector<std::string>{term}, limited, &r).ok());
+        Paths first;
+        for (uint32_t id : r.documents) first.push_back(index->document(id).path);
+        CHECK(first == Paths(all.begin(), all.begin() + std::min<size_t>(limit, all.size())));
+      }
+    }
+  }
+}
+
 TEST_CASE("an update reads only new and changed files", "[update]") {
   TempDir dir;
   for (int i = 0; i < 50; ++i) WriteFile(dir / (Cat("tree/f", i)), Cat("word", i));

@@ -119,6 +119,22 @@ uint32_t DictionaryView::Df(uint32_t id) const {
   return std::prev(it)->df;  // runs_[0].first_id == 0 <= id
 }
 
+uint64_t DictionaryView::DfTotal(uint32_t begin, uint32_t end) const {
+  if (begin >= end) return 0;
+  if (end > term_count_) [[unlikely]]
+    Bad("term " + std::to_string(end - 1) + ": id out of range");
+  auto it = std::prev(std::upper_bound(runs_.begin(), runs_.end(), begin,
+                                       [](uint32_t v, const DfRun& r) { return v < r.first_id; }));
+  uint64_t total = 0;
+  for (uint32_t id = begin; id < end; ++it) {  // a run at a time: [id, its end or `end`)
+    const uint64_t run_end =
+        std::next(it) == runs_.end() ? end : std::min<uint64_t>(end, std::next(it)->first_id);
+    total += (run_end - id) * it->df;
+    id = static_cast<uint32_t>(run_end);
+  }
+  return total;
+}
+
 uint64_t DictionaryView::TopKey(uint64_t t) const {
   uint64_t key;
   std::memcpy(&key, file_->Touch(SectionId::kDictTop, t * sizeof(key), sizeof(key)), sizeof(key));
@@ -211,14 +227,10 @@ uint64_t DictionaryView::BlocksStartingAtOrBefore(std::string_view term) const {
     else
       h = m;
   }
+  // Entries with the term's very key are rare (8 equal leading bytes): look ahead one at a
+  // time, not by a second bisection (~11 more cache lines a lookup, session 11).
   at_or_below = below;
-  for (uint64_t l = below, h = tops; l < h;) {
-    const uint64_t m = l + (h - l) / 2;
-    if (TopKey(m) <= key)
-      l = at_or_below = m + 1;
-    else
-      h = m;
-  }
+  while (at_or_below < tops && TopKey(at_or_below) <= key) ++at_or_below;
   // invariant: blocks < lo start <= term, blocks >= hi start after it
   uint64_t lo = below == 0 ? 0 : (below - 1) * kDictTopStride + 1;
   uint64_t hi = std::min(blocks_, at_or_below * kDictTopStride);

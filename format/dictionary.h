@@ -116,6 +116,8 @@ class DictionaryView {
 
   // The document frequency of term `id` (< term_count).
   uint32_t Df(uint32_t id) const;
+  // The sum of Df over the ids [begin, end) (begin <= end <= term count).
+  uint64_t DfTotal(uint32_t begin, uint32_t end) const;
 
   // Returns the id of term, or nullopt if no document of the segment contains it.
   std::optional<uint32_t> Find(std::string_view term) const;

@@ -133,9 +133,11 @@ class IndexSet {
   void MergeByRank(const std::vector<std::vector<uint32_t>>& parts,
                    const std::vector<size_t>& part_segment, uint64_t limit,
                    std::vector<uint32_t>* out) const;
-  // rank[global id] = the document's position in path order among all documents of its index
-  // (deleted ones too). Computed once, on the first call, by a k-way merge of the segments'
-  // paths. Thread-safe.
+  // rank[global id] = the document's position in path order (deleted documents too): the
+  // documents of the first index take ranks 0, 1, ..., those of the next index the ranks that
+  // follow, so the ranks of one index compare as its paths do. ids_by_rank_ is the inverse.
+  // Computed once, on the first call, by a k-way merge of each index's segments' paths.
+  // Thread-safe.
   const std::vector<uint32_t>& PathRanks() const;
 
   std::vector<Segment> segments_;
@@ -147,6 +149,7 @@ class IndexSet {
   mutable std::atomic<bool> ranks_ready_{false};
   mutable std::once_flag ranks_once_;
   mutable std::vector<uint32_t> ranks_;
+  mutable std::vector<uint32_t> ids_by_rank_;
 };
 
 }  // namespace bitsift::query

@@ -88,12 +88,13 @@ class Searcher {
   // settles the Bloom terms.
   void FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint32_t>* candidates,
                     QueryStats* stats) const;
-  // The candidates of `terms` (in `scope` if not null), ascending. *all, if not null, receives
-  // the number of candidates before the scope was applied. With a sparse term, they are
-  // SparseCandidates; otherwise the rows' AND.
+  // The candidates of `terms` (in `scope` if not null, and not in `deleted`, a bitmap over the
+  // segment's ids, if not null), ascending. *all, if not null, receives the number of
+  // candidates before the scope and the deletions were applied (what a term's df counts).
+  // With a sparse term, they are SparseCandidates; otherwise the rows' AND.
   std::vector<uint32_t> CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
                                       QueryStats* stats, const std::vector<IdRange>* scope,
-                                      uint64_t* all) const;
+                                      const uint64_t* deleted, uint64_t* all) const;
 
   const IndexReader& index_;
 };

@@ -124,6 +124,16 @@ TEST_CASE("dictionary: every term found under its id, absent terms absent, df by
       REQUIRE(view.Find(d.term_by_id[id]) == std::optional<uint32_t>(id));
       REQUIRE(view.Df(id) == d.df_by_id[id]);
     }
+    // DfTotal sums Df over id ranges (runs whole, cut at either end, empty).
+    std::vector<uint64_t> prefix(n + 1, 0);  // prefix[i] = sum of df over ids < i
+    for (uint32_t id = 0; id < n; ++id) prefix[id + 1] = prefix[id] + d.df_by_id[id];
+    for (int probe = 0; probe < 200 && n > 0; ++probe) {
+      uint32_t begin = static_cast<uint32_t>(rng() % (n + 1)),
+               end = static_cast<uint32_t>(rng() % (n + 1));
+      if (begin > end) std::swap(begin, end);
+      REQUIRE(view.DfTotal(begin, end) == prefix[end] - prefix[begin]);
+    }
+    CHECK(view.DfTotal(0, static_cast<uint32_t>(n)) == prefix[n]);
     // Absent: neighbours of present terms in byte order, and strings before and after all.
     for (const std::string& t : terms) {
       for (std::string probe : {t + "a", t.substr(0, t.size() - 1), t + '\0', "!" + t}) {

@@ -1,0 +1,143 @@
+#include "query/rank_merge.h"
+
+#include <algorithm>
+
+namespace bitsift::query {
+namespace {
+
+// The first position in [from, end) of p whose rank is above `bound`, or end: probes 1, 2,
+// 4, ... ahead, then bisects, so a run of r hits costs about 2 log r rank reads.
+size_t RunEnd(RankedPart p, size_t from, size_t end, const uint32_t* rank, uint32_t bound) {
+  size_t lo = from;
+  for (size_t step = 1; lo < end; step *= 2) {
+    const size_t probe = lo + step - 1;
+    if (probe >= end) break;
+    if (rank[p.first + p.ids[probe]] > bound) {
+      end = probe;
+      break;
+    }
+    lo = probe + 1;
+  }
+  while (lo < end) {  // ranks at [from, lo) are at most bound; at end (if any) above it
+    const size_t mid = lo + (end - lo) / 2;
+    if (rank[p.first + p.ids[mid]] > bound)
+      end = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+}  // namespace
+
+void MergeTwoByRank(RankedPart a, RankedPart b, const uint32_t* rank, uint64_t room,
+                    std::vector<uint32_t>* out) {
+  const size_t base = out->size();
+  out->resize(base + static_cast<size_t>(std::min<uint64_t>(room, a.size + b.size)));
+  uint32_t* dst = out->data() + base;
+  uint32_t* const dst_end = out->data() + out->size();
+  auto copy = [&](RankedPart p, size_t from, size_t to) {
+    const size_t n = std::min<size_t>(to - from, static_cast<size_t>(dst_end - dst));
+    for (size_t x = 0; x < n; ++x) dst[x] = p.first + p.ids[from + x];
+    dst += n;
+  };
+  size_t i = 0, j = 0;
+  unsigned streak = 0;
+  bool last_a = false;
+  while (i < a.size && j < b.size && dst < dst_end) {
+    // No branch on the comparison: when the parts alternate at random it mispredicts.
+    const uint32_t x = a.first + a.ids[i], y = b.first + b.ids[j];
+    const bool take_a = rank[x] < rank[y];
+    *dst++ = take_a ? x : y;
+    i += take_a;
+    j += !take_a;
+    streak = take_a == last_a ? streak + 1 : 1;
+    last_a = take_a;
+    if (streak < kGallopAfter) continue;
+    streak = 0;
+    if (take_a && i < a.size) {
+      const size_t e = RunEnd(a, i, a.size, rank, rank[b.first + b.ids[j]]);
+      copy(a, i, e);
+      i = e;
+    } else if (!take_a && j < b.size) {
+      const size_t e = RunEnd(b, j, b.size, rank, rank[a.first + a.ids[i]]);
+      copy(b, j, e);
+      j = e;
+    }
+  }
+  copy(a, i, a.size);
+  copy(b, j, b.size);
+  out->resize(static_cast<size_t>(dst - out->data()));
+}
+
+void MergeByRankBitmap(const std::vector<RankedPart>& parts, const uint32_t* rank,
+                       const uint32_t* ids_by_rank, uint32_t lo, uint32_t span, uint64_t room,
+                       std::vector<uint32_t>* out) {
+  std::vector<uint64_t> bits((uint64_t{span} + 63) / 64, 0);
+  uint64_t hits = 0;
+  for (const RankedPart& p : parts) {
+    // A part's ranks ascend: its bits gather in a register, a word's worth at a time (one
+    // read-modify-write of memory per hit made a chain through store forwarding).
+    size_t word = 0;
+    uint64_t acc = 0;
+    for (size_t i = 0; i < p.size; ++i) {
+      const uint32_t x = rank[p.first + p.ids[i]] - lo;
+      if (x / 64 != word) {
+        bits[word] |= acc;
+        word = x / 64;
+        acc = 0;
+      }
+      acc |= uint64_t{1} << (x % 64);
+    }
+    bits[word] |= acc;
+    hits += p.size;
+  }
+  const size_t base = out->size();
+  out->resize(base + static_cast<size_t>(std::min<uint64_t>(hits, room)));
+  uint32_t* dst = out->data() + base;
+  uint32_t* const end = out->data() + out->size();
+  const uint32_t* id = ids_by_rank + lo;
+  for (size_t w = 0; w < bits.size() && dst < end; ++w) {
+    for (uint64_t v = bits[w]; v != 0 && dst < end; v &= v - 1) {
+      *dst++ = id[w * 64 + static_cast<size_t>(__builtin_ctzll(v))];
+    }
+  }
+}
+
+void MergeByRank(const std::vector<RankedPart>& parts, const uint32_t* rank,
+                 const uint32_t* ids_by_rank, uint64_t room, std::vector<uint32_t>* out) {
+  uint32_t lo = UINT32_MAX, hi = 0;
+  uint64_t hits = 0;
+  std::vector<RankedPart> nonempty;
+  for (const RankedPart& p : parts) {
+    if (p.size == 0) continue;
+    nonempty.push_back(p);
+    lo = std::min(lo, rank[p.first + p.ids[0]]);
+    hi = std::max(hi, rank[p.first + p.ids[p.size - 1]]);
+    hits += p.size;
+  }
+  if (nonempty.empty() || room == 0) return;
+  if (nonempty.size() == 1) {
+    MergeTwoByRank(nonempty[0], RankedPart{nullptr, 0, 0}, rank, room, out);
+    return;
+  }
+  if (uint64_t{hi - lo} + 1 <= kBitmapMergeSpanPerHit * hits) {
+    MergeByRankBitmap(nonempty, rank, ids_by_rank, lo, hi - lo + 1, room, out);
+    return;
+  }
+  // Two parts at a time, the smallest first: the base segment's many hits go through one merge,
+  // the last.
+  std::sort(nonempty.begin(), nonempty.end(),
+            [](const RankedPart& a, const RankedPart& b) { return a.size < b.size; });
+  std::vector<uint32_t> merged, next;  // global ids
+  for (size_t k = 1; k < nonempty.size(); ++k) {
+    const bool last = k + 1 == nonempty.size();
+    std::vector<uint32_t>* into = last ? out : &next;
+    next.clear();
+    const RankedPart a = k == 1 ? nonempty[0] : RankedPart{merged.data(), merged.size(), 0};
+    MergeTwoByRank(a, nonempty[k], rank, room, into);
+    if (!last) merged.swap(next);
+  }
+}
+
+}  // namespace bitsift::query

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <thread>
@@ -424,9 +425,32 @@ LineWindow TrimLine(const MatchLine& line, size_t max_columns) {
 struct Index::Rep {
   explicit Rep(const std::vector<std::string>& paths)
       : set(paths), first_path(paths.at(0)), paths(paths) {}
+  // ScopeOf(set, options), resolved once for each scope and absolute working_dir (a relative
+  // one depends on the process's directory at the call, so it is resolved every time):
+  // resolving costs a realpath (a readlink per component), several microseconds on this VM,
+  // a third of a whole query on kjv (session 11), and `query --queries` asks the same each time.
+  std::vector<query::IndexScope> Scope(const QueryOptions& options) const {
+    if (options.scope.empty() && options.working_dir.empty()) {
+      return std::vector<query::IndexScope>(set.indexes().size());
+    }
+    if (!options.working_dir.empty() && options.working_dir[0] != '/') return ScopeOf(set, options);
+    std::lock_guard<std::mutex> lock(scope_mu);
+    if (!scope_known || options.scope != scope_entries || options.working_dir != scope_dir) {
+      scope_value = ScopeOf(set, options);  // throws for a bad entry: nothing is cached then
+      scope_entries = options.scope;
+      scope_dir = options.working_dir;
+      scope_known = true;
+    }
+    return scope_value;
+  }
   query::IndexSet set;
   std::string first_path;
   std::vector<std::string> paths;  // as opened
+  mutable std::mutex scope_mu;
+  mutable bool scope_known = false;
+  mutable std::vector<std::string> scope_entries;
+  mutable std::string scope_dir;
+  mutable std::vector<query::IndexScope> scope_value;
 };
 
 Index::Index(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
@@ -498,7 +522,7 @@ Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, dou
       std::string detail;
       return query::ReadIndexedText(rep_->set, s, local, out, &detail) == query::TextState::kRead;
     };
-    std::vector<query::IndexScope> scope = ScopeOf(rep_->set, options);
+    std::vector<query::IndexScope> scope = rep_->Scope(options);
     result->scoped =
         std::any_of(scope.begin(), scope.end(), [](const query::IndexScope& s) { return !s.all; });
     query::SetQueryStats st;

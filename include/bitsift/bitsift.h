@@ -325,7 +325,10 @@ struct QueryOptions {
   // The directory the query is asked from (absolute or relative to the process's working
   // directory), or empty. In each index whose tree holds it strictly (not its root), only
   // documents under it are returned, as `git grep` answers from a subfolder; other indexes are
-  // not narrowed. With `scope` too, a document must satisfy both.
+  // not narrowed. With `scope` too, a document must satisfy both. An Index resolves an
+  // absolute working_dir and the absolute scope entries (symbolic links, realpath) the first
+  // time it is asked with those values and reuses that while it is open: a link changed later
+  // is seen by a newly opened Index (or with other values in between).
   std::string working_dir;
   // Look at the file of every document returned (one lstat each, see Index::file_state):
   // a document whose file vanished is left out and listed in QueryResult::vanished (with a

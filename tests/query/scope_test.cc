@@ -4,8 +4,11 @@
 // limit included.
 #include "query/scope.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -249,6 +252,32 @@ TEST_CASE("a query from a folder of the tree answers for that folder; absolute s
   expected = Filter(tree_both, {"a"}, 0);
   expected.push_back("a/x.txt");
   CHECK(Answer(*both, {"w0", "w1"}, o) == expected);
+}
+
+TEST_CASE("an Index resolves a working_dir once; a newly opened one sees a changed link",
+          "[scope]") {
+  TempDir dir;
+  for (const char* name : {"a/1.txt", "a/2.txt", "b/1.txt"})
+    WriteFile(dir / (std::string("tree/") + name), "w");
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "tree/.bitsift", IndexOptions{}).ok());
+  REQUIRE(::symlink((dir / "tree/a").c_str(), (dir / "here").c_str()) == 0);
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "tree/.bitsift", &index).ok());
+  QueryOptions o;
+  o.working_dir = dir / "here";
+  for (int i = 0; i < 3; ++i) CHECK(Answer(*index, {"w"}, o) == Paths{"a/1.txt", "a/2.txt"});
+  // The link now names b: the open Index keeps what it resolved, a new one resolves again.
+  REQUIRE(std::remove((dir / "here").c_str()) == 0);
+  REQUIRE(::symlink((dir / "tree/b").c_str(), (dir / "here").c_str()) == 0);
+  CHECK(Answer(*index, {"w"}, o) == Paths{"a/1.txt", "a/2.txt"});
+  std::unique_ptr<Index> fresh;
+  REQUIRE(Index::Open(dir / "tree/.bitsift", &fresh).ok());
+  CHECK(Answer(*fresh, {"w"}, o) == Paths{"b/1.txt"});
+  // Other values in between are resolved anew, and so is this one after them.
+  o.working_dir = dir / "tree";
+  CHECK(Answer(*index, {"w"}, o).size() == 3);
+  o.working_dir = dir / "here";
+  CHECK(Answer(*index, {"w"}, o) == Paths{"b/1.txt"});
 }
 
 TEST_CASE("scope paths are normalized lexically", "[scope]") {

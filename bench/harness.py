@@ -448,12 +448,12 @@ def write_report(corpus, docs, input_bytes, queries, kinds, hits, expect, result
              f"{os.cpu_count()} cores)")
     L.append("")
     L.append("| engine | docs | input MB | build s | build MB/s | index MB | index bits/doc | "
-             "peak RSS index MB | peak RSS query MB | p50 ms | p95 ms | p99 ms | QPS | "
+             "peak RSS index MB | peak RSS query MB | p50 ms | p95 ms | p99 ms | mean ms | QPS | "
              "queries | identical to oracle |")
-    L.append("|" + "---|" * 15)
+    L.append("|" + "---|" * 16)
     for e, r in results.items():
         if "error" in r:
-            L.append(f"| {e} | failed: {r['error']} |" + " |" * 13)
+            L.append(f"| {e} | failed: {r['error']} |" + " |" * 14)
             continue
         lat = [v / 1000.0 for v in r["latency_us"].values()]
         tot = sum(lat) / 1000.0
@@ -464,7 +464,7 @@ def write_report(corpus, docs, input_bytes, queries, kinds, hits, expect, result
         L.append(f"| {e} | {nd:,} | {fmt_mb(input_bytes)} | {build} | {mbps} | "
                  f"{fmt_mb(r['index_bytes'])} | {bpd} | {fmt_mb(r['build_rss'])} | "
                  f"{fmt_mb(r['query_rss'])} | {pct(lat, 50):.3f} | {pct(lat, 95):.3f} | "
-                 f"{pct(lat, 99):.3f} | {qps:,.0f} | {len(lat)} | "
+                 f"{pct(lat, 99):.3f} | {statistics.mean(lat):.3f} | {qps:,.0f} | {len(lat)} | "
                  f"{r['identical']}/{r['compared']} |")
     L.append("")
     b = results.get("bitsift")

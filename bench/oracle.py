@@ -72,8 +72,9 @@ def doclist_key(docs_dir, docs):
     return h.hexdigest()[:12]
 
 
-def token_cache(bitsift, docs_dir, docs, cache_dir, log=print):
-    """Path of the token-set cache for these documents, building it if needed."""
+def token_cache(bitsift, docs_dir, docs, cache_dir, log=print, tool=None):
+    """Path of the token-set cache for these documents, building it if needed. `tool`: a
+    tokenize_files binary (default: the one beside bitsift, if any)."""
     os.makedirs(cache_dir, exist_ok=True)
     key = f"{doclist_key(docs_dir, docs)}-{tokenizer_key(bitsift)}"
     path = os.path.join(cache_dir, f"tokens-{key}.tsv.gz")
@@ -83,7 +84,8 @@ def token_cache(bitsift, docs_dir, docs, cache_dir, log=print):
         if old.startswith("tokens-") and old.endswith(".tsv.gz"):
             os.remove(os.path.join(cache_dir, old))
     t0 = time.time()
-    tool = _batch_tool(bitsift)
+    tool = tool or _batch_tool(bitsift)
+    log(f"  oracle: tokenizing with {tool or 'a bitsift process per document'}")
     if tool is not None:
         sample = docs[:16]
         if _tokens_batch(tool, docs_dir, sample) != [

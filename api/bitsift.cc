@@ -785,7 +785,7 @@ DocumentInfo Index::document(uint32_t id) const {
   try {
     const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
     const uint32_t local = id - s.first_id;
-    const format::DocRecord& d = s.reader->doc(local);
+    const format::DocRecord d = s.reader->doc(local);
     DocumentInfo info;
     info.path = std::string(s.reader->path(local));
     info.root = rep_->set.indexes()[s.index].root;
@@ -870,7 +870,8 @@ IndexStats Index::Stats() const {
     forward += r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets);
     dictionary += r.SectionBytes(SectionId::kDictIndex) + r.SectionBytes(SectionId::kDictBlocks) +
                   r.SectionBytes(SectionId::kDfRuns);
-    doc_table += r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths);
+    doc_table += r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths) +
+                 r.SectionBytes(SectionId::kDocFacts) + r.SectionBytes(SectionId::kDocFactsIndex);
     meta += r.SectionBytes(SectionId::kMeta);
   }
   s.section_bytes = {{"signature rows", rows},

@@ -50,6 +50,10 @@ const char* SectionName(SectionId id) {
       return "DICT_TOP";
     case SectionId::kChunkSumsIndex:
       return "CHUNK_SUMS_INDEX";
+    case SectionId::kDocFacts:
+      return "DOC_FACTS";
+    case SectionId::kDocFactsIndex:
+      return "DOC_FACTS_INDEX";
   }
   return "UNKNOWN";
 }

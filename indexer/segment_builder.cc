@@ -19,6 +19,7 @@
 
 #include "format/bloom.h"
 #include "format/dictionary.h"
+#include "format/doc_table.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
 #include "format/sparse_rows.h"
@@ -130,7 +131,7 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   // Write adds, at its peak: per term 16 (sort record) + 8 (final id maps) + 4 (df) + 8 (hash)
   // + 8 (offset) + 8 (table) + 8 (sparse list start) bytes and the term bytes again; per
   // posting about 3 bytes of sparse rows and 1.5 bytes of forward store; per document 64
-  // bytes of DocRecord and 4 of band column; and the signature
+  // bytes of DocRecord, 16 of DocEntry, ~16 of DOC_FACTS and 4 of band column; and the signature
   // rows, planned here as Write plans them (without exact rows, which only make them smaller):
   // a per-posting rate misjudges segments of few documents with very many terms each, whose
   // bands are mostly padding.
@@ -153,7 +154,7 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   // 51%, kjv 9%), while the rows planned above, counting every term, are about that much too
   // large.
   const uint64_t writing =
-      terms * 60 + interner / 3 + postings_ * 45 / 10 + docs_.size() * 68 + row_bytes;
+      terms * 60 + interner / 3 + postings_ * 45 / 10 + docs_.size() * 100 + row_bytes;
   return held + writing;
 }
 
@@ -335,8 +336,20 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   AddSection(w, SectionId::kBands, plan.bands);
   AddSection(w, SectionId::kBandDocs, plan.band_docs);
   AddSection(w, SectionId::kRows, rows);
-  AddSection(w, SectionId::kDocs, table.records);
-  w.AddSection(SectionId::kPaths, table.paths.data(), table.paths.size());
+  {
+    std::vector<format::DocEntry> entries;
+    entries.reserve(table.records.size());
+    format::DocFactsWriter facts;
+    for (const format::DocRecord& d : table.records) {
+      entries.push_back({d.path_offset, d.path_length, d.column});
+      facts.Add(d);
+    }
+    AddSection(w, SectionId::kDocs, entries);
+    w.AddSection(SectionId::kPaths, table.paths.data(), table.paths.size());
+    const std::vector<uint64_t> index = facts.Finish();
+    w.AddSection(SectionId::kDocFacts, facts.data().data(), facts.data().size());
+    AddSection(w, SectionId::kDocFactsIndex, index);
+  }
   AddSection(w, SectionId::kForwardOffsets, forward_offsets);
   w.AddSection(SectionId::kForwardData, forward.data(), forward.size());
   w.AddSection(SectionId::kSparseData, sparse_data.data(), sparse_data.size());

@@ -13,6 +13,7 @@
 
 #include "format/bloom.h"
 #include "format/dictionary.h"
+#include "format/doc_table.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
 #include "format/sparse_rows.h"
@@ -270,7 +271,8 @@ void WriteRows(format::IndexFileWriter& w, const NewRecords& records, const Merg
   w.EndSection();
 }
 
-// Phase 6: DOCS, PATHS (and the ENCODINGS table they index) in the output order.
+// Phase 6: DOCS, PATHS, DOC_FACTS and DOC_FACTS_INDEX (and the ENCODINGS table they index) in
+// the output order.
 std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
                            const std::vector<DocRef>& refs, const RowPlan& plan,
                            uint64_t* input_bytes, uint64_t* postings) {
@@ -279,6 +281,7 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
     column[plan.band_docs[c]] = static_cast<uint32_t>(c);
   std::vector<std::string> encodings = {format::kUtf8EncodingName};
   std::unordered_map<std::string, uint32_t> encoding_ids = {{format::kUtf8EncodingName, 0}};
+  format::DocFactsWriter facts;  // ~16 bytes a document, written after PATHS
   w.BeginSection(SectionId::kDocs);
   uint64_t path_offset = 0;
   for (const DocRef& r : refs) {
@@ -293,12 +296,17 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
     path_offset += d.path_length;
     *input_bytes += d.size;
     *postings += d.term_count;
-    w.Append(&d, sizeof(d));
+    const format::DocEntry e{d.path_offset, d.path_length, d.column};
+    w.Append(&e, sizeof(e));
+    facts.Add(d);
   }
   w.EndSection();
   w.BeginSection(SectionId::kPaths);
   for (const DocRef& r : refs) w.Append(r.path.data(), r.path.size());
   w.EndSection();
+  const std::vector<uint64_t> index = facts.Finish();
+  w.AddSection(SectionId::kDocFacts, facts.data().data(), facts.data().size());
+  w.AddSection(SectionId::kDocFactsIndex, index.data(), index.size() * sizeof(uint64_t));
   return format::EncodeEncodingTable(encodings);
 }
 
@@ -343,7 +351,8 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
   //   sparse rows (phase 7): the records, a df per merged term (4 M), a slice of the
   //     transposition: its ids (4 bytes a posting; at most kSparseSlicePostings, and a posting
   //     takes at least a byte of F) and its list starts (8 bytes a term, at most one a posting);
-  // and throughout about 48 bytes a document (references, columns, offsets, counts). The
+  // and throughout about 64 bytes a document (references, columns, offsets, counts, the new
+  // DOC_FACTS). The
   // sources' mapped pages are released between passes and slices. Plus 1/8 for the
   // allocator's slack. Measured against the resident peak in docs/living-index.md, "Merging".
   uint64_t terms = 0, docs = 0, rows = 0, forward = 0;
@@ -360,7 +369,7 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
   const uint64_t signature_rows = terms * 8 + records + rows / 2;
   const uint64_t sparse_rows = records + terms * 4 + slice * 4 + std::min(terms, slice) * 8;
   const uint64_t peak = std::max({dictionaries, mapping, signature_rows, sparse_rows});
-  return (peak + docs * 48) * 9 / 8;
+  return (peak + docs * 64) * 9 / 8;
 }
 
 SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,

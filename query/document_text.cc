@@ -18,7 +18,7 @@ TextState ReadIndexedText(const IndexSet& set, const IndexSet::Segment& segment,
   if (auto m = settings.find("max_file_size"); m != settings.end()) {
     max_file_size = std::stoull(m->second);
   }
-  const format::DocRecord& d = segment.reader->doc(local);
+  const format::DocRecord d = segment.reader->doc(local);
   documents::FileFacts facts;
   const documents::SkipReason r =
       documents::ReadDocumentText(index.root, std::string(segment.reader->path(local)),

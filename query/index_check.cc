@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "format/bloom.h"
+#include "format/doc_table.h"
 #include "format/forward_store.h"
 #include "format/sparse_rows.h"
 #include "indexer/bands.h"
@@ -120,8 +121,26 @@ std::vector<T> SectionArray(const IndexReader& index, SectionId id) {
 void CheckStructure(const IndexReader& index) {
   const uint64_t docs = index.doc_count();
   const uint64_t paths_size = index.Section(SectionId::kPaths).size();
+  // DOC_FACTS: every block starts where the last ended and holds exactly its documents' records.
+  const std::vector<uint64_t> facts_index =
+      SectionArray<uint64_t>(index, SectionId::kDocFactsIndex);
+  const std::string_view facts = index.Section(SectionId::kDocFacts);
+  if (facts_index.empty() || facts_index.front() != 0 || facts_index.back() != facts.size()) {
+    Fail(index, "document facts index does not span DOC_FACTS");
+  }
+  for (uint64_t b = 0; b + 1 < facts_index.size(); ++b) {
+    const auto* p = reinterpret_cast<const uint8_t*>(facts.data());
+    const uint64_t count =
+        std::min<uint64_t>(format::kDocFactsBlock, docs - b * format::kDocFactsBlock);
+    if (facts_index[b] > facts_index[b + 1] ||
+        !format::ValidDocFactsBlock(p + facts_index[b], p + facts_index[b + 1],
+                                    static_cast<uint32_t>(count))) {
+      Fail(index, "document facts of block " + std::to_string(b) + " (documents " +
+                      std::to_string(b * format::kDocFactsBlock) + " on)");
+    }
+  }
   for (uint64_t d = 0; d < docs; ++d) {
-    const format::DocRecord& doc = index.doc(static_cast<uint32_t>(d));
+    const format::DocRecord doc = index.doc(static_cast<uint32_t>(d));
     if (doc.path_offset > paths_size || doc.path_length > paths_size - doc.path_offset) {
       Fail(index, "path of document " + std::to_string(d) + " out of bounds");
     }
@@ -221,7 +240,7 @@ void CheckIndex(const IndexReader& index) {
   std::vector<uint32_t> ids;
   uint64_t path_cursor = 0, input_bytes = 0, non_empty = 0;
   for (uint64_t d = 0; d < docs; ++d) {
-    const format::DocRecord& doc = index.doc(static_cast<uint32_t>(d));
+    const format::DocRecord doc = index.doc(static_cast<uint32_t>(d));
     if (doc.path_offset != path_cursor) {
       Fail(index, "path of document " + std::to_string(d));
     }

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "format/doc_table.h"
 #include "format/sparse_rows.h"
 #include "util/error.h"
 
@@ -34,7 +35,8 @@ IndexReader::IndexReader(const std::string& path) : file_(path) {
   Check(docs <= UINT32_MAX, path, "document count");
   Check(terms <= UINT32_MAX, path, "term count");
   expect(SectionId::kBands, meta_.band_count, sizeof(format::BandRecord), "bands");
-  expect(SectionId::kDocs, docs, sizeof(format::DocRecord), "docs");
+  expect(SectionId::kDocs, docs, sizeof(format::DocEntry), "docs");
+  expect(SectionId::kDocFactsIndex, format::DocFactsIndexEntries(docs), 8, "document facts index");
   expect(SectionId::kForwardOffsets, docs + 1, 8, "forward offsets");
   bands_ = file_.SectionAs<format::BandRecord>(SectionId::kBands);
   forward_offsets_ = file_.SectionAs<uint64_t>(SectionId::kForwardOffsets);
@@ -83,6 +85,26 @@ void IndexReader::BadDocId(uint32_t id) const {
   __builtin_unreachable();
 }
 
+format::DocRecord IndexReader::doc(uint32_t id) const {
+  const format::DocEntry& e = entry(id);
+  format::DocRecord d{};
+  d.path_offset = e.path_offset;
+  d.path_length = e.path_length;
+  d.column = e.column;
+  const uint64_t block = id / format::kDocFactsBlock;
+  uint64_t range[2];
+  std::memcpy(range, file_.Touch(SectionId::kDocFactsIndex, block * 8, 16), 16);
+  // Touch bounds-checks the end against the section.
+  const uint8_t* p = range[0] <= range[1]
+                         ? file_.Touch(SectionId::kDocFacts, range[0], range[1] - range[0])
+                         : nullptr;
+  if (p == nullptr || !format::DecodeDocFacts(p, p + (range[1] - range[0]),
+                                              id % format::kDocFactsBlock, &d)) [[unlikely]] {
+    Check(false, path(), "damaged facts of document " + std::to_string(id));
+  }
+  return d;
+}
+
 void IndexReader::BadEncoding(uint32_t index) const {
   Check(false, path(),
         "encoding " + std::to_string(index) + " out of range (the table has " +
@@ -113,7 +135,7 @@ void IndexReader::BadColumn(uint32_t id, uint32_t column) const {
 bool IndexReader::HasExactTerm(uint32_t id, uint32_t t) const {
   if (t >= meta_.exact_terms) [[unlikely]]
     Check(false, file_.path(), "term " + std::to_string(t) + " has no exact row");
-  const uint32_t column = doc(id).column;
+  const uint32_t column = entry(id).column;
   if (column == format::kNoColumn) return false;  // a document without terms is in no band
   // The bands cover the columns in order; there are a few of them.
   for (uint64_t b = 0; b < meta_.band_count; ++b) {
@@ -147,14 +169,14 @@ void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n, bool paths) const 
   if (!file_.random_access()) return;
   const uint64_t docs = meta_.doc_count;
   file_.WillNeedPieces(SectionId::kDocs, n, [&](size_t i) {
-    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} * sizeof(format::DocRecord),
-                                         sizeof(format::DocRecord)};
+    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} * sizeof(format::DocEntry),
+                                         sizeof(format::DocEntry)};
   });
   if (!paths) return;
-  const auto* records = file_.SectionAs<format::DocRecord>(SectionId::kDocs);
+  const auto* records = file_.SectionAs<format::DocEntry>(SectionId::kDocs);
   file_.WillNeedPieces(SectionId::kPaths, n, [&](size_t i) {
     if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
-    const format::DocRecord& d = records[ids[i]];  // unverified: a hint only
+    const format::DocEntry& d = records[ids[i]];  // unverified: a hint only
     return std::pair<uint64_t, uint64_t>{d.path_offset, d.path_length};
   });
 }

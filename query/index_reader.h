@@ -76,19 +76,23 @@ class IndexReader {
       BadBandDoc(id);
     return id;
   }
-  // The record of document id. Throws Error(kCorrupt) if id >= doc_count() or the record's
-  // chunk is damaged.
-  const format::DocRecord& doc(uint32_t id) const {
+  // The DOCS entry of document id (its path's place and its column). Throws Error(kCorrupt) if
+  // id >= doc_count() or the entry's chunk is damaged.
+  const format::DocEntry& entry(uint32_t id) const {
     if (id >= meta_.doc_count) [[unlikely]]
       BadDocId(id);
-    return *reinterpret_cast<const format::DocRecord*>(
-        file_.Touch(format::SectionId::kDocs, uint64_t{id} * sizeof(format::DocRecord),
-                    sizeof(format::DocRecord)));
+    return *reinterpret_cast<const format::DocEntry*>(
+        file_.Touch(format::SectionId::kDocs, uint64_t{id} * sizeof(format::DocEntry),
+                    sizeof(format::DocEntry)));
   }
-  // The path of document id, relative to root(). Throws Error(kCorrupt) as doc(id) does, or if
-  // the path lies outside PATHS or its chunk is damaged.
+  // The whole record of document id: its entry and its DOC_FACTS record (a block's index entry
+  // and up to two records decoded). Throws Error(kCorrupt) as entry(id) does, or if the facts'
+  // chunks or bytes are damaged.
+  format::DocRecord doc(uint32_t id) const;
+  // The path of document id, relative to root(). Throws Error(kCorrupt) as entry(id) does, or
+  // if the path lies outside PATHS or its chunk is damaged.
   std::string_view path(uint32_t id) const {
-    const format::DocRecord& d = doc(id);
+    const format::DocEntry& d = entry(id);
     return std::string_view(reinterpret_cast<const char*>(file_.Touch(
                                 format::SectionId::kPaths, d.path_offset, d.path_length)),
                             d.path_length);

@@ -278,7 +278,7 @@ TEST_CASE("updates are merged among themselves until they add up to 1/8 of the b
   const std::vector<std::string> vocab = MixedVocabulary(3000, rng);
   TempDir dir;
   std::map<std::string, std::string> texts;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 600; ++i) {
     texts[Cat("f", i)] = RandomText(rng, vocab);
     WriteFile(dir / ("tree/" + Cat("f", i)), texts[Cat("f", i)]);
   }
@@ -288,7 +288,7 @@ TEST_CASE("updates are merged among themselves until they add up to 1/8 of the b
   int waited = 0, base_merged = 0;
   for (int round = 0; round < 60 && base_merged == 0; ++round) {
     for (int k = 0; k < 3; ++k) {
-      const std::string name = Cat("f", rng() % 300);
+      const std::string name = Cat("f", rng() % 600);
       texts[name].append(" ").append(RandomText(rng, vocab));
       WriteFile(dir / ("tree/" + name), texts[name]);
     }

@@ -7,9 +7,11 @@
 #include <cstring>
 #include <random>
 
+#include "format/doc_table.h"
 #include "format/index_format.h"
 #include "reliability_util.h"
 #include "test_util.h"
+#include "util/varint.h"
 
 using bitsift::Index;
 using bitsift::Status;
@@ -197,14 +199,28 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   expect_damage(
       "a forward record's count changed",
       [&, fwd = fwd](std::string& b) { b[fwd] = static_cast<char>(b[fwd] + 1); }, "forward record");
-  const auto [docs_at, docs_len] = SectionSpan(good, SectionId::kDocs);
+  // DOC_FACTS: document 0's record is the first kDocFactsFields varints (format/doc_table.h).
+  const auto [facts_at, facts_len] = SectionSpan(good, SectionId::kDocFacts);
+  REQUIRE(facts_len >= bitsift::format::kDocFactsFields);
+  REQUIRE(static_cast<uint8_t>(good[facts_at]) < 0x7f);  // a one-byte term count
   expect_damage(
       "a document's term count changed",
-      [&, docs_at = docs_at](std::string& b) {
-        uint64_t off = docs_at + offsetof(bitsift::format::DocRecord, term_count);
-        Store<uint32_t>(b, off, Load<uint32_t>(b, off) + 1);
+      [&, facts_at = facts_at](std::string& b) {
+        b[facts_at] = static_cast<char>(b[facts_at] + 1);
       },
       "term count");
+  expect_damage(
+      "a document facts block that no longer decodes to its documents",
+      [&, facts_at = facts_at](std::string& b) { b[facts_at] = static_cast<char>(0x80); },
+      "document facts of block 0");
+  const auto [docs_at, docs_len] = SectionSpan(good, SectionId::kDocs);
+  expect_damage(
+      "a document's path length changed",
+      [&, docs_at = docs_at](std::string& b) {
+        const uint64_t off = docs_at + offsetof(bitsift::format::DocEntry, path_length);
+        Store<uint32_t>(b, off, Load<uint32_t>(b, off) + 1);
+      },
+      "path of document 1");
   // Not an index at all / another version / truncated: named by Open, which check runs first.
   expect_damage(
       "a newer format version",
@@ -226,8 +242,12 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   REQUIRE(enc_len >= 4 + 1 + 5);  // at least "UTF-8"
   expect_damage(
       "a document's encoding past the table",
-      [&, docs_at = docs_at](std::string& b) {
-        Store<uint32_t>(b, docs_at + offsetof(bitsift::format::DocRecord, encoding), 7);
+      [&, facts_at = facts_at](std::string& b) {
+        const auto* p = reinterpret_cast<const uint8_t*>(b.data()) + facts_at;
+        const uint8_t* encoding = bitsift::SkipVarints(p, p + 64, 6);  // the 7th field
+        REQUIRE(encoding != nullptr);
+        REQUIRE(*encoding == 0);  // UTF-8: one byte
+        b[facts_at + (encoding - p)] = 7;
       },
       "encoding 7 of document 0 is not in the encoding table");
   expect_damage(
@@ -317,9 +337,11 @@ TEST_CASE("bitsift check: exit 0 for a sound index, 2 naming the file and the pr
   expect("flipped byte", flipped, "mismatch");
   expect("another format", "SQLite format 3" + std::string(200, '\0'), "bad magic");
   std::string newer = good;
-  Store<uint32_t>(newer, offsetof(bitsift::format::FileHeader, format_version), 7);
+  Store<uint32_t>(newer, offsetof(bitsift::format::FileHeader, format_version),
+                  bitsift::format::kFormatVersion + 1);
   ResealIndex(newer);
-  expect("newer version", newer, "format version 7");
+  expect("newer version", newer,
+         ("format version " + std::to_string(bitsift::format::kFormatVersion + 1)).c_str());
   std::string forged = good;
   const auto [df, df_len] = SectionSpan(good, SectionId::kDfRuns);
   Store<uint32_t>(forged, df + 4, Load<uint32_t>(forged, df + 4) + 1);

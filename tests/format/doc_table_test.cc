@@ -1,0 +1,114 @@
+#include "format/doc_table.h"
+
+#include <catch2/catch.hpp>
+#include <climits>
+#include <random>
+#include <vector>
+
+using namespace bitsift;
+using format::DocRecord;
+
+namespace {
+
+// A record whose facts are drawn from the shapes a tree has (close mtimes and inodes, ctime =
+// mtime, size = file_size) mixed with extremes (negative times, 64-bit inodes, size above or
+// below file_size, 32-bit counts).
+DocRecord RandomFacts(std::mt19937_64& rng, const DocRecord& previous) {
+  DocRecord d{};
+  const auto pick = [&](uint64_t n) { return rng() % n; };
+  d.term_count = pick(4) == 0 ? UINT32_MAX - static_cast<uint32_t>(pick(3))
+                              : static_cast<uint32_t>(pick(5000));
+  d.file_size = pick(5) == 0 ? rng() : pick(1 << 20);
+  d.size = pick(3) == 0 ? rng() : d.file_size;
+  d.mtime_ns = pick(3) == 0 ? static_cast<int64_t>(rng())
+                            : previous.mtime_ns + static_cast<int64_t>(pick(1000000)) - 500000;
+  d.ctime_ns = pick(3) == 0 ? static_cast<int64_t>(rng()) : d.mtime_ns;
+  if (pick(20) == 0) d.mtime_ns = INT64_MIN;
+  d.inode = pick(4) == 0 ? rng() : previous.inode + pick(100);
+  d.encoding = pick(5) == 0 ? static_cast<uint32_t>(rng()) : 0;
+  // Fields DOCS holds, not DOC_FACTS: a decode must leave them as they are.
+  d.path_offset = rng();
+  d.path_length = static_cast<uint32_t>(rng());
+  d.column = static_cast<uint32_t>(rng());
+  return d;
+}
+
+bool SameFacts(const DocRecord& a, const DocRecord& b) {
+  return a.term_count == b.term_count && a.size == b.size && a.file_size == b.file_size &&
+         a.mtime_ns == b.mtime_ns && a.ctime_ns == b.ctime_ns && a.inode == b.inode &&
+         a.encoding == b.encoding;
+}
+
+}  // namespace
+
+TEST_CASE("DOC_FACTS decodes every document's facts as written, block by block", "[doc_table]") {
+  std::mt19937_64 rng(7);
+  for (const uint64_t count : {0, 1, 31, 32, 33, 64, 1000}) {
+    std::vector<DocRecord> docs;
+    DocRecord previous{};
+    previous.mtime_ns = 1700000000000000000;
+    format::DocFactsWriter writer;
+    for (uint64_t i = 0; i < count; ++i) {
+      docs.push_back(RandomFacts(rng, previous));
+      previous = docs.back();
+      writer.Add(docs.back());
+    }
+    const std::vector<uint64_t> index = writer.Finish();
+    const std::string& data = writer.data();
+    REQUIRE(index.size() == format::DocFactsIndexEntries(count));
+    CHECK(index.front() == 0);
+    CHECK(index.back() == data.size());
+    const auto* base = reinterpret_cast<const uint8_t*>(data.data());
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t b = i / format::kDocFactsBlock;
+      DocRecord got{};
+      got.path_offset = 5;
+      got.path_length = 6;
+      got.column = 7;
+      REQUIRE(format::DecodeDocFacts(base + index[b], base + index[b + 1],
+                                     static_cast<uint32_t>(i % format::kDocFactsBlock), &got));
+      CHECK(SameFacts(got, docs[i]));
+      CHECK((got.path_offset == 5 && got.path_length == 6 && got.column == 7));
+    }
+    for (uint64_t b = 0; b + 1 < index.size(); ++b) {
+      const auto n = static_cast<uint32_t>(
+          std::min<uint64_t>(format::kDocFactsBlock, count - b * format::kDocFactsBlock));
+      CHECK(format::ValidDocFactsBlock(base + index[b], base + index[b + 1], n));
+      // One record more or fewer than the block holds, or a byte missing, is not valid.
+      CHECK_FALSE(format::ValidDocFactsBlock(base + index[b], base + index[b + 1], n + 1));
+      CHECK_FALSE(format::ValidDocFactsBlock(base + index[b], base + index[b + 1], n - 1));
+      CHECK_FALSE(format::ValidDocFactsBlock(base + index[b], base + index[b + 1] - 1, n));
+    }
+  }
+}
+
+TEST_CASE("A damaged DOC_FACTS block is refused, never read past its end", "[doc_table]") {
+  std::mt19937_64 rng(8);
+  format::DocFactsWriter writer;
+  DocRecord previous{};
+  for (int i = 0; i < 32; ++i) {
+    previous = RandomFacts(rng, previous);
+    writer.Add(previous);
+  }
+  writer.Finish();
+  const std::string data = writer.data();
+  for (size_t cut = 0; cut < data.size(); cut += 7) {
+    // Copied to a buffer of exactly `cut` bytes, so that a read past the end is an ASan error.
+    std::vector<uint8_t> bytes(data.begin(), data.begin() + static_cast<ptrdiff_t>(cut));
+    DocRecord d{};
+    const bool whole = format::DecodeDocFacts(bytes.data(), bytes.data() + bytes.size(), 31, &d);
+    CHECK_FALSE(whole);  // the last record ends at data.size()
+  }
+  // A term count or encoding above 32 bits.
+  std::string wide;
+  for (int field = 0; field < 7; ++field) wide += field == 6 ? "\x80\x80\x80\x80\x10" : "\x01";
+  DocRecord d{};
+  const auto* p = reinterpret_cast<const uint8_t*>(wide.data());
+  CHECK_FALSE(format::DecodeDocFacts(p, p + wide.size(), 0, &d));
+  CHECK_FALSE(format::ValidDocFactsBlock(p, p + wide.size(), 1));
+  wide.resize(7);
+  wide[6] = 0x01;
+  p = reinterpret_cast<const uint8_t*>(wide.data());
+  CHECK(format::DecodeDocFacts(p, p + wide.size(), 0, &d));
+  CHECK(d.encoding == 1);
+}

@@ -241,7 +241,7 @@ TEST_CASE("a full build merges the segments its flushes wrote when they fit the 
     texts[Cat("d", i % 7, "/f", i)] = text;
   }
   // A budget that flushes after each batch, while a merge (about 17 bytes a source term,
-  // against the builder's ~120) fits for some of them: 4 flushes, 3 segments after.
+  // against the builder's ~120) fits for some of them: 4 flushes, merged two by two.
   IndexOptions kept;
   kept.memory_budget = 1 << 20;
   kept.merge = false;
@@ -250,11 +250,15 @@ TEST_CASE("a full build merges the segments its flushes wrote when they fit the 
   IndexOptions options = kept;
   options.merge = true;
   REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options, &merged).ok());
-  INFO("flushes " << flushed.segments_written << ", segments after " << merged.segments);
+  INFO("flushes " << flushed.segments_written << ", segments after " << merged.segments << ", merges "
+                   << merged.merges);
   REQUIRE(flushed.segments >= 3);
   CHECK(merged.segments_written == flushed.segments_written);
   CHECK(merged.merges >= 1);
   CHECK(merged.segments < flushed.segments);
+  // The flushes left out of the first merge are merged among themselves in turn.
+  CHECK(merged.merges >= 2);
+  CHECK(merged.segments <= 2);
   // A budget too small for any merge leaves the flushes as they are.
   IndexOptions tiny = kept;
   tiny.memory_budget = 64 << 10;

@@ -28,17 +28,26 @@ BloomShape ShapeFor(uint64_t max_terms, double fp_rate);
 // The expected per-term false-positive rate of a document with n distinct terms.
 double ExpectedFalsePositiveRate(BloomShape shape, uint64_t n);
 
-// Calls f(position) for the k positions of a term in [0, width): Kirsch-Mitzenmacher double
-// hashing g_i = h1 + i * h2 over 64 bits, mapped to the width by a multiply-shift (no modulo).
-// Positions may repeat. Precondition: width > 0.
+// Calls f(position) for the k positions of a term in [0, width): position i is the i-th value
+// of SplitMix64's sequence seeded with the term's hash (hash + (i + 1) * golden gamma, then its
+// finalizer), mapped to the width by a multiply-shift (no modulo). Positions may repeat, as
+// independent hash functions' do, which is what the Bloom arithmetic above assumes.
+// Until format 7 this was double hashing, g_i = h1 + i * h2 mapped by the same multiply-shift:
+// when h2 / 2^64 x width fell near a small fraction, the k positions fell on one to three rows
+// (3% of terms at width 48, 1.8% at 87), and such a term's false candidates were the row
+// fill itself: linux-paras' `slot` (8,042 documents) had 163,518 candidates, 41 rows read
+// over 11 bands instead of ~75 (docs/design.md, "Bloom positions").
 template <typename F>
 inline void ForEachPosition(uint64_t hash, uint64_t width, uint32_t k, F&& f) {
-  const uint64_t h1 = hash;
-  // A second, well-mixed value derived from the same 64 bits (odd, so it never sticks at 0).
-  const uint64_t h2 = ((hash ^ (hash >> 31)) * 0x9E3779B97F4A7C15ULL) | 1;
-  uint64_t g = h1;
-  for (uint32_t i = 0; i < k; ++i, g += h2) {
-    f(static_cast<uint64_t>((static_cast<unsigned __int128>(g) * width) >> 64));
+  constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ULL;
+  uint64_t state = hash;
+  for (uint32_t i = 0; i < k; ++i) {
+    state += kGamma;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    f(static_cast<uint64_t>((static_cast<unsigned __int128>(z) * width) >> 64));
   }
 }
 

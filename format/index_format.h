@@ -29,7 +29,8 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is li
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 // 7: DOCS holds 16-byte DocEntry records (path, column); the other fields moved to DOC_FACTS,
-// varint-coded (81 -> ~30 bytes a document on linux-paras' 1.2M paragraphs).
+// varint-coded (81 -> ~30 bytes a document on linux-paras' 1.2M paragraphs). A term's Bloom
+// positions come from SplitMix64 instead of double hashing (format/bloom.h).
 // 6: DocRecord::column. 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord
 // of 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS,
 // DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "format/bloom.h"
 #include "util/error.h"
 #include "util/varint.h"
 
@@ -68,6 +69,7 @@ void DictionaryWriter::Add(std::string_view term, uint32_t id) {
   } else {
     PutVarint(uint64_t{id} + 1, blocks_);
   }
+  filter_.Add(HashTerm(term));
   prev_.assign(term);
   ++terms_;
 }
@@ -90,6 +92,11 @@ DictionaryView::DictionaryView(const IndexFile* file, uint64_t term_count)
       file->Section(SectionId::kDictTop).size() !=
           (blocks_ + kDictTopStride - 1) / kDictTopStride * sizeof(uint64_t)) {
     Bad("dictionary section sizes");
+  }
+  const uint64_t filter_bytes = file->Section(SectionId::kTermFilter).size();
+  filter_blocks_ = filter_bytes / (kTermFilterBlockWords * 4);
+  if (filter_bytes % (kTermFilterBlockWords * 4) != 0 || filter_blocks_ == 0) {
+    Bad("term filter section size");
   }
   runs_.resize(run_bytes / sizeof(DfRun));
   if (!runs_.empty())
@@ -245,8 +252,18 @@ uint64_t DictionaryView::BlocksStartingAtOrBefore(std::string_view term) const {
   return lo;
 }
 
+bool DictionaryView::MayContain(std::string_view term) const {
+  const uint64_t h = HashTerm(term);
+  const uint64_t b = TermFilterBlock(h, filter_blocks_);
+  const auto* block = reinterpret_cast<const uint32_t*>(file_->Touch(
+      SectionId::kTermFilter, b * kTermFilterBlockWords * 4, kTermFilterBlockWords * 4));
+  return TermFilterMayContain(block, h);
+}
+
 std::optional<uint32_t> DictionaryView::Find(std::string_view term) const {
   if (blocks_ == 0 || term.empty()) return std::nullopt;
+  // TERM_FILTER first: most terms a segment lacks end here, after one 32-byte block.
+  if (!MayContain(term)) return std::nullopt;
   const uint64_t after = BlocksStartingAtOrBefore(term);
   if (after == 0) return std::nullopt;
   std::optional<uint32_t> found;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "format/index_format.h"
+#include "format/term_filter.h"
 
 namespace bitsift::format {
 
@@ -73,8 +74,10 @@ std::vector<DfRun> EncodeDfRuns(const std::vector<uint32_t>& df);
 // its id; then blocks() and index() are the DICT_BLOCKS and DICT_INDEX sections.
 class DictionaryWriter {
  public:
-  // singles_first: the smallest id of a term of document frequency 1 (the term count if none).
-  explicit DictionaryWriter(uint32_t singles_first) : singles_first_(singles_first) {}
+  // singles_first: the smallest id of a term of document frequency 1 (the term count if none);
+  // term_count: how many terms will be added (sizes TERM_FILTER; an upper bound will do).
+  DictionaryWriter(uint32_t singles_first, uint64_t term_count)
+      : singles_first_(singles_first), filter_(term_count) {}
 
   // Adds `term` (non-empty, after the previous one in byte order) with id `id`. An id of
   // singles_first or more must be the next df-1 id in order. Throws Error(kInvalidArgument)
@@ -91,6 +94,8 @@ class DictionaryWriter {
   }
   // Bytes added since the last TakeBlocks.
   uint64_t pending_bytes() const { return blocks_.size(); }
+  // The TERM_FILTER section (format/term_filter.h) of the terms added.
+  const std::vector<uint32_t>& filter() const { return filter_.words(); }
 
  private:
   uint32_t singles_first_;
@@ -100,6 +105,7 @@ class DictionaryWriter {
   std::string blocks_;
   uint64_t flushed_ = 0;  // bytes taken by TakeBlocks
   std::vector<DictBlockRecord> index_;
+  TermFilterWriter filter_;
 };
 
 // Read side: the dictionary sections of an open index. Every access goes through
@@ -119,6 +125,10 @@ class DictionaryView {
   // The sum of Df over the ids [begin, end) (begin <= end <= term count).
   uint64_t DfTotal(uint32_t begin, uint32_t end) const;
 
+  // False if TERM_FILTER rules `term` out (it is certainly not in the dictionary); true if it
+  // may be (about 1% of absent terms pass). One 32-byte block read. Throws Error(kCorrupt) if
+  // the block's chunk is damaged.
+  bool MayContain(std::string_view term) const;
   // Returns the id of term, or nullopt if no document of the segment contains it.
   std::optional<uint32_t> Find(std::string_view term) const;
 
@@ -176,6 +186,7 @@ class DictionaryView {
   const IndexFile* file_ = nullptr;
   uint64_t term_count_ = 0;
   uint64_t blocks_ = 0;
+  uint64_t filter_blocks_ = 0;  // TERM_FILTER's 32-byte blocks
   uint64_t block_bytes_ = 0;
   uint32_t singles_first_ = 0;
   std::vector<DfRun> runs_;

@@ -54,6 +54,8 @@ const char* SectionName(SectionId id) {
       return "DOC_FACTS";
     case SectionId::kDocFactsIndex:
       return "DOC_FACTS_INDEX";
+    case SectionId::kTermFilter:
+      return "TERM_FILTER";
   }
   return "UNKNOWN";
 }

@@ -30,7 +30,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is li
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 // 7: DOCS holds 16-byte DocEntry records (path, column); the other fields moved to DOC_FACTS,
 // varint-coded (81 -> ~30 bytes a document on linux-paras' 1.2M paragraphs). A term's Bloom
-// positions come from SplitMix64 instead of double hashing (format/bloom.h).
+// positions come from SplitMix64 instead of double hashing (format/bloom.h). TERM_FILTER.
 // 6: DocRecord::column. 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord
 // of 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS,
 // DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments
@@ -72,23 +72,24 @@ enum class SectionId : uint32_t {
   kChunkSumsIndex = 21,  // u64 XXH3-64 of every kChunkBytes piece of kChunkSums
   kDocFacts = 22,        // the documents' other fields, varint-coded (format/doc_table.h)
   kDocFactsIndex = 23,   // u64 offset into kDocFacts per kDocFactsBlock documents, and the end
+  kTermFilter = 24,      // split-block Bloom filter of the dictionary's terms (term_filter.h)
 };
 // Sections in a file, and the largest id (spans are indexed by id - 1).
-inline constexpr uint32_t kSectionCount = 19;
-inline constexpr uint32_t kMaxSectionId = 23;
+inline constexpr uint32_t kSectionCount = 20;
+inline constexpr uint32_t kMaxSectionId = 24;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
 // all the others, and CHUNK_SUMS_INDEX, which covers CHUNK_SUMS, come last (the writer's
 // Finish writes them).
 // The dictionary comes first, so that a merge can stream it into the file while it gives the
 // terms their new ids (which the rows and forward records after it need).
 inline constexpr SectionId kSectionOrder[kSectionCount] = {
-    SectionId::kDictBlocks,     SectionId::kDictIndex,   SectionId::kDictTop,
-    SectionId::kDfRuns,         SectionId::kMeta,        SectionId::kBands,
-    SectionId::kBandDocs,       SectionId::kRows,        SectionId::kDocs,
-    SectionId::kPaths,          SectionId::kDocFacts,    SectionId::kDocFactsIndex,
-    SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kSparseData,
-    SectionId::kSparseIndex,    SectionId::kEncodings,   SectionId::kChunkSums,
-    SectionId::kChunkSumsIndex};
+    SectionId::kDictBlocks,    SectionId::kDictIndex,      SectionId::kDictTop,
+    SectionId::kDfRuns,        SectionId::kTermFilter,     SectionId::kMeta,
+    SectionId::kBands,         SectionId::kBandDocs,       SectionId::kRows,
+    SectionId::kDocs,          SectionId::kPaths,          SectionId::kDocFacts,
+    SectionId::kDocFactsIndex, SectionId::kForwardOffsets, SectionId::kForwardData,
+    SectionId::kSparseData,    SectionId::kSparseIndex,    SectionId::kEncodings,
+    SectionId::kChunkSums,     SectionId::kChunkSumsIndex};
 
 // Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
 // chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.

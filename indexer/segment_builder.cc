@@ -48,6 +48,7 @@ struct TermArrays {
   std::vector<uint64_t> hashes;
   std::string dict_blocks;
   std::vector<format::DictBlockRecord> dict_index;
+  std::vector<uint32_t> term_filter;
 };
 
 // The documents' part of the file.
@@ -200,7 +201,7 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   out.hashes.resize(term_count);
   const auto singles = next_id.find(1);
   format::DictionaryWriter dict(
-      static_cast<uint32_t>(singles == next_id.end() ? term_count : singles->second));
+      static_cast<uint32_t>(singles == next_id.end() ? term_count : singles->second), term_count);
   std::vector<std::vector<uint32_t>> final_id(df_by_shard.size());
   for (size_t s = 0; s < df_by_shard.size(); ++s) final_id[s].resize(df_by_shard[s].size());
   std::vector<std::vector<uint32_t>>().swap(df_by_shard);
@@ -214,6 +215,7 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   std::vector<TermInfo>().swap(terms);
   out.dict_blocks = dict.TakeBlocks();
   out.dict_index = dict.index();
+  out.term_filter = dict.filter();
   tbb::parallel_for(size_t{0}, docs.size(), [&](size_t i) {
     for (uint32_t& id : docs[i].ids)
       id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
@@ -332,6 +334,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   AddSection(w, SectionId::kDictIndex, terms.dict_index);
   AddSection(w, SectionId::kDictTop, format::DictTopKeys(terms.dict_index));
   AddSection(w, SectionId::kDfRuns, format::EncodeDfRuns(terms.df));
+  AddSection(w, SectionId::kTermFilter, terms.term_filter);
   w.AddSection(SectionId::kMeta, meta.data(), meta.size());
   AddSection(w, SectionId::kBands, plan.bands);
   AddSection(w, SectionId::kBandDocs, plan.band_docs);

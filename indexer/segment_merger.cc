@@ -160,7 +160,7 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
   out.new_id.resize(sources.size());
   for (size_t s = 0; s < sources.size(); ++s) out.new_id[s].assign(live_df[s].size(), kNoId);
   out.hashes.resize(out.count);
-  format::DictionaryWriter writer(singles_first);
+  format::DictionaryWriter writer(singles_first, out.count);
   w.BeginSection(SectionId::kDictBlocks);
   ForEachMergedTerm(sources, [&](std::string_view term, const auto& holders) {
     uint64_t df = 0;
@@ -183,6 +183,7 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
   const std::vector<uint64_t> top = format::DictTopKeys(writer.index());
   w.AddSection(SectionId::kDictTop, top.data(), top.size() * sizeof(uint64_t));
   w.AddSection(SectionId::kDfRuns, out.runs.data(), out.runs.size() * sizeof(format::DfRun));
+  w.AddSection(SectionId::kTermFilter, writer.filter().data(), writer.filter().size() * 4);
   std::vector<std::vector<uint32_t>>().swap(live_df);
   return out;
 }

@@ -9,6 +9,7 @@
 #include "format/doc_table.h"
 #include "format/forward_store.h"
 #include "format/sparse_rows.h"
+#include "format/term_filter.h"
 #include "indexer/bands.h"
 #include "util/error.h"
 #include "util/varint.h"
@@ -185,6 +186,10 @@ void CheckIndex(const IndexReader& index) {
   const std::vector<format::DictBlockRecord> blocks =
       SectionArray<format::DictBlockRecord>(index, SectionId::kDictIndex);
   std::vector<uint64_t> hashes(terms);
+  // Every term's bits in TERM_FILTER (opening checked its size: whole blocks, at least one).
+  const std::vector<uint32_t> filter_words = SectionArray<uint32_t>(index, SectionId::kTermFilter);
+  const uint32_t* filter = filter_words.data();
+  const uint64_t filter_blocks = filter_words.size() / format::kTermFilterBlockWords;
   std::vector<uint32_t> byte_rank(terms, UINT32_MAX);
   std::string prev;
   uint64_t listed = 0, singles = 0;
@@ -199,11 +204,15 @@ void CheckIndex(const IndexReader& index) {
         Fail(index,
              "dictionary block " + std::to_string(listed / format::kDictBlockTerms) + " record");
     }
+    const uint64_t h = format::HashTerm(term);
+    const uint64_t filter_block = format::TermFilterBlock(h, filter_blocks);
+    if (!format::TermFilterMayContain(filter + filter_block * format::kTermFilterBlockWords, h))
+      Fail(index, name + " is missing from TERM_FILTER (a lookup would call it absent)");
     std::optional<uint32_t> found = dict.Find(term);
     if (!found || *found != id) Fail(index, name + " is not found under its id");
     byte_rank[id] = static_cast<uint32_t>(listed++);
     singles += dict.Df(id) == 1;
-    hashes[id] = format::HashTerm(term);
+    hashes[id] = h;
     prev.assign(term);
     return true;
   });

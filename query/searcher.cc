@@ -314,6 +314,15 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     stats->total_us = MicrosSince(start);
     return {};
   }
+  // A term the segment's TERM_FILTER rules out settles the query before any dictionary search
+  // (an absent-term query's other terms cost one each otherwise: ~1-2 us on a large one).
+  for (const std::string& t : terms) {
+    if (!index_.dictionary().MayContain(t)) {
+      stats->absent_term = true;
+      stats->parse_us = stats->total_us = MicrosSince(start);
+      return {};
+    }
+  }
   // Look up every term; a term no document contains settles the query.
   std::vector<RowTerm> planned;
   bool sparse = false;

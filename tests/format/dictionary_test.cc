@@ -43,7 +43,7 @@ Dict MakeDict(const std::set<std::string>& terms, std::mt19937_64& rng) {
 // Writes an index file whose only non-empty sections are the dictionary's.
 void WriteDictFile(const std::string& path, const Dict& d, bool streamed = false) {
   const auto singles = std::lower_bound(d.df_by_id.begin(), d.df_by_id.end(), 1u, std::greater<>());
-  DictionaryWriter w(static_cast<uint32_t>(singles - d.df_by_id.begin()));
+  DictionaryWriter w(static_cast<uint32_t>(singles - d.df_by_id.begin()), d.term_by_id.size());
   std::vector<uint32_t> by_bytes(d.term_by_id.size());
   for (uint32_t i = 0; i < by_bytes.size(); ++i) by_bytes[i] = i;
   std::sort(by_bytes.begin(), by_bytes.end(),
@@ -65,6 +65,8 @@ void WriteDictFile(const std::string& path, const Dict& d, bool streamed = false
       const std::vector<uint64_t> top = bitsift::format::DictTopKeys(w.index());
       bytes.assign(reinterpret_cast<const char*>(top.data()), top.size() * sizeof(uint64_t));
     }
+    if (id == SectionId::kTermFilter)
+      bytes.assign(reinterpret_cast<const char*>(w.filter().data()), w.filter().size() * 4);
     if (id == SectionId::kDfRuns)
       bytes.assign(reinterpret_cast<const char*>(runs.data()), runs.size() * sizeof(DfRun));
     if (!streamed) {
@@ -180,7 +182,7 @@ TEST_CASE("dictionary: a section written in pieces is the same file", "[dictiona
 
 TEST_CASE("dictionary: the writer refuses terms out of order and df-1 ids out of order",
           "[dictionary][writer]") {
-  DictionaryWriter w(2);  // ids 2.. are df-1 terms
+  DictionaryWriter w(2, 8);  // ids 2.. are df-1 terms
   w.Add("b", 0);
   CHECK_THROWS_AS(w.Add("a", 1), bitsift::Error);
   CHECK_THROWS_AS(w.Add("b", 1), bitsift::Error);

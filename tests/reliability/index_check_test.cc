@@ -199,6 +199,15 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   expect_damage(
       "a forward record's count changed",
       [&, fwd = fwd](std::string& b) { b[fwd] = static_cast<char>(b[fwd] + 1); }, "forward record");
+  // TERM_FILTER emptied behind valid checksums: every lookup would say absent (false negatives).
+  const auto [filter_at, filter_len] = SectionSpan(good, SectionId::kTermFilter);
+  expect_damage(
+      "the term filter's bits cleared",
+      [&, filter_at = filter_at, filter_len = filter_len](std::string& b) {
+        std::fill(b.begin() + static_cast<ptrdiff_t>(filter_at),
+                  b.begin() + static_cast<ptrdiff_t>(filter_at + filter_len), '\0');
+      },
+      "missing from TERM_FILTER");
   // DOC_FACTS: document 0's record is the first kDocFactsFields varints (format/doc_table.h).
   const auto [facts_at, facts_len] = SectionSpan(good, SectionId::kDocFacts);
   REQUIRE(facts_len >= bitsift::format::kDocFactsFields);

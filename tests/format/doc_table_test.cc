@@ -20,8 +20,11 @@ DocRecord RandomFacts(std::mt19937_64& rng, const DocRecord& previous) {
                               : static_cast<uint32_t>(pick(5000));
   d.file_size = pick(5) == 0 ? rng() : pick(1 << 20);
   d.size = pick(3) == 0 ? rng() : d.file_size;
-  d.mtime_ns = pick(3) == 0 ? static_cast<int64_t>(rng())
-                            : previous.mtime_ns + static_cast<int64_t>(pick(1000000)) - 500000;
+  // Wrapping arithmetic (the format's): previous.mtime_ns may be INT64_MIN.
+  d.mtime_ns =
+      pick(3) == 0
+          ? static_cast<int64_t>(rng())
+          : static_cast<int64_t>(static_cast<uint64_t>(previous.mtime_ns) + pick(1000000) - 500000);
   d.ctime_ns = pick(3) == 0 ? static_cast<int64_t>(rng()) : d.mtime_ns;
   if (pick(20) == 0) d.mtime_ns = INT64_MIN;
   d.inode = pick(4) == 0 ? rng() : previous.inode + pick(100);

@@ -252,18 +252,17 @@ uint64_t DictionaryView::BlocksStartingAtOrBefore(std::string_view term) const {
   return lo;
 }
 
-bool DictionaryView::MayContain(std::string_view term) const {
-  const uint64_t h = HashTerm(term);
+bool DictionaryView::MayContainHash(uint64_t h) const {
   const uint64_t b = TermFilterBlock(h, filter_blocks_);
   const auto* block = reinterpret_cast<const uint32_t*>(file_->Touch(
       SectionId::kTermFilter, b * kTermFilterBlockWords * 4, kTermFilterBlockWords * 4));
   return TermFilterMayContain(block, h);
 }
 
-std::optional<uint32_t> DictionaryView::Find(std::string_view term) const {
+std::optional<uint32_t> DictionaryView::Find(std::string_view term, uint64_t hash) const {
   if (blocks_ == 0 || term.empty()) return std::nullopt;
   // TERM_FILTER first: most terms a segment lacks end here, after one 32-byte block.
-  if (!MayContain(term)) return std::nullopt;
+  if (!MayContainHash(hash)) return std::nullopt;
   const uint64_t after = BlocksStartingAtOrBefore(term);
   if (after == 0) return std::nullopt;
   std::optional<uint32_t> found;

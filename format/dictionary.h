@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "format/bloom.h"
 #include "format/index_format.h"
 #include "format/term_filter.h"
 
@@ -128,9 +129,13 @@ class DictionaryView {
   // False if TERM_FILTER rules `term` out (it is certainly not in the dictionary); true if it
   // may be (about 1% of absent terms pass). One 32-byte block read. Throws Error(kCorrupt) if
   // the block's chunk is damaged.
-  bool MayContain(std::string_view term) const;
+  bool MayContain(std::string_view term) const { return MayContainHash(HashTerm(term)); }
+  // MayContain for a term whose HashTerm is `hash`.
+  bool MayContainHash(uint64_t hash) const;
   // Returns the id of term, or nullopt if no document of the segment contains it.
-  std::optional<uint32_t> Find(std::string_view term) const;
+  std::optional<uint32_t> Find(std::string_view term) const { return Find(term, HashTerm(term)); }
+  // Find for a term whose HashTerm is `hash` (a caller that has it already).
+  std::optional<uint32_t> Find(std::string_view term, uint64_t hash) const;
 
   // Reads the terms in byte order one at a time, as a merge walks several dictionaries at once.
   // Usage: for (Cursor c(dict); c.Next();) use(c.term(), c.id());

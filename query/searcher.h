@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "format/bloom.h"
 #include "query/index_reader.h"
 #include "query/scope.h"
 
@@ -61,7 +62,9 @@ class Searcher {
     uint32_t id;
     bool sparse;
   };
-  RowTerm Plan(const std::string& term) const;
+  RowTerm Plan(const std::string& term) const { return Plan(term, format::HashTerm(term)); }
+  // Plan for a term whose HashTerm is `hash`.
+  RowTerm Plan(const std::string& term, uint64_t hash) const;
   // One band's candidates (document ids in `scope`, or all if null, in column order) and what
   // reading them cost, added to *o.
   struct BandOutput {

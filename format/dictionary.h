@@ -177,11 +177,21 @@ class DictionaryView {
   bool ScanBlock(uint64_t b, F&& f) const;
   // Positions *r before the first term of block b.
   void OpenBlock(uint64_t b, Cursor::Block* r) const;
-  // Decodes the next term of *r (r->next < r->count); at the last one, checks the block's end.
+  // A term of a block as stored: the first `shared` bytes of the previous term, then the
+  // suffix (pointing into the block).
+  struct RawTerm {
+    uint64_t shared = 0;
+    const uint8_t* suffix = nullptr;
+    uint64_t suffix_length = 0;
+  };
+  // Decodes the next term of *r (r->next < r->count), whose previous term is previous_length
+  // bytes long, into *t and r->id; at the last one, checks the block's end.
+  void DecodeTerm(Cursor::Block* r, uint64_t previous_length, RawTerm* t) const;
+  // DecodeTerm, then rebuilds the term in r->term.
   void NextTerm(Cursor::Block* r) const;
+  // The id of term if block b holds it (one pass over the block, no term rebuilt).
+  std::optional<uint32_t> FindInBlock(uint64_t b, std::string_view term) const;
   const DictBlockRecord& Block(uint64_t b) const;
-  // DICT_TOP entry t (< ceil(blocks_ / kDictTopStride)): the key of block t * kDictTopStride.
-  uint64_t TopKey(uint64_t t) const;
   // The number of blocks whose first term is <= term (a binary search over the block keys).
   uint64_t BlocksStartingAtOrBefore(std::string_view term) const;
   // Whether the first term of block b is <= term (b < blocks_).

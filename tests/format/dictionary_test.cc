@@ -40,8 +40,11 @@ Dict MakeDict(const std::set<std::string>& terms, std::mt19937_64& rng) {
   return d;
 }
 
-// Writes an index file whose only non-empty sections are the dictionary's.
-void WriteDictFile(const std::string& path, const Dict& d, bool streamed = false) {
+// Writes an index file whose only non-empty sections are the dictionary's. With
+// saturated_filter, every bit of TERM_FILTER is set, so lookups of absent terms reach the
+// blocks (the filter turns away ~99% of them otherwise).
+void WriteDictFile(const std::string& path, const Dict& d, bool streamed = false,
+                   bool saturated_filter = false) {
   const auto singles = std::lower_bound(d.df_by_id.begin(), d.df_by_id.end(), 1u, std::greater<>());
   DictionaryWriter w(static_cast<uint32_t>(singles - d.df_by_id.begin()), d.term_by_id.size());
   std::vector<uint32_t> by_bytes(d.term_by_id.size());
@@ -65,8 +68,10 @@ void WriteDictFile(const std::string& path, const Dict& d, bool streamed = false
       const std::vector<uint64_t> top = bitsift::format::DictTopKeys(w.index());
       bytes.assign(reinterpret_cast<const char*>(top.data()), top.size() * sizeof(uint64_t));
     }
-    if (id == SectionId::kTermFilter)
+    if (id == SectionId::kTermFilter) {
       bytes.assign(reinterpret_cast<const char*>(w.filter().data()), w.filter().size() * 4);
+      if (saturated_filter) std::fill(bytes.begin(), bytes.end(), '\xff');
+    }
     if (id == SectionId::kDfRuns)
       bytes.assign(reinterpret_cast<const char*>(runs.data()), runs.size() * sizeof(DfRun));
     if (!streamed) {
@@ -145,6 +150,28 @@ TEST_CASE("dictionary: every term found under its id, absent terms absent, df by
     CHECK_FALSE(view.Find("").has_value());
     CHECK_FALSE(view.Find("\xff\xff").has_value());
     CHECK_FALSE(view.Find(" ").has_value());
+    // The same lookups with a filter that lets every term through: the blocks alone decide
+    // (the front-coded comparison in FindInBlock, the DICT_INDEX bisection and its key ties).
+    const std::string open_path = dir / ("open" + std::to_string(n));
+    WriteDictFile(open_path, d, false, true);
+    IndexFile open_file(open_path);
+    DictionaryView open_view(&open_file, n);
+    for (uint32_t id = 0; id < n; ++id) {
+      REQUIRE(open_view.Find(d.term_by_id[id]) == std::optional<uint32_t>(id));
+    }
+    size_t absent_probes = 0;
+    for (const std::string& t : terms) {
+      for (std::string probe : {t + "a", t.substr(0, t.size() - 1), t + '\0', "!" + t, t + "\xff",
+                                t.substr(0, t.size() / 2) + "~"}) {
+        if (terms.count(probe) != 0) continue;
+        REQUIRE(open_view.MayContain(probe));
+        REQUIRE_FALSE(open_view.Find(probe).has_value());
+        ++absent_probes;
+      }
+    }
+    CHECK(absent_probes >= n);
+    CHECK_FALSE(open_view.Find("\xff\xff").has_value());
+    CHECK_FALSE(open_view.Find(" ").has_value());
     // The cursor lists every term once, in byte order, with its id.
     std::vector<std::string> listed;
     for (DictionaryView::Cursor c(view); c.Next();) {

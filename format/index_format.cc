@@ -229,7 +229,8 @@ bool VerifiedAtOpen(SectionId id, uint64_t length) {
 
 }  // namespace
 
-IndexFile::IndexFile(const std::string& path) : path_(path), file_(path) {
+IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file_(path) {
+  if (access == Access::kRandom) AdviseRandomAccess();
   const uint8_t* base = file_.data();
   const size_t size = file_.size();
   // What opening reads first: the header, and the tail (section table, CHUNK_SUMS_INDEX and

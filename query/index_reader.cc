@@ -17,7 +17,8 @@ void Check(bool ok, const std::string& path, const std::string& what) {
 }
 }  // namespace
 
-IndexReader::IndexReader(const std::string& path) : file_(path) {
+IndexReader::IndexReader(const std::string& path, format::IndexFile::Access access)
+    : file_(path, access) {
   // IndexFile verified META and BANDS. These checks are O(bands): they keep every row inside
   // ROWS and every count consistent with its section's size, even for a file whose checksums
   // were forged. Per-record bounds (ids, paths, offsets) are checked where records are read.

@@ -28,8 +28,10 @@ namespace bitsift::query {
 class IndexReader {
  public:
   // Opens path and verifies what opening verifies (above). Throws Error(kNotFound) or
-  // Error(kCorrupt) with a message naming the path and the problem.
-  explicit IndexReader(const std::string& path);
+  // Error(kCorrupt) with a message naming the path and the problem. A query's reader opens
+  // with Access::kRandom (format::IndexFile::Access).
+  explicit IndexReader(const std::string& path,
+                       format::IndexFile::Access access = format::IndexFile::Access::kScan);
   IndexReader(const IndexReader&) = delete;
   IndexReader& operator=(const IndexReader&) = delete;
 

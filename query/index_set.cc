@@ -41,9 +41,9 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs) {
         for (const format::ManifestSegment& e : manifest.segments) {
           Segment s;
           const std::string path = dir + "/" + format::SegmentFileName(e.number);
-          s.reader = std::make_unique<IndexReader>(path);
-          // Queries touch scattered pages: no read-around, their own read-ahead requests.
-          s.reader->AdviseRandomAccess();
+          // Queries touch scattered pages: no read-around, their own read-ahead requests,
+          // from the open on.
+          s.reader = std::make_unique<IndexReader>(path, format::IndexFile::Access::kRandom);
           Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
                  ErrorKind::kCorrupt,
                  path +

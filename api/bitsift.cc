@@ -539,7 +539,7 @@ Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, dou
       // lazily): damage there fails this Query (with no documents), never meets document().
       // SetAsideStaleFiles reads (so verifies) them itself, on two threads. A cold index reads
       // them in one round of requests first.
-      if (!options.count_only) rep_->set.WillNeedDocuments(documents);
+      if (!options.count_only) rep_->set.WillNeedDocuments(documents, options.check_files);
       for (uint32_t id : documents) {
         if (options.check_files || options.count_only) break;
         const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);

@@ -288,8 +288,11 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
   const Span& sums = span(SectionId::kChunkSums);
   chunk_count_ = sums.first_chunk;
   verified_ = std::make_unique<std::atomic<uint64_t>[]>((chunks + 63) / 64);
-  for (uint64_t w = 0; w < (chunks + 63) / 64; ++w)
+  requested_ = std::make_unique<std::atomic<uint64_t>[]>((chunks + 63) / 64);
+  for (uint64_t w = 0; w < (chunks + 63) / 64; ++w) {
     verified_[w].store(0, std::memory_order_relaxed);
+    requested_[w].store(0, std::memory_order_relaxed);
+  }
   for (uint32_t i = 0; i < kSectionCount; ++i) {
     const SectionEntry& e = entries_[i];
     const SectionId id{e.id};
@@ -368,6 +371,8 @@ void IndexFile::WillNeedChunks(const Span& s, uint64_t first, uint64_t last) con
   const size_t end = std::min<size_t>(ChunkFileOffset(s, last + 1),
                                       static_cast<size_t>(s.data - file_.data()) + s.length);
   file_.WillNeed(begin, end - begin);
+  for (uint64_t c = first; c <= last; ++c)
+    requested_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
   const Span& sums = span(SectionId::kChunkSums);
   for (uint64_t piece = (first * sizeof(uint64_t)) >> kChunkShift;
        piece <= (last * sizeof(uint64_t)) >> kChunkShift; ++piece) {
@@ -380,7 +385,10 @@ void IndexFile::WillNeedChunks(const Span& s, uint64_t first, uint64_t last) con
 void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
   const Span& s = span(id);
   // With random access advised, the chunks come in one request (not a fault per page).
-  if (random_ && Cold(id, from)) WillNeedChunks(s, from, last);
+  // (Chunks an earlier request covered are on their way: neither asked for again nor taken as
+  // a sign of a warm file.)
+  if (random_ && !(IsRequested(from) && IsRequested(last)) && ColdRun(id, from, last))
+    WillNeedChunks(s, from, last);
   for (uint64_t c = from; c <= last; ++c) {
     if (IsVerified(c)) continue;
     if (!ChunkMatches(s, c)) ChunkDamaged(id, c);

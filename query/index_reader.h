@@ -127,10 +127,11 @@ class IndexReader {
   // Read-ahead hints for a batch (IndexFile::WillNeedPieces: nothing is verified or returned,
   // results do not change; cheap when the file is warm). ids best ascending; ids out of range
   // are ignored. WillNeedRecords: the forward records Contains will read (their offsets first).
-  // WillNeedDocs: the DOCS records doc() will read, and with `paths` the paths path() will.
+  // WillNeedDocs: the DOCS records entry() will read, with `paths` the paths path() will, and
+  // with `facts` the DOC_FACTS blocks doc() will (their DOC_FACTS_INDEX entries first).
   // WillNeedExactRow: exact term t's row in every band (HasExactTerm's words).
   void WillNeedRecords(const uint32_t* ids, size_t n) const;
-  void WillNeedDocs(const uint32_t* ids, size_t n, bool paths) const;
+  void WillNeedDocs(const uint32_t* ids, size_t n, bool paths, bool facts = false) const;
   void WillNeedExactRow(uint32_t t) const;
   // Whether document id contains every term id of ids (ascending). Throws Error(kCorrupt) for
   // a bad id, a damaged or inconsistent record or a damaged chunk.

@@ -104,15 +104,16 @@ const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
   return *base;
 }
 
-void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids) const {
-  auto warm = [](const Segment& s) {
+void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids, bool facts) const {
+  auto warm = [facts](const Segment& s) {
     const format::IndexFile& f = s.reader->file();
     return !f.random_access() ||
-           (f.Warm(format::SectionId::kDocs) && f.Warm(format::SectionId::kPaths));
+           (f.Warm(format::SectionId::kDocs) && f.Warm(format::SectionId::kPaths) &&
+            (!facts || f.Warm(format::SectionId::kDocFacts)));
   };
   if (ids.empty() || std::all_of(segments_.begin(), segments_.end(), warm)) return;
   if (segments_.size() == 1) {
-    segments_[0].reader->WillNeedDocs(ids.data(), ids.size(), true);
+    segments_[0].reader->WillNeedDocs(ids.data(), ids.size(), true, facts);
     return;
   }
   // Each segment's ids come in its path order, which is its id order: bucket, do not sort.
@@ -123,7 +124,7 @@ void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids) const {
   }
   for (size_t i = 0; i < segments_.size(); ++i) {
     if (!local[i].empty())
-      segments_[i].reader->WillNeedDocs(local[i].data(), local[i].size(), true);
+      segments_[i].reader->WillNeedDocs(local[i].data(), local[i].size(), true, facts);
   }
 }
 

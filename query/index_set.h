@@ -69,10 +69,11 @@ class IndexSet {
   uint64_t live_documents() const { return live_; }
   // The segment of global id `id` (precondition: id < id_count()).
   const Segment& SegmentOf(uint32_t id) const;
-  // Asks for the records and paths of documents `ids` (global ids, any order) to be read ahead
-  // at once, segment by segment (IndexReader::WillNeedDocs): a hint for a cold index before
-  // the results are read.
-  void WillNeedDocuments(const std::vector<uint32_t>& ids) const;
+  // Asks for the records and paths of documents `ids` (global ids, any order), and with
+  // `facts` their other fields (sizes, times: what a stale-hit check compares), to be read
+  // ahead at once, segment by segment (IndexReader::WillNeedDocs): a hint for a cold index
+  // before the results are read.
+  void WillNeedDocuments(const std::vector<uint32_t>& ids, bool facts = false) const;
   uint32_t LocalOf(uint32_t id) const { return id - SegmentOf(id).first_id; }
   bool IsDeleted(uint32_t id) const { return SegmentOf(id).is_deleted(LocalOf(id)); }
 

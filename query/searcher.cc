@@ -225,6 +225,7 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
       min_df > kRowFilterMaxDfPerCandidate * candidates->size())
     return;
   BandOutput o;
+  WillNeedRows(rows);  // a cold file: all the rows in one round of reads, not a fault a page
   for (uint64_t b = 0; b < index_.band_count(); ++b) BandCandidates(b, rows, false, nullptr, &o);
   stats->rows_read += o.rows_read;
   stats->bytes_read += o.bytes_read;

@@ -249,10 +249,9 @@ bool DictionaryView::BlockStartsAtOrBefore(uint64_t b, std::string_view term, ui
   return std::string_view(reinterpret_cast<const char*>(t.suffix), t.suffix_length) <= term;
 }
 
-uint64_t DictionaryView::BlocksStartingAtOrBefore(std::string_view term) const {
-  const uint64_t key = DictKey(term);
-  // DICT_TOP first: blocks whose sampled key is below the term's start at or before it, those
-  // whose key is above start after it. That leaves about one page of DICT_INDEX.
+std::pair<uint64_t, uint64_t> DictionaryView::TopRange(uint64_t key) const {
+  // Blocks whose sampled key is below the term's start at or before it, those whose key is
+  // above start after it. That leaves about one page of DICT_INDEX.
   const uint64_t tops = (blocks_ + kDictTopStride - 1) / kDictTopStride;
   const uint8_t* top = file_->Touch(SectionId::kDictTop, 0, tops * sizeof(uint64_t));
   const auto top_key = [top](uint64_t t) {
@@ -272,9 +271,15 @@ uint64_t DictionaryView::BlocksStartingAtOrBefore(std::string_view term) const {
   // time, not by a second bisection (~11 more cache lines a lookup, session 11).
   at_or_below = below;
   while (at_or_below < tops && top_key(at_or_below) <= key) ++at_or_below;
+  return {below == 0 ? 0 : (below - 1) * kDictTopStride + 1,
+          std::min(blocks_, at_or_below * kDictTopStride)};
+}
+
+uint64_t DictionaryView::BlocksStartingAtOrBefore(std::string_view term) const {
+  const uint64_t key = DictKey(term);
+  // DICT_TOP first, then a bisection of about one page of DICT_INDEX.
   // invariant: blocks < lo start <= term, blocks >= hi start after it
-  uint64_t lo = below == 0 ? 0 : (below - 1) * kDictTopStride + 1;
-  uint64_t hi = std::min(blocks_, at_or_below * kDictTopStride);
+  auto [lo, hi] = TopRange(key);
   if (lo >= hi) return lo;
   // The bisection's records, verified at once; each step prefetches the records the next step
   // may probe, so the cache misses of a cold page overlap instead of queueing one by one.
@@ -300,6 +305,42 @@ bool DictionaryView::MayContainHash(uint64_t h) const {
   const auto* block = reinterpret_cast<const uint32_t*>(file_->Touch(
       SectionId::kTermFilter, b * kTermFilterBlockWords * 4, kTermFilterBlockWords * 4));
   return TermFilterMayContain(block, h);
+}
+
+void DictionaryView::WillNeedLookups(const std::vector<std::string>& terms,
+                                     const std::vector<uint64_t>& hashes, int stage) const {
+  if (blocks_ == 0 || !file_->random_access() || file_->Warm(SectionId::kDictBlocks)) return;
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;  // {offset, length}, ascending
+  auto ask = [&](SectionId id) {
+    std::sort(pieces.begin(), pieces.end());
+    file_->WillNeedPieces(id, pieces.size(), [&](size_t i) { return pieces[i]; });
+    pieces.clear();
+  };
+  if (stage == 1) {
+    for (uint64_t h : hashes) {
+      pieces.emplace_back(TermFilterBlock(h, filter_blocks_) * kTermFilterBlockWords * 4,
+                          kTermFilterBlockWords * 4);
+    }
+    ask(SectionId::kTermFilter);
+    for (const std::string& t : terms) {
+      if (t.empty()) continue;
+      const auto [lo, hi] = TopRange(DictKey(t));
+      if (lo < hi)
+        pieces.emplace_back(lo * sizeof(DictBlockRecord), (hi - lo) * sizeof(DictBlockRecord));
+    }
+    ask(SectionId::kDictIndex);
+    return;
+  }
+  for (size_t i = 0; i < terms.size() && i < hashes.size(); ++i) {
+    if (terms[i].empty() || !MayContainHash(hashes[i])) continue;
+    const uint64_t after = BlocksStartingAtOrBefore(terms[i]);
+    if (after == 0) continue;
+    const uint64_t b = after - 1;
+    const uint64_t begin = Block(b).offset;
+    const uint64_t end = b + 1 < blocks_ ? Block(b + 1).offset : block_bytes_;
+    if (begin < end) pieces.emplace_back(begin, end - begin);
+  }
+  ask(SectionId::kDictBlocks);
 }
 
 std::optional<uint32_t> DictionaryView::Find(std::string_view term, uint64_t hash) const {

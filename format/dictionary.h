@@ -136,6 +136,16 @@ class DictionaryView {
   std::optional<uint32_t> Find(std::string_view term) const { return Find(term, HashTerm(term)); }
   // Find for a term whose HashTerm is `hash` (a caller that has it already).
   std::optional<uint32_t> Find(std::string_view term, uint64_t hash) const;
+  // Read-ahead for the lookups of several terms in a cold file (IndexFile::WillNeedPieces:
+  // nothing is returned or changed). A lookup reads a TERM_FILTER block, then a DICT_INDEX
+  // page, then a DICT_BLOCKS block, each only once the one before has arrived; asking for
+  // every term's at once makes a query wait for one round of reads per step instead of one per
+  // step and term. Stage 1 asks for the filter blocks and DICT_INDEX pages (it reads DICT_TOP
+  // only); stage 2, called after stage 1 of every dictionary the query will search, reads
+  // those (waiting for them) and asks for the blocks. Both do nothing when the file is warm
+  // or not opened for random access.
+  void WillNeedLookups(const std::vector<std::string>& terms, const std::vector<uint64_t>& hashes,
+                       int stage) const;
 
   // Reads the terms in byte order one at a time, as a merge walks several dictionaries at once.
   // Usage: for (Cursor c(dict); c.Next();) use(c.term(), c.id());
@@ -194,6 +204,9 @@ class DictionaryView {
   const DictBlockRecord& Block(uint64_t b) const;
   // The number of blocks whose first term is <= term (a binary search over the block keys).
   uint64_t BlocksStartingAtOrBefore(std::string_view term) const;
+  // The blocks [lo, hi) DICT_TOP leaves to bisect for a term whose DictKey is `key`: those
+  // below lo start <= the term, those from hi on start after it.
+  std::pair<uint64_t, uint64_t> TopRange(uint64_t key) const;
   // Whether the first term of block b is <= term (b < blocks_).
   bool BlockStartsAtOrBefore(uint64_t b, std::string_view term, uint64_t key) const;
   [[noreturn]] void Bad(const std::string& what) const;

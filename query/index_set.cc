@@ -128,9 +128,26 @@ void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids, bool facts) c
   }
 }
 
+void IndexSet::WillNeedLookups(const std::vector<std::string>& terms) const {
+  auto cold = [](const Segment& s) {
+    const format::IndexFile& f = s.reader->file();
+    return f.random_access() && !f.Warm(format::SectionId::kDictBlocks);
+  };
+  if (std::none_of(segments_.begin(), segments_.end(), cold)) return;
+  std::vector<uint64_t> hashes;
+  for (const std::string& t : terms) hashes.push_back(format::HashTerm(t));
+  // Each stage asks every segment before the next waits for any: one round of reads a stage.
+  for (int stage : {1, 2}) {
+    for (const Segment& s : segments_) {
+      if (cold(s)) s.reader->dictionary().WillNeedLookups(terms, hashes, stage);
+    }
+  }
+}
+
 std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, uint64_t limit,
                                        SetQueryStats* stats,
                                        const std::vector<IndexScope>* scope) const {
+  WillNeedLookups(terms);
   std::vector<uint32_t> out = Answer(
       [&terms](const Segment& s, uint64_t want, const std::vector<IdRange>* ranges,
                SegmentAnswer* a) {

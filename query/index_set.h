@@ -74,6 +74,9 @@ class IndexSet {
   // ahead at once, segment by segment (IndexReader::WillNeedDocs): a hint for a cold index
   // before the results are read.
   void WillNeedDocuments(const std::vector<uint32_t>& ids, bool facts = false) const;
+  // Asks every cold segment's dictionary for what looking up `terms` will read, a stage at a
+  // time across the segments (DictionaryView::WillNeedLookups): a hint before a plain query.
+  void WillNeedLookups(const std::vector<std::string>& terms) const;
   uint32_t LocalOf(uint32_t id) const { return id - SegmentOf(id).first_id; }
   bool IsDeleted(uint32_t id) const { return SegmentOf(id).is_deleted(LocalOf(id)); }
 

@@ -169,27 +169,31 @@ void IndexReader::WillNeedRecords(const uint32_t* ids, size_t n) const {
 void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n, bool paths, bool facts) const {
   if (!file_.random_access()) return;
   const uint64_t docs = meta_.doc_count;
+  // Two rounds of reads: the records and the facts' index entries, then what they point at
+  // (paths, facts), read unverified as hints (WillNeedPieces ignores what is out of range).
   file_.WillNeedPieces(SectionId::kDocs, n, [&](size_t i) {
     return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} * sizeof(format::DocEntry),
                                          sizeof(format::DocEntry)};
   });
-  if (paths) {
-    const auto* records = file_.SectionAs<format::DocEntry>(SectionId::kDocs);
-    file_.WillNeedPieces(SectionId::kPaths, n, [&](size_t i) {
-      if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
-      const format::DocEntry& d = records[ids[i]];  // unverified: a hint only
-      return std::pair<uint64_t, uint64_t>{d.path_offset, d.path_length};
-    });
-  }
   if (facts) {
     file_.WillNeedPieces(SectionId::kDocFactsIndex, n, [&](size_t i) {
       return std::pair<uint64_t, uint64_t>{uint64_t{ids[i] / format::kDocFactsBlock} * 8, 16};
     });
+  }
+  if (paths) {
+    const auto* records = file_.SectionAs<format::DocEntry>(SectionId::kDocs);
+    file_.WillNeedPieces(SectionId::kPaths, n, [&](size_t i) {
+      if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
+      const format::DocEntry& d = records[ids[i]];
+      return std::pair<uint64_t, uint64_t>{d.path_offset, d.path_length};
+    });
+  }
+  if (facts) {
     const auto* blocks = file_.SectionAs<uint64_t>(SectionId::kDocFactsIndex);
     file_.WillNeedPieces(SectionId::kDocFacts, n, [&](size_t i) {
       if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
       const uint64_t b = ids[i] / format::kDocFactsBlock;
-      const uint64_t begin = blocks[b], end = blocks[b + 1];  // unverified: a hint only
+      const uint64_t begin = blocks[b], end = blocks[b + 1];
       return std::pair<uint64_t, uint64_t>{begin, end > begin ? end - begin : 0};
     });
   }

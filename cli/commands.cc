@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/program_options.hpp>
 #include <cctype>
 #include <cerrno>
@@ -405,12 +406,12 @@ uint64_t PrintLines(const Index& index, const ParsedQuery& query, const QueryRes
   return printed;
 }
 
-// Runs one query and prints its output; `line` > 0 in batch mode. Stale hits go to *stale.
-// Returns the matches printed (or counted) or nullopt on error (already reported).
-std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, const QueryFlags& f,
-                                  uint64_t line, StaleHits* stale) {
-  QueryResult result;
-  Status s = index.Query(query, f.options, &result);
+// Prints the output of one query, answered with status `s` and `result`; `line` > 0 in batch
+// mode. Stale hits go to *stale. Returns the matches printed (or counted) or nullopt on error
+// (reported here).
+std::optional<uint64_t> PrintAnswer(const Index& index, const ParsedQuery& query,
+                                    const QueryFlags& f, uint64_t line, const Status& s,
+                                    const QueryResult& result, StaleHits* stale) {
   if (!s.ok()) {
     if (line > 0) {
       std::fprintf(stderr, "bitsift: error: query line %" PRIu64 ": %s\n", line,
@@ -484,6 +485,15 @@ std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, 
     std::fprintf(stderr, "bitsift: no match under %s\n", where.c_str());
   }
   return n;
+}
+
+// Answers one query and prints it (PrintAnswer). line: its line in a --queries file, 0 for
+// the command line's query.
+std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, const QueryFlags& f,
+                                  uint64_t line, StaleHits* stale) {
+  QueryResult result;
+  Status s = index.Query(query, f.options, &result);
+  return PrintAnswer(index, query, f, line, s, result, stale);
 }
 
 // Reports a query that does not parse: the reason, the text with a caret under the place (for
@@ -850,11 +860,40 @@ std::optional<bool> ColorOption(const po::variables_map& vm) {
   return std::nullopt;
 }
 
+// At most this many --jobs.
+constexpr uint64_t kMaxJobs = 256;
+
+// A query of a --queries file, and its answer.
+struct BatchQuery {
+  uint64_t line = 0;
+  ParsedQuery query;
+  Status status;
+  QueryResult result;
+};
+
+// Answers (*window)[0, n) on `jobs` threads (the calling one included), each taking the next
+// unanswered query: an Index answers queries from several threads at once.
+void AnswerInParallel(const Index& index, const QueryOptions& options,
+                      std::vector<BatchQuery>* window, size_t n, size_t jobs) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
+      BatchQuery& q = (*window)[i];
+      q.result = QueryResult{};
+      q.status = index.Query(q.query, options, &q.result);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+}
+
 int RunQuery(const std::vector<std::string>& args) {
   const char* usage =
       "usage: bitsift query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
       "                     [--lines [--color WHEN] [-C N] [-A N] [-B N] [--max-columns N]]\n"
-      "                     [--words] [--all | --in PATH...] (TERM... | --queries FILE)\n"
+      "                     [--words] [--all | --in PATH...] (TERM... | --queries FILE [-j N])\n"
       "                     [-- [-TERM | PATH]...]";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
@@ -880,7 +919,10 @@ int RunQuery(const std::vector<std::string>& args) {
       "the same as PATHs after --)")(
       "stats", "print candidates, false positives, rows and bytes read, and timings on stderr")(
       "queries", po::value<std::string>(),
-      "answer one query per line of FILE ('-' = stdin); output lines start with the line number");
+      "answer one query per line of FILE ('-' = stdin); output lines start with the line number")(
+      "jobs,j", po::value<std::string>()->default_value("1"),
+      "with --queries: answer up to N queries at once, reading up to 4xN lines ahead (output "
+      "stays in the file's order; default 1: one at a time, as --stats times them)");
   po::options_description all;
   all.add(visible).add_options()("term", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
@@ -944,6 +986,9 @@ int RunQuery(const std::vector<std::string>& args) {
   if (vm.count("term")) terms = vm["term"].as<std::vector<std::string>>();
   terms.insert(terms.end(), late_terms.begin(), late_terms.end());
   const bool batch = vm.count("queries") > 0;
+  std::optional<uint64_t> jobs = WholeOption(vm, "jobs", 1, kMaxJobs, "queries at once");
+  if (!jobs) return kExitError;
+  if (!batch && !vm["jobs"].defaulted()) return Fail("--jobs needs --queries");
   if (batch == !terms.empty()) {
     return Fail(
         std::string(batch ? "give either TERMs or --queries, not both\n" : "no query terms\n") +
@@ -988,23 +1033,50 @@ int RunQuery(const std::vector<std::string>& args) {
   std::vector<std::optional<FileState>> known_files;
   f.options.known_files = &known_files;
   bool any_match = false, any_error = false;
-  uint64_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r\v\f") == std::string::npos) continue;  // blank
-    if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
-    QueryError error;
-    Status ps = ParsedQuery::Parse(line, syntax, &query, &error);
-    if (!ps.ok()) {
-      ReportParseError(ps, error, line, line_no);
-      any_error = true;
-      continue;
-    }
-    std::optional<uint64_t> n = AnswerOne(*index, query, f, line_no, &stale);
+  auto note = [&](const std::optional<uint64_t>& n) {
     if (!n) {
       any_error = true;
     } else if (*n > 0) {
       any_match = true;
+    }
+  };
+  uint64_t line_no = 0;
+  // The next query of the file: false at its end. A line that does not parse is reported here.
+  auto next_query = [&](BatchQuery* q) {
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      if (line.find_first_not_of(" \t\r\v\f") == std::string::npos) continue;  // blank
+      if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
+      QueryError error;
+      Status ps = ParsedQuery::Parse(line, syntax, &q->query, &error);
+      if (!ps.ok()) {
+        ReportParseError(ps, error, line, line_no);
+        any_error = true;
+        continue;
+      }
+      q->line = line_no;
+      return true;
+    }
+    return false;
+  };
+  if (*jobs == 1) {
+    for (BatchQuery q; next_query(&q);) note(AnswerOne(*index, q.query, f, q.line, &stale));
+  } else {
+    // Windows of 4 x jobs queries: answered on `jobs` threads, printed in order. The run's
+    // cache of looked-at files is not shared between threads: each query looks at its own.
+    QueryOptions options = f.options;
+    options.known_files = nullptr;
+    std::vector<BatchQuery> window(4 * *jobs);
+    for (;;) {
+      size_t n = 0;
+      while (n < window.size() && next_query(&window[n])) ++n;
+      if (n == 0) break;
+      AnswerInParallel(*index, options, &window, n, static_cast<size_t>(*jobs));
+      for (size_t i = 0; i < n; ++i) {
+        const BatchQuery& q = window[i];
+        note(PrintAnswer(*index, q.query, f, q.line, q.status, q.result, &stale));
+      }
+      if (n < window.size()) break;
     }
   }
   if (in.bad()) {

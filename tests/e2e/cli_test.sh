@@ -47,6 +47,20 @@ check "batch from stdin" "$out" "$(printf 'bloom filter\n\nzzzunknownzzz\n布隆
 check "batch stats json" 3 "$("$BITSIFT" query --queries "$WORK/queries.txt" --stats 2>&1 >/dev/null | grep -c '"line":')"
 printf 'bloom\n!!!\n' > "$WORK/bad-queries.txt"
 check "batch with a bad line exits 2" 2 "$(status "$BITSIFT" query --queries "$WORK/bad-queries.txt")"
+# --jobs: queries answered on several threads, printed as one at a time prints them (more
+# queries than one window of 4 x jobs, bad and blank lines among them).
+for i in 1 2 3 4 5 6 7; do printf 'bloom filter\n\nzzzunknownzzz\n布隆过滤器\nsearch\n!!!\nthe\n'; done > "$WORK/many.txt"
+for mode in "" --count --json --lines; do
+  one=$("$BITSIFT" query --all --queries "$WORK/many.txt" $mode 2>"$WORK/one.err"); one_code=$?
+  three=$("$BITSIFT" query --all --queries "$WORK/many.txt" $mode --jobs 3 2>"$WORK/three.err")
+  three_code=$?
+  check "batch --jobs 3 ${mode:-paths} output" "$one" "$three"
+  check "batch --jobs 3 ${mode:-paths} errors" "$(cat "$WORK/one.err")" "$(cat "$WORK/three.err")"
+  check "batch --jobs 3 ${mode:-paths} exit" "$one_code" "$three_code"
+done
+check "batch --jobs stats lines" 35 "$("$BITSIFT" query --queries "$WORK/many.txt" -j 2 --stats 2>&1 >/dev/null | grep -c '"line":')"
+check "--jobs without --queries" 2 "$(status "$BITSIFT" query --jobs 2 bloom)"
+check "--jobs 0" 2 "$(status "$BITSIFT" query --queries "$WORK/many.txt" --jobs 0)"
 
 # Errors: exit 2 and one clear line.
 check "no terms" 2 "$(status "$BITSIFT" query '!!!')"

@@ -879,8 +879,7 @@ void AnswerInParallel(const Index& index, const QueryOptions& options,
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
       BatchQuery& q = (*window)[i];
-      q.result = QueryResult{};
-      q.status = index.Query(q.query, options, &q.result);
+      q.status = index.Query(q.query, options, &q.result);  // Query resets q.result
     }
   };
   std::vector<std::thread> threads;

@@ -147,9 +147,13 @@ const DictBlockRecord& DictionaryView::Block(uint64_t b) const {
       file_->Touch(SectionId::kDictIndex, b * sizeof(DictBlockRecord), sizeof(DictBlockRecord)));
 }
 
+uint64_t DictionaryView::BlockEnd(uint64_t b) const {
+  return b + 1 < blocks_ ? Block(b + 1).offset : block_bytes_;
+}
+
 void DictionaryView::OpenBlock(uint64_t b, Cursor::Block* r) const {
   const DictBlockRecord rec = Block(b);
-  const uint64_t end = b + 1 < blocks_ ? Block(b + 1).offset : block_bytes_;
+  const uint64_t end = BlockEnd(b);
   if (rec.offset > end || end > block_bytes_) Bad("dictionary block " + std::to_string(b));
   r->p = file_->Touch(SectionId::kDictBlocks, rec.offset, end - rec.offset);
   r->limit = r->p + (end - rec.offset);
@@ -336,8 +340,7 @@ void DictionaryView::WillNeedLookups(const std::vector<std::string>& terms,
     const uint64_t after = BlocksStartingAtOrBefore(terms[i]);
     if (after == 0) continue;
     const uint64_t b = after - 1;
-    const uint64_t begin = Block(b).offset;
-    const uint64_t end = b + 1 < blocks_ ? Block(b + 1).offset : block_bytes_;
+    const uint64_t begin = Block(b).offset, end = BlockEnd(b);
     if (begin < end) pieces.emplace_back(begin, end - begin);
   }
   ask(SectionId::kDictBlocks);
@@ -370,7 +373,7 @@ uint64_t DictionaryView::ForEachWithPrefix(
       past = t > prefix;
       return !past;
     });
-    bytes += (b + 1 < blocks_ ? Block(b + 1).offset : block_bytes_) - begin;
+    bytes += BlockEnd(b) - begin;
     if (!go_on) break;
   }
   return bytes;

@@ -202,6 +202,8 @@ class DictionaryView {
   // The id of term if block b holds it (one pass over the block, no term rebuilt).
   std::optional<uint32_t> FindInBlock(uint64_t b, std::string_view term) const;
   const DictBlockRecord& Block(uint64_t b) const;
+  // Where block b ends in DICT_BLOCKS: where the next one starts, or the section's end.
+  uint64_t BlockEnd(uint64_t b) const;
   // The number of blocks whose first term is <= term (a binary search over the block keys).
   uint64_t BlocksStartingAtOrBefore(std::string_view term) const;
   // The blocks [lo, hi) DICT_TOP leaves to bisect for a term whose DictKey is `key`: those

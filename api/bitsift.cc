@@ -532,8 +532,9 @@ Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, dou
     for (uint64_t ask = options.limit;;) {
       // A plain conjunction takes 0.1's path: the row AND and the forward store, nothing else.
       std::vector<uint32_t> documents =
-          q.plain ? rep_->set.Search(q.terms, ask, &st, result->scoped ? &scope : nullptr)
-                  : rep_->set.Evaluate(q.root, ask, text, true, &st,
+          q.plain ? rep_->set.Search(q.terms, ask, &st, result->scoped ? &scope : nullptr,
+                                     options.parallel)
+                  : rep_->set.Evaluate(q.root, ask, text, options.parallel, &st,
                                        result->scoped ? &scope : nullptr, &result->unreadable);
       // Verify the records document() will read for these results (chunks are verified
       // lazily): damage there fails this Query (with no documents), never meets document().

@@ -1063,8 +1063,10 @@ int RunQuery(const std::vector<std::string>& args) {
   } else {
     // Windows of 4 x jobs queries: answered on `jobs` threads, printed in order. The run's
     // cache of looked-at files is not shared between threads: each query looks at its own.
+    // The threads use the cores: no helper thread besides (QueryOptions::parallel).
     QueryOptions options = f.options;
     options.known_files = nullptr;
+    options.parallel = false;
     std::vector<BatchQuery> window(4 * *jobs);
     for (;;) {
       size_t n = 0;

@@ -1,7 +1,5 @@
 #include "query/index_set.h"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -10,6 +8,7 @@
 #include "query/index_check.h"
 #include "query/rank_merge.h"
 #include "util/error.h"
+#include "util/helper_thread.h"
 
 namespace bitsift::query {
 namespace {
@@ -19,15 +18,18 @@ namespace {
 constexpr int kOpenAttempts = 8;
 
 // The segments of a query are searched on the calling thread while the query is quick, and the
-// rest in parallel once it has taken this long. The first parallel loop of a process starts
-// TBB (its allocator library, its thread pool): 2-4 ms, more than a one-shot query of a few
-// rows and candidates takes in all its segments (issue 10). A heavy query loses at most this
-// much of its parallelism; once a query of the process has gone parallel, later ones go at
-// once (a long-running process pays the start once).
+// rest shared with the helper thread (util/helper_thread.h) once it has taken this long. A
+// one-shot query of a few rows and candidates takes less than that in all its segments, less
+// than starting threads costs it (the helper's, and TBB's pool at a segment's first parallel
+// loop: 2-4 ms, issue 10). A heavy query loses at most this much of its parallelism; once a
+// query of the process has gone parallel, later ones share at once (a long-running process
+// pays the start once).
 constexpr double kSequentialMicros = 1000;
 std::atomic<bool> segments_in_parallel{false};
 
 }  // namespace
+
+void ShareSegmentsFromNowOn() { segments_in_parallel.store(true, std::memory_order_relaxed); }
 
 IndexSet::IndexSet(const std::vector<std::string>& index_dirs) {
   for (uint32_t i = 0; i < index_dirs.size(); ++i) {
@@ -145,8 +147,8 @@ void IndexSet::WillNeedLookups(const std::vector<std::string>& terms) const {
 }
 
 std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, uint64_t limit,
-                                       SetQueryStats* stats,
-                                       const std::vector<IndexScope>* scope) const {
+                                       SetQueryStats* stats, const std::vector<IndexScope>* scope,
+                                       bool parallel) const {
   WillNeedLookups(terms);
   std::vector<uint32_t> out = Answer(
       [&terms](const Segment& s, uint64_t want, const std::vector<IdRange>* ranges,
@@ -154,7 +156,7 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
         a->hits = s.searcher->Search(terms, want, &a->stats,
                                      s.deleted.empty() ? nullptr : s.deleted.data(), ranges);
       },
-      limit, stats, scope, nullptr);
+      limit, stats, scope, nullptr, parallel);
   stats->terms = terms.size();
   return out;
 }
@@ -177,13 +179,13 @@ std::vector<uint32_t> IndexSet::Evaluate(const QueryNode& query, uint64_t limit,
         a->hits = std::move(r.documents);
         a->unreadable = std::move(r.unreadable);
       },
-      limit, stats, scope, unreadable);
+      limit, stats, scope, unreadable, parallel);
   return out;
 }
 
 std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint64_t limit,
                                        SetQueryStats* stats, const std::vector<IndexScope>* scope,
-                                       std::vector<uint32_t>* unreadable) const {
+                                       std::vector<uint32_t>* unreadable, bool parallel) const {
   *stats = SetQueryStats{};
   if (unreadable != nullptr) unreadable->clear();
   std::vector<uint32_t> out;
@@ -193,8 +195,8 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
     const uint64_t want = limit == 0 ? 0 : limit - out.size();
     const IndexScope* in = scope == nullptr || scope->at(x).all ? nullptr : &scope->at(x);
     // Each segment answers in its own path order; a k-way merge by path gives the index's.
-    // Segments are searched in parallel (each search may itself run in parallel); a segment
-    // whose dictionary lacks a term returns at once, so does one with nothing in the scope.
+    // Segments are shared with the helper thread (each search may itself run in parallel); a
+    // segment whose dictionary lacks a term returns at once, so does one with nothing in the scope.
     const size_t n = index.segments.size();
     std::vector<SegmentAnswer> answers(n);
     std::vector<std::vector<IdRange>> ranges(n);
@@ -211,20 +213,10 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
       if (limits[i] != nullptr && limits[i]->empty()) return;
       search_segment(segments_[index.segments[i]], want, limits[i], &answers[i]);
     };
-    size_t next = 0;
-    if (n > 1 && !segments_in_parallel.load(std::memory_order_relaxed)) {
-      const auto start = std::chrono::steady_clock::now();
-      while (next < n &&
-             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                     .count() < kSequentialMicros) {
-        search(next++);
-      }
-    }
-    if (n - next > 1) {
-      segments_in_parallel.store(true, std::memory_order_relaxed);
-      tbb::parallel_for(next, n, search);
-    } else if (n - next == 1) {
-      search(next);
+    if (!parallel) {
+      for (size_t i = 0; i < n; ++i) search(i);
+    } else {
+      SearchShared(index, search);
     }
     std::vector<std::vector<uint32_t>> parts;
     std::vector<size_t> part_segment;
@@ -279,6 +271,31 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
   }
   stats->matches = out.size();
   return out;
+}
+
+void IndexSet::SearchShared(const Index& index, const std::function<void(size_t)>& search) const {
+  const size_t n = index.segments.size();
+  size_t next = 0;
+  if (n > 1 && !segments_in_parallel.load(std::memory_order_relaxed)) {
+    const auto start = std::chrono::steady_clock::now();
+    while (next < n &&
+           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                   .count() < kSequentialMicros) {
+      search(next++);
+    }
+    // A query that took the whole budget with segments left makes later queries share at once
+    // (with 2 segments, the one left is searched here: there is nothing to share yet).
+    if (next < n) segments_in_parallel.store(true, std::memory_order_relaxed);
+  }
+  if (n - next == 1) return search(next);
+  // The largest first: this thread takes it, the helper the next one.
+  std::vector<size_t> order;
+  for (size_t i = next; i < n; ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return segments_[index.segments[a]].reader->doc_count() >
+           segments_[index.segments[b]].reader->doc_count();
+  });
+  util::RunShared(order.size(), [&](size_t k) { search(order[k]); });
 }
 
 namespace {

@@ -35,6 +35,11 @@ struct SetQueryStats : QueryStats {
   double phrase_us = 0;            // time reading and tokenizing those texts
 };
 
+// Makes every later query of the process share its segments with the helper thread from its
+// start, as after a query that took kSequentialMicros (index_set.cc): for tests, and for a
+// program that knows a stream of queries is coming.
+void ShareSegmentsFromNowOn();
+
 class IndexSet {
  public:
   // Opens every index directory in `index_dirs` (in that order). Throws Error(kNotFound) for a
@@ -86,9 +91,11 @@ class IndexSet {
   // null, holds one IndexScope per index: documents outside it are never returned nor counted
   // against the limit, and a segment with no document in it is not searched. Throws
   // Error(kCorrupt) if a damaged record or chunk is met.
+  // With `parallel`, segments are searched on this thread and the helper thread
+  // (util/helper_thread.h) once the process has seen a query that took a while.
   std::vector<uint32_t> Search(const std::vector<std::string>& terms, uint64_t limit,
-                               SetQueryStats* stats,
-                               const std::vector<IndexScope>* scope = nullptr) const;
+                               SetQueryStats* stats, const std::vector<IndexScope>* scope = nullptr,
+                               bool parallel = true) const;
 
   // Reads into *text the text of local document `local` of segment `segment` exactly as it was
   // indexed; returns false if it cannot (changed or vanished file, no text). Called from several
@@ -100,8 +107,9 @@ class IndexSet {
   // index, path order within an index, at most `limit`, `scope` as in Search, segments without
   // a needed term skipped), evaluating it in each segment with query::Evaluate. Documents whose
   // text a phrase needed but `text` could not give are neither returned nor counted: their
-  // global ids go to *unreadable (if not null). Texts of many candidates are read on TBB's
-  // threads when `parallel`. Throws Error(kCorrupt) if a damaged record or chunk is met.
+  // global ids go to *unreadable (if not null). With `parallel`, segments are shared as in
+  // Search and the texts of many candidates are read on TBB's threads. Throws Error(kCorrupt)
+  // if a damaged record or chunk is met.
   std::vector<uint32_t> Evaluate(const QueryNode& query, uint64_t limit, const SegmentText& text,
                                  bool parallel, SetQueryStats* stats,
                                  const std::vector<IndexScope>* scope = nullptr,
@@ -122,11 +130,17 @@ class IndexSet {
   // = all).
   using SegmentSearch = std::function<void(const Segment& s, uint64_t want,
                                            const std::vector<IdRange>* ranges, SegmentAnswer*)>;
-  // The machinery of Search and Evaluate: scope to id ranges, segments in parallel, statistics,
+  // The machinery of Search and Evaluate: scope to id ranges, segments shared with the helper
+  // thread (if `parallel`), statistics,
   // and the merge of the segments' answers by path.
   std::vector<uint32_t> Answer(const SegmentSearch& search, uint64_t limit, SetQueryStats* stats,
                                const std::vector<IndexScope>* scope,
-                               std::vector<uint32_t>* unreadable) const;
+                               std::vector<uint32_t>* unreadable, bool parallel) const;
+
+  // Calls search(i) for every segment i of `index` (positions in index.segments): on this
+  // thread while the process's queries are quick, then shared with the helper thread
+  // (util/helper_thread.h), the largest segments first.
+  void SearchShared(const Index& index, const std::function<void(size_t)>& search) const;
 
   // Appends to *out (up to `limit` in all, 0 = no limit) the hits of `parts` (each ascending
   // local ids of segment part_segment[i], in that segment's path order) in path order:

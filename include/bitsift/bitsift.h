@@ -348,6 +348,12 @@ struct QueryOptions {
   std::vector<std::optional<FileState>>* known_files = nullptr;
   // How Query(arguments, ...) reads its arguments (ParsedQuery::ParseArguments).
   QuerySyntax syntax = QuerySyntax::kLanguage;
+  // Whether a query may use threads besides the caller's: the searches of several segments are
+  // shared with a helper thread, which then polls for the next query's for up to 200 ms (a
+  // stream of queries keeps a second core busy: docs/design.md, "Segments on a helper
+  // thread"), and the texts of a phrase's many candidates are read on TBB's threads. Set it to
+  // false when the program answers queries on every core already (`bitsift query --jobs N`).
+  bool parallel = true;
   // Where phrases are checked: a phrase's candidates (documents holding all its terms) are read
   // again and tokenized with positions. Empty: each document's file is read through the same
   // document stage as indexing (decompression, decoding, HTML), and refused when its size,

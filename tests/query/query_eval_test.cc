@@ -15,6 +15,7 @@
 
 #include "indexer/index_builder.h"
 #include "query/index_reader.h"
+#include "query/index_set.h"
 #include "query/query_parser.h"
 #include "query/searcher.h"
 #include "test_util.h"
@@ -529,6 +530,9 @@ TEST_CASE("several indexes of several segments answer as the positional oracle",
   }
   size_t made = 0, with_matches = 0, skipped_some = 0;
   while (made < 400) {
+    // The second half shares the segments with the helper thread from the start of each query
+    // (the first half: the first kSequentialMicros on this thread). TSan runs this test.
+    if (made == 200) query::ShareSegmentsFromNowOn();
     const std::string q = MakeQuery(sample, f.all_texts, rng);
     query::ParsedQuery tree = query::ParseQueryString(q, query::QueryMode::kLanguage);
     bitsift::ParsedQuery parsed;

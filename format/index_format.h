@@ -298,10 +298,11 @@ class IndexFile {
   // that a cold batch waits for one round of parallel reads instead of a read per chunk in
   // turn. Pieces outside the section are ignored (a hint: it verifies and returns nothing).
   // Does nothing when the first such chunk is in the page cache already (a warm file) or
-  // without AdviseRandomAccess.
+  // without AdviseRandomAccess. Returns whether it asked for anything (a cold file).
   template <typename PieceFn>
-  void WillNeedPieces(SectionId id, size_t n, PieceFn piece) const {
-    if (!random_ || n == 0 || Warm(id)) return;
+  bool WillNeedPieces(SectionId id, size_t n, PieceFn piece) const {
+    if (!random_ || n == 0 || Warm(id)) return false;
+    bool asked = false;
     const Span& s = span(id);
     uint64_t first = 0, last = 0;  // the run of chunks being collected, if `run`
     bool run = false;
@@ -316,13 +317,20 @@ class IndexFile {
           last = c;
           continue;
         }
-        if (run && ColdRun(id, first, last)) WillNeedChunks(s, first, last);
-        if (Warm(id)) return;
+        if (run && ColdRun(id, first, last)) {
+          WillNeedChunks(s, first, last);
+          asked = true;
+        }
+        if (Warm(id)) return asked;
         first = last = c;
         run = true;
       }
     }
-    if (run && ColdRun(id, first, last)) WillNeedChunks(s, first, last);
+    if (run && ColdRun(id, first, last)) {
+      WillNeedChunks(s, first, last);
+      asked = true;
+    }
+    return asked;
   }
   // Whether chunk `chunk` (< ChunkCount(Section(id).size())) of section `id` has been verified.
   bool ChunkVerified(SectionId id, uint64_t chunk) const {

@@ -311,14 +311,13 @@ bool DictionaryView::MayContainHash(uint64_t h) const {
   return TermFilterMayContain(block, h);
 }
 
-bool DictionaryView::WillNeedLookups(const std::vector<std::string>& terms,
+void DictionaryView::WillNeedLookups(const std::vector<std::string>& terms,
                                      const std::vector<uint64_t>& hashes, int stage) const {
-  if (blocks_ == 0 || !file_->random_access() || file_->Warm(SectionId::kDictBlocks)) return false;
+  if (blocks_ == 0 || !file_->random_access() || file_->Warm(SectionId::kDictBlocks)) return;
   std::vector<std::pair<uint64_t, uint64_t>> pieces;  // {offset, length}, ascending
-  bool asked = false;
   auto ask = [&](SectionId id) {
     std::sort(pieces.begin(), pieces.end());
-    asked |= file_->WillNeedPieces(id, pieces.size(), [&](size_t i) { return pieces[i]; });
+    file_->WillNeedPieces(id, pieces.size(), [&](size_t i) { return pieces[i]; });
     pieces.clear();
   };
   if (stage == 1) {
@@ -334,7 +333,7 @@ bool DictionaryView::WillNeedLookups(const std::vector<std::string>& terms,
         pieces.emplace_back(lo * sizeof(DictBlockRecord), (hi - lo) * sizeof(DictBlockRecord));
     }
     ask(SectionId::kDictIndex);
-    return asked;
+    return;
   }
   for (size_t i = 0; i < terms.size() && i < hashes.size(); ++i) {
     if (terms[i].empty() || !MayContainHash(hashes[i])) continue;
@@ -345,7 +344,6 @@ bool DictionaryView::WillNeedLookups(const std::vector<std::string>& terms,
     if (begin < end) pieces.emplace_back(begin, end - begin);
   }
   ask(SectionId::kDictBlocks);
-  return asked;
 }
 
 std::optional<uint32_t> DictionaryView::Find(std::string_view term, uint64_t hash) const {

@@ -143,8 +143,8 @@ class DictionaryView {
   // step and term. Stage 1 asks for the filter blocks and DICT_INDEX pages (it reads DICT_TOP
   // only); stage 2, called after stage 1 of every dictionary the query will search, reads
   // those (waiting for them) and asks for the blocks. Both do nothing when the file is warm
-  // or not opened for random access. Returns whether it asked for anything (a cold file).
-  bool WillNeedLookups(const std::vector<std::string>& terms, const std::vector<uint64_t>& hashes,
+  // or not opened for random access.
+  void WillNeedLookups(const std::vector<std::string>& terms, const std::vector<uint64_t>& hashes,
                        int stage) const;
 
   // Reads the terms in byte order one at a time, as a merge walks several dictionaries at once.

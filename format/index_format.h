@@ -298,11 +298,10 @@ class IndexFile {
   // that a cold batch waits for one round of parallel reads instead of a read per chunk in
   // turn. Pieces outside the section are ignored (a hint: it verifies and returns nothing).
   // Does nothing when the first such chunk is in the page cache already (a warm file) or
-  // without AdviseRandomAccess. Returns whether it asked for anything (a cold file).
+  // without AdviseRandomAccess.
   template <typename PieceFn>
-  bool WillNeedPieces(SectionId id, size_t n, PieceFn piece) const {
-    if (!random_ || n == 0 || Warm(id)) return false;
-    bool asked = false;
+  void WillNeedPieces(SectionId id, size_t n, PieceFn piece) const {
+    if (!random_ || n == 0 || Warm(id)) return;
     const Span& s = span(id);
     uint64_t first = 0, last = 0;  // the run of chunks being collected, if `run`
     bool run = false;
@@ -317,20 +316,13 @@ class IndexFile {
           last = c;
           continue;
         }
-        if (run && ColdRun(id, first, last)) {
-          WillNeedChunks(s, first, last);
-          asked = true;
-        }
-        if (Warm(id)) return asked;
+        if (run && ColdRun(id, first, last)) WillNeedChunks(s, first, last);
+        if (Warm(id)) return;
         first = last = c;
         run = true;
       }
     }
-    if (run && ColdRun(id, first, last)) {
-      WillNeedChunks(s, first, last);
-      asked = true;
-    }
-    return asked;
+    if (run && ColdRun(id, first, last)) WillNeedChunks(s, first, last);
   }
   // Whether chunk `chunk` (< ChunkCount(Section(id).size())) of section `id` has been verified.
   bool ChunkVerified(SectionId id, uint64_t chunk) const {

@@ -130,35 +130,33 @@ void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids, bool facts) c
   }
 }
 
-bool IndexSet::WillNeedLookups(const std::vector<std::string>& terms) const {
+void IndexSet::WillNeedLookups(const std::vector<std::string>& terms) const {
   auto cold = [](const Segment& s) {
     const format::IndexFile& f = s.reader->file();
     return f.random_access() && !f.Warm(format::SectionId::kDictBlocks);
   };
-  if (std::none_of(segments_.begin(), segments_.end(), cold)) return false;
+  if (std::none_of(segments_.begin(), segments_.end(), cold)) return;
   std::vector<uint64_t> hashes;
   for (const std::string& t : terms) hashes.push_back(format::HashTerm(t));
   // Each stage asks every segment before the next waits for any: one round of reads a stage.
-  bool asked = false;
   for (int stage : {1, 2}) {
     for (const Segment& s : segments_) {
-      if (cold(s)) asked |= s.reader->dictionary().WillNeedLookups(terms, hashes, stage);
+      if (cold(s)) s.reader->dictionary().WillNeedLookups(terms, hashes, stage);
     }
   }
-  return asked;
 }
 
 std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, uint64_t limit,
                                        SetQueryStats* stats, const std::vector<IndexScope>* scope,
                                        bool parallel) const {
-  const bool cold = WillNeedLookups(terms);
+  WillNeedLookups(terms);
   std::vector<uint32_t> out = Answer(
       [&terms](const Segment& s, uint64_t want, const std::vector<IdRange>* ranges,
                SegmentAnswer* a) {
         a->hits = s.searcher->Search(terms, want, &a->stats,
                                      s.deleted.empty() ? nullptr : s.deleted.data(), ranges);
       },
-      limit, stats, scope, nullptr, parallel, cold);
+      limit, stats, scope, nullptr, parallel);
   stats->terms = terms.size();
   return out;
 }
@@ -187,8 +185,7 @@ std::vector<uint32_t> IndexSet::Evaluate(const QueryNode& query, uint64_t limit,
 
 std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint64_t limit,
                                        SetQueryStats* stats, const std::vector<IndexScope>* scope,
-                                       std::vector<uint32_t>* unreadable, bool parallel,
-                                       bool cold) const {
+                                       std::vector<uint32_t>* unreadable, bool parallel) const {
   *stats = SetQueryStats{};
   if (unreadable != nullptr) unreadable->clear();
   std::vector<uint32_t> out;
@@ -219,7 +216,7 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
     if (!parallel) {
       for (size_t i = 0; i < n; ++i) search(i);
     } else {
-      SearchShared(index, search, cold);
+      SearchShared(index, search);
     }
     std::vector<std::vector<uint32_t>> parts;
     std::vector<size_t> part_segment;
@@ -276,11 +273,10 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
   return out;
 }
 
-void IndexSet::SearchShared(const Index& index, const std::function<void(size_t)>& search,
-                            bool cold) const {
+void IndexSet::SearchShared(const Index& index, const std::function<void(size_t)>& search) const {
   const size_t n = index.segments.size();
   size_t next = 0;
-  if (n > 1 && !cold && !segments_in_parallel.load(std::memory_order_relaxed)) {
+  if (n > 1 && !segments_in_parallel.load(std::memory_order_relaxed)) {
     const auto start = std::chrono::steady_clock::now();
     while (next < n &&
            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)

@@ -81,8 +81,7 @@ class IndexSet {
   void WillNeedDocuments(const std::vector<uint32_t>& ids, bool facts = false) const;
   // Asks every cold segment's dictionary for what looking up `terms` will read, a stage at a
   // time across the segments (DictionaryView::WillNeedLookups): a hint before a plain query.
-  // Returns whether it asked for anything: some segment is cold (not in the page cache).
-  bool WillNeedLookups(const std::vector<std::string>& terms) const;
+  void WillNeedLookups(const std::vector<std::string>& terms) const;
   uint32_t LocalOf(uint32_t id) const { return id - SegmentOf(id).first_id; }
   bool IsDeleted(uint32_t id) const { return SegmentOf(id).is_deleted(LocalOf(id)); }
 
@@ -132,18 +131,16 @@ class IndexSet {
   using SegmentSearch = std::function<void(const Segment& s, uint64_t want,
                                            const std::vector<IdRange>* ranges, SegmentAnswer*)>;
   // The machinery of Search and Evaluate: scope to id ranges, segments shared with the helper
-  // thread (if `parallel`; at once if `cold`: SearchShared), statistics,
+  // thread (if `parallel`), statistics,
   // and the merge of the segments' answers by path.
   std::vector<uint32_t> Answer(const SegmentSearch& search, uint64_t limit, SetQueryStats* stats,
                                const std::vector<IndexScope>* scope,
-                               std::vector<uint32_t>* unreadable, bool parallel,
-                               bool cold = false) const;
+                               std::vector<uint32_t>* unreadable, bool parallel) const;
 
   // Calls search(i) for every segment i of `index` (positions in index.segments): on this
   // thread while the process's queries are quick, then shared with the helper thread
-  // (util/helper_thread.h), the largest segments first. A `cold` query (its lookups asked for
-  // reads) shares at once: its segments' reads then overlap.
-  void SearchShared(const Index& index, const std::function<void(size_t)>& search, bool cold) const;
+  // (util/helper_thread.h), the largest segments first.
+  void SearchShared(const Index& index, const std::function<void(size_t)>& search) const;
 
   // Appends to *out (up to `limit` in all, 0 = no limit) the hits of `parts` (each ascending
   // local ids of segment part_segment[i], in that segment's path order) in path order:

@@ -423,8 +423,11 @@ LineWindow TrimLine(const MatchLine& line, size_t max_columns) {
 }
 
 struct Index::Rep {
-  explicit Rep(const std::vector<std::string>& paths)
-      : set(paths), first_path(paths.at(0)), paths(paths) {}
+  Rep(const std::vector<std::string>& paths, const OpenOptions& options)
+      : set(paths, options.one_shot ? format::IndexFile::Access::kOneShot
+                                    : format::IndexFile::Access::kRandom),
+        first_path(paths.at(0)),
+        paths(paths) {}
   // ScopeOf(set, options), resolved once for each scope and absolute working_dir (a relative
   // one depends on the process's directory at the call, so it is resolved every time):
   // resolving costs a realpath (a readlink per component), several microseconds on this VM,
@@ -461,9 +464,14 @@ Status Index::Open(const std::string& path, std::unique_ptr<Index>* index) {
 }
 
 Status Index::Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index) {
+  return Open(paths, OpenOptions{}, index);
+}
+
+Status Index::Open(const std::vector<std::string>& paths, const OpenOptions& options,
+                   std::unique_ptr<Index>* index) {
   return GuardIndex(paths, [&] {
     Ensure(!paths.empty(), ErrorKind::kInvalidArgument, "no index to open");
-    index->reset(new Index(std::make_unique<Rep>(paths)));
+    index->reset(new Index(std::make_unique<Rep>(paths, options)));
   });
 }
 

@@ -533,7 +533,8 @@ Status IndexPathOption(const po::variables_map& vm, std::string* path) {
 // Opens the indexes named by --index flags, or the one Index::Find finds from the working
 // directory; *opened (if not null) receives their paths in order.
 Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* index,
-                 std::vector<std::string>* opened = nullptr) {
+                 std::vector<std::string>* opened = nullptr,
+                 const OpenOptions& options = OpenOptions{}) {
   std::vector<std::string> paths = flags;
   if (paths.empty()) {
     std::string path;
@@ -542,7 +543,7 @@ Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* 
     paths.push_back(path);
   }
   if (opened != nullptr) *opened = paths;
-  return Index::Open(paths, index);
+  return Index::Open(paths, options, index);
 }
 
 std::vector<std::string> IndexFlags(const po::variables_map& vm) {
@@ -1010,7 +1011,9 @@ int RunQuery(const std::vector<std::string>& args) {
     ~LeaveMapped() { (void)index.release(); }
   } leave_mapped{index};
   std::vector<std::string> index_paths;
-  Status s = OpenIndex(IndexFlags(vm), &index, &index_paths);
+  OpenOptions open;
+  open.one_shot = !batch;  // one query, then exit: keep the resident set small
+  Status s = OpenIndex(IndexFlags(vm), &index, &index_paths, open);
   if (!s.ok()) return Fail(s.message());
   f.several = index_paths.size() > 1;
   StaleHits stale;

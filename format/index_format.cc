@@ -229,8 +229,21 @@ bool VerifiedAtOpen(SectionId id, uint64_t length) {
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> one_shot_release_chunks{512};
+}  // namespace
+
+uint64_t IndexFile::OneShotReleaseChunks() {
+  return one_shot_release_chunks.load(std::memory_order_relaxed);
+}
+
+void IndexFile::SetOneShotReleaseChunks(uint64_t chunks) {
+  one_shot_release_chunks.store(chunks, std::memory_order_relaxed);
+}
+
 IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file_(path) {
-  if (access == Access::kRandom) AdviseRandomAccess();
+  if (access != Access::kScan) AdviseRandomAccess();
+  if (access == Access::kOneShot) release_every_ = OneShotReleaseChunks();
   const uint8_t* base = file_.data();
   const size_t size = file_.size();
   // What opening reads first: the header, and the tail (section table, CHUNK_SUMS_INDEX and
@@ -389,10 +402,21 @@ void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
   // a sign of a warm file.)
   if (random_ && !(IsRequested(from) && IsRequested(last)) && ColdRun(id, from, last))
     WillNeedChunks(s, from, last);
+  uint64_t verified = 0;
   for (uint64_t c = from; c <= last; ++c) {
     if (IsVerified(c)) continue;
     if (!ChunkMatches(s, c)) ChunkDamaged(id, c);
     verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
+    ++verified;
+  }
+  // A one-shot reader's resident set: the pages stay valid (they fault in again), so readers
+  // on other threads are not disturbed. Whoever crosses the period drops them.
+  if (release_every_ != 0 && verified != 0) {
+    const uint64_t before = verified_since_release_.fetch_add(verified, std::memory_order_relaxed);
+    if (before < release_every_ && before + verified >= release_every_) {
+      verified_since_release_.fetch_sub(before + verified, std::memory_order_relaxed);
+      file_.ReleasePages();
+    }
   }
 }
 

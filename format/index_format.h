@@ -233,7 +233,14 @@ class IndexFile {
   // read-around on page faults. kRandom: scattered pages (queries), as AdviseRandomAccess
   // describes, from the very first byte opening reads: a fault there would otherwise read up
   // to read_ahead_kb around its page (8 MiB on the test machine, ~7 ms of a cold open).
-  enum class Access { kScan, kRandom };
+  // kOneShot: kRandom for a process that answers a query and exits; after every
+  // OneShotReleaseChunks() chunks verified (first read), the mapping's pages are dropped from
+  // the process's resident set (MappedFile::ReleasePages; the page cache keeps them, a later
+  // read faults them in again). A fault maps up to 16 neighbouring pages the page cache holds
+  // (fault-around, which MADV_RANDOM does not turn off), so a query reading thousands of
+  // scattered records counted 100-140 MB of them as resident (docs/design.md, "One-shot
+  // resident set").
+  enum class Access { kScan, kRandom, kOneShot };
 
   // Maps `path` and verifies what opening verifies (above). Throws Error(kNotFound) if it does
   // not exist and Error(kCorrupt) naming the path and the problem if it is not an index of this
@@ -286,6 +293,11 @@ class IndexFile {
     random_ = true;
   }
   bool random_access() const { return random_; }
+  // Access::kOneShot's period, in chunks verified (512 by default: at most ~32 MiB of mapped
+  // pages between drops, with fault-around). SetOneShotReleaseChunks changes it for the files
+  // opened after it (tests).
+  static uint64_t OneShotReleaseChunks();
+  static void SetOneShotReleaseChunks(uint64_t chunks);
   // Whether read-ahead requests for section `id` have stopped: kWarmAfter of its chunks in a
   // row were found in the page cache (mincore) when they were about to be asked for. A warm
   // file stays warm, and then each request would be a wasted system call.
@@ -398,6 +410,10 @@ class IndexFile {
   }
   std::string repair_;   // how to repair a damaged index, for messages
   bool random_ = false;  // AdviseRandomAccess was called
+  // Access::kOneShot: drop the mapped pages after this many chunks verified (0: never), and
+  // the chunks verified since the last drop.
+  uint64_t release_every_ = 0;
+  mutable std::atomic<uint64_t> verified_since_release_{0};
   mutable std::atomic<bool> warm_[kMaxSectionId] = {};                   // see Warm
   mutable std::atomic<uint32_t> resident_in_a_row_[kMaxSectionId] = {};  // see Cold
 };

@@ -44,7 +44,10 @@ class IndexSet {
  public:
   // Opens every index directory in `index_dirs` (in that order). Throws Error(kNotFound) for a
   // missing index, Error(kCorrupt) for a damaged one or a 0.1 index file (naming the repair).
-  explicit IndexSet(const std::vector<std::string>& index_dirs);
+  // `access`: how the segment files are read (format::IndexFile::Access; kOneShot for a
+  // process that answers a query and exits).
+  explicit IndexSet(const std::vector<std::string>& index_dirs,
+                    format::IndexFile::Access access = format::IndexFile::Access::kRandom);
   ~IndexSet();
 
   struct Segment {
@@ -131,16 +134,19 @@ class IndexSet {
   using SegmentSearch = std::function<void(const Segment& s, uint64_t want,
                                            const std::vector<IdRange>* ranges, SegmentAnswer*)>;
   // The machinery of Search and Evaluate: scope to id ranges, segments shared with the helper
-  // thread (if `parallel`), statistics,
+  // thread (if `parallel`; `settled` as in SearchShared), statistics,
   // and the merge of the segments' answers by path.
   std::vector<uint32_t> Answer(const SegmentSearch& search, uint64_t limit, SetQueryStats* stats,
                                const std::vector<IndexScope>* scope,
-                               std::vector<uint32_t>* unreadable, bool parallel) const;
+                               std::vector<uint32_t>* unreadable, bool parallel,
+                               const std::vector<bool>* settled) const;
 
-  // Calls search(i) for every segment i of `index` (positions in index.segments): on this
-  // thread while the process's queries are quick, then shared with the helper thread
-  // (util/helper_thread.h), the largest segments first.
-  void SearchShared(const Index& index, const std::function<void(size_t)>& search) const;
+  // Calls search(i) for every segment i of `index` (positions in index.segments): those
+  // `settled` marks (by segment number, if not null: a query term is certainly absent there)
+  // on this thread; the others on this thread while the process's queries are quick, then
+  // shared with the helper thread (util/helper_thread.h), the largest segments first.
+  void SearchShared(const Index& index, const std::vector<bool>* settled,
+                    const std::function<void(size_t)>& search) const;
 
   // Appends to *out (up to `limit` in all, 0 = no limit) the hits of `parts` (each ascending
   // local ids of segment part_segment[i], in that segment's path order) in path order:

@@ -483,6 +483,16 @@ struct IndexStats {
 // message naming the path and the problem.
 Status CheckIndex(const std::string& path);
 
+// How Index::Open reads an index.
+struct OpenOptions {
+  // The program answers a query or two and exits (`bitsift query TERMS`): the mapped pages of
+  // the index are dropped from the process's resident set as it reads on (every 512 new 4 KiB
+  // chunks; they stay in the page cache), so a query reading thousands of scattered records
+  // stays under ~100 MB resident. A long-running program leaves it false: the pages it dropped
+  // would fault in again at its next queries.
+  bool one_shot = false;
+};
+
 // An open, memory-mapped index. All const methods are safe to call from several threads.
 class Index {
  public:
@@ -495,6 +505,9 @@ class Index {
   static Status Open(const std::string& path, std::unique_ptr<Index>* index);
   // Opens several index directories answered as one (results index by index, in this order).
   static Status Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index);
+  // Open with options (OpenOptions).
+  static Status Open(const std::vector<std::string>& paths, const OpenOptions& options,
+                     std::unique_ptr<Index>* index);
 
   // Finds the index ".bitsift" in `start_dir` or the nearest of its parents, as git finds
   // ".git".

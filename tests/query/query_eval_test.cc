@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "format/index_format.h"
 #include "indexer/index_builder.h"
 #include "query/index_reader.h"
 #include "query/index_set.h"
@@ -575,6 +576,71 @@ TEST_CASE("several indexes of several segments answer as the positional oracle",
   }
   CHECK(with_matches > made / 3);
   CHECK(skipped_some > 0);
+}
+
+TEST_CASE("a one-shot index drops its pages as it reads and answers as a long-running one",
+          "[eval][oracle][oneshot]") {
+  SetFixture f(61);
+  // Every chunk verified drops the mapped pages: later reads fault them in again, also while
+  // other threads read.
+  format::IndexFile::SetOneShotReleaseChunks(1);
+  struct Restore {
+    ~Restore() { format::IndexFile::SetOneShotReleaseChunks(512); }
+  } restore;
+  bitsift::OpenOptions open;
+  open.one_shot = true;
+  std::unique_ptr<bitsift::Index> one_shot;
+  REQUIRE(bitsift::Index::Open(std::vector<std::string>{f.dir / "index0", f.dir / "index1"}, open,
+                               &one_shot)
+              .ok());
+  std::mt19937_64 rng(67);
+  std::vector<OracleDoc> sample;
+  for (const auto& x : f.live) {
+    for (const auto& [name, d] : x) sample.push_back(d);
+  }
+  std::vector<bitsift::ParsedQuery> queries;
+  while (queries.size() < 150) {
+    bitsift::ParsedQuery parsed;
+    bitsift::QueryError error;
+    if (bitsift::ParsedQuery::Parse(MakeQuery(sample, f.all_texts, rng),
+                                    bitsift::QuerySyntax::kLanguage, &parsed, &error)
+            .ok())
+      queries.push_back(parsed);
+  }
+  bitsift::QueryOptions options;
+  options.document_text = f.Texts();
+  auto answer = [&](const bitsift::Index& index, const bitsift::ParsedQuery& q) {
+    bitsift::QueryResult r;
+    const bitsift::Status s = index.Query(q, options, &r);
+    std::vector<std::string> names;
+    for (uint32_t id : r.documents) names.push_back(f.Name(id));
+    if (!s.ok()) names.push_back("error: " + s.message());
+    return names;
+  };
+  size_t with_matches = 0;
+  std::vector<std::vector<std::string>> want;
+  for (const bitsift::ParsedQuery& q : queries) {
+    want.push_back(answer(*f.index, q));
+    with_matches += !want.back().empty();
+    INFO("query: " << q.ToString());
+    REQUIRE(answer(*one_shot, q) == want.back());
+  }
+  CHECK(with_matches > queries.size() / 3);
+  // Four threads on a fresh one-shot index: drops while others read.
+  REQUIRE(bitsift::Index::Open(std::vector<std::string>{f.dir / "index0", f.dir / "index1"}, open,
+                               &one_shot)
+              .ok());
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < queries.size(); i += 2) {
+        if (answer(*one_shot, queries[i]) != want[i]) wrong++;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(wrong.load() == 0);
 }
 
 TEST_CASE("queries and matching lines from many threads at once equal one thread's",

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 
 #include "util/error.h"
 
@@ -231,7 +233,223 @@ bool VerifiedAtOpen(SectionId id, uint64_t length) {
 
 namespace {
 std::atomic<uint64_t> one_shot_release_chunks{512};
+std::atomic<IndexFile::OneShotReads> one_shot_reads{IndexFile::OneShotReads::kAuto};
+
+// The calling thread's scratch for a chunk VerifyAll verifies by copy (reused: no new memory
+// touched per chunk).
+thread_local uint8_t chunk_scratch[kChunkBytes];
 }  // namespace
+
+struct IndexFile::Arena {
+  static constexpr size_t kBlock = 64 << 10;
+  std::mutex mu;
+  std::vector<std::unique_ptr<uint8_t[]>> blocks;
+  uint8_t* next = nullptr;
+  size_t left = 0;
+
+  uint8_t* Allocate(size_t n) {
+    n = (n + 7) & ~size_t{7};  // 8-byte aligned: records hold u64s
+    std::lock_guard<std::mutex> lock(mu);
+    if (n > kBlock / 4) return Block(n);
+    if (left < n) {
+      next = Block(kBlock);
+      left = kBlock;
+    }
+    uint8_t* p = next;
+    next += n;
+    left -= n;
+    return p;
+  }
+  uint8_t* Block(size_t n) {  // 64-byte aligned, as the mapping's sections are
+    blocks.emplace_back(new uint8_t[n + 63]);
+    const auto at = reinterpret_cast<uintptr_t>(blocks.back().get());
+    return reinterpret_cast<uint8_t*>((at + 63) & ~uintptr_t{63});
+  }
+};
+
+IndexFile::~IndexFile() = default;
+
+bool IndexFile::OneShotCopyReads() {
+  switch (one_shot_reads.load(std::memory_order_relaxed)) {
+    case OneShotReads::kCopy:
+      return true;
+    case OneShotReads::kMap:
+      return false;
+    case OneShotReads::kAuto:
+      break;
+  }
+  if (const char* env = std::getenv("BITSIFT_ONESHOT_READS")) {
+    if (std::strcmp(env, "copy") == 0) return true;
+    if (std::strcmp(env, "map") == 0) return false;
+  }
+  return PageFaultsAreDear();
+}
+
+void IndexFile::SetOneShotReads(OneShotReads reads) {
+  one_shot_reads.store(reads, std::memory_order_relaxed);
+}
+
+const uint8_t* IndexFile::CopyOut(SectionId id, const Span& s, uint64_t offset,
+                                  uint64_t length) const {
+  uint8_t* p = arena_->Allocate(length);
+  CopyRange(id, s, offset, length, p);
+  return p;
+}
+
+namespace {
+
+// A thread's cache of the chunks it read by copy, direct-mapped: readers of scattered records
+// (a candidate's BAND_DOCS entry, forward offsets, record; a result's DOCS entry, path, facts)
+// often come back to a chunk, and a hit costs a copy instead of a system call. Small, so that
+// the pages it touches stay few (each a trap where faults are dear). CHUNK_SUMS pieces have a
+// cache of their own, so that verifying a chunk never evicts it while it is being filled.
+// The process's cache of the chunks read by copy (IndexFile::copies), shared by its threads
+// (a query's results are looked at on several), kWays-way set-associative, least recently used
+// out: a result's records are read from three or four sections in step (DOCS, PATHS,
+// DOC_FACTS_INDEX, DOC_FACTS), and in a direct-mapped cache two of them whose chunks fall on
+// one slot evicted each other at every document (a 187k-match query read 83k chunks for 13k).
+// Small, and its bytes left uninitialized, so that it touches few pages (each a trap where
+// faults are dear). A miss is read and verified outside the lock. CHUNK_SUMS pieces have a
+// cache of their own.
+template <size_t kSlots>
+class ChunkCache {
+ public:
+  // Copies n bytes from byte `from` of (file, chunk) to dst if the cache holds it.
+  bool CopyOut(uint64_t file, uint64_t chunk, uint64_t from, uint64_t n, uint8_t* dst) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t i = Find(file, chunk);
+    if (i == kSlots) return false;
+    used_[i] = ++clock_;
+    std::memcpy(dst, Bytes(i) + from, n);
+    return true;
+  }
+  // Keeps `bytes` (length <= kChunkBytes) as (file, chunk), in place of the set's least
+  // recently used chunk.
+  void Put(uint64_t file, uint64_t chunk, const uint8_t* bytes, uint64_t length) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Find(file, chunk) != kSlots) return;  // another thread put it meanwhile
+    const size_t set = Set(file, chunk);
+    size_t pick = set * kWays;
+    for (size_t i = set * kWays; i < (set + 1) * kWays; ++i) {
+      if (used_[i] < used_[pick]) pick = i;
+    }
+    std::memcpy(Bytes(pick), bytes, length);
+    files_[pick] = file;
+    chunks_[pick] = chunk;
+    used_[pick] = ++clock_;
+  }
+  // Counts a read of section index `section` that found its chunk (hit) or not; returns
+  // whether the section is read densely (IndexFile::copies).
+  bool Count(uint32_t section, bool hit) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (hit) {
+      ++hits_[section];
+      return false;
+    }
+    const uint64_t misses = ++misses_[section];
+    return misses >= IndexFile::kDenseMinMisses && hits_[section] >= IndexFile::kDenseHits * misses;
+  }
+
+ private:
+  static constexpr size_t kWays = 4, kSets = kSlots / kWays;
+  // Consecutive chunks fall in consecutive sets (a scan does not evict itself).
+  static size_t Set(uint64_t file, uint64_t chunk) {
+    return (chunk + ((file * 0x9E3779B97F4A7C15ull) >> 40)) & (kSets - 1);
+  }
+  size_t Find(uint64_t file, uint64_t chunk) const {
+    const size_t set = Set(file, chunk);
+    for (size_t i = set * kWays; i < (set + 1) * kWays; ++i) {
+      if (files_[i] == file && chunks_[i] == chunk) return i;
+    }
+    return kSlots;
+  }
+  uint8_t* Bytes(size_t i) {
+    if (!bytes_) bytes_.reset(new uint8_t[kSlots * kChunkBytes]);
+    return bytes_.get() + i * kChunkBytes;
+  }
+
+  std::mutex mu_;
+  uint64_t files_[kSlots] = {};  // IndexFile::uid_; 0 = empty
+  uint64_t chunks_[kSlots] = {};
+  uint64_t used_[kSlots] = {};
+  uint64_t clock_ = 0;
+  uint64_t hits_[kMaxSectionId] = {};
+  uint64_t misses_[kMaxSectionId] = {};
+  std::unique_ptr<uint8_t[]> bytes_;
+};
+
+ChunkCache<64>& Chunks() {
+  static ChunkCache<64> cache;
+  return cache;
+}
+ChunkCache<8>& SumPieces() {
+  static ChunkCache<8> cache;
+  return cache;
+}
+std::atomic<uint64_t> next_file_uid{1};
+
+}  // namespace
+
+void IndexFile::CopyFromChunk(SectionId id, const Span& s, uint64_t chunk, uint64_t from,
+                              uint64_t n, uint8_t* dst) const {
+  ChunkCache<64>& cache = Chunks();
+  const uint32_t i = static_cast<uint32_t>(id) - 1;
+  const bool hit = cache.CopyOut(uid_, chunk, from, n, dst);
+  if (cache.Count(i, hit)) dense_[i].store(true, std::memory_order_relaxed);
+  if (hit) return;
+  thread_local uint8_t scratch[kChunkBytes];
+  const uint64_t at = (chunk - s.first_chunk) << kChunkShift;
+  const uint64_t length = std::min<uint64_t>(kChunkBytes, s.length - at);
+  file_.Read(FileOffset(s, at), length, scratch);
+  if (!IsVerified(chunk)) {
+    if (Checksum(scratch, length) != ChunkSum(chunk)) ChunkDamaged(id, chunk);
+    verified_[chunk >> 6].fetch_or(uint64_t{1} << (chunk & 63), std::memory_order_relaxed);
+  }
+  std::memcpy(dst, scratch + from, n);
+  cache.Put(uid_, chunk, scratch, length);
+}
+
+void IndexFile::CopyRange(SectionId id, const Span& s, uint64_t offset, uint64_t length,
+                          void* dst) const {
+  if (offset > s.length || length > s.length - offset) [[unlikely]] {
+    OutOfBounds(id, offset, length);
+  }
+  if (length == 0) return;
+  const uint64_t first = s.first_chunk + (offset >> kChunkShift);
+  const uint64_t last = s.first_chunk + ((offset + length - 1) >> kChunkShift);
+  // A cold run of chunks is asked for at once (one round of reads, as VerifyChunks does).
+  if (random_ && last > first && !IsVerified(first) && !(IsRequested(first) && IsRequested(last)) &&
+      ColdRun(id, first, last)) {
+    WillNeedChunks(s, first, last);
+  }
+  if (first == last) {  // a record: from the cache
+    const uint64_t chunk_start = (first - s.first_chunk) << kChunkShift;
+    CopyFromChunk(id, s, first, offset - chunk_start, length, static_cast<uint8_t*>(dst));
+    return;
+  }
+  // A longer piece (a row, a dictionary's runs): its chunks whole in one read into the
+  // thread's scratch (reused), each verified there if it is not yet, then the piece copied.
+  thread_local std::vector<uint8_t> scratch;
+  const uint64_t begin = (first - s.first_chunk) << kChunkShift;
+  const uint64_t end = std::min<uint64_t>(s.length, (last + 1 - s.first_chunk) << kChunkShift);
+  if (scratch.size() < end - begin) scratch.resize(end - begin);
+  file_.Read(FileOffset(s, begin), end - begin, scratch.data());
+  for (uint64_t c = first; c <= last; ++c) {
+    if (IsVerified(c)) continue;
+    const uint64_t at = (c - first) << kChunkShift;
+    const uint64_t n = std::min<uint64_t>(kChunkBytes, end - begin - at);
+    if (Checksum(scratch.data() + at, n) != ChunkSum(c)) ChunkDamaged(id, c);
+    verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
+  }
+  std::memcpy(dst, scratch.data() + (offset - begin), length);
+}
+
+const uint8_t* IndexFile::ReadChunk(const Span& s, uint64_t chunk, uint64_t* length) const {
+  const uint64_t at = (chunk - s.first_chunk) << kChunkShift;
+  *length = std::min<uint64_t>(kChunkBytes, s.length - at);
+  file_.Read(FileOffset(s, at), *length, chunk_scratch);
+  return chunk_scratch;
+}
 
 uint64_t IndexFile::OneShotReleaseChunks() {
   return one_shot_release_chunks.load(std::memory_order_relaxed);
@@ -243,7 +461,14 @@ void IndexFile::SetOneShotReleaseChunks(uint64_t chunks) {
 
 IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file_(path) {
   if (access != Access::kScan) AdviseRandomAccess();
-  if (access == Access::kOneShot) release_every_ = OneShotReleaseChunks();
+  if (access == Access::kOneShot) {
+    copy_reads_ = OneShotCopyReads();
+    if (copy_reads_) {
+      arena_ = std::make_unique<Arena>();
+      uid_ = next_file_uid.fetch_add(1, std::memory_order_relaxed);
+    }
+    release_every_ = OneShotReleaseChunks();  // what is read through the mapping
+  }
   const uint8_t* base = file_.data();
   const size_t size = file_.size();
   // What opening reads first: the header, and the tail (section table, CHUNK_SUMS_INDEX and
@@ -341,21 +566,42 @@ uint64_t IndexFile::ChunkSum(uint64_t chunk) const {
   const Span& sums = span(SectionId::kChunkSums);
   const uint64_t at = chunk * sizeof(uint64_t);
   const uint64_t piece = at >> kChunkShift;
-  if (!((sums_verified_[piece >> 6].load(std::memory_order_relaxed) >> (piece & 63)) & 1)) {
-    const uint64_t begin = piece << kChunkShift;
-    const uint64_t length = std::min<uint64_t>(kChunkBytes, sums.length - begin);
-    if (Checksum(sums.data + begin, length) !=
-        LoadU64(span(SectionId::kChunkSumsIndex).data + piece * sizeof(uint64_t))) {
-      throw Error(ErrorKind::kCorrupt, path_ + ": damaged index: checksum mismatch in chunk " +
-                                           std::to_string(piece) + " of section CHUNK_SUMS; " +
-                                           repair_);
+  const uint64_t begin = piece << kChunkShift;
+  const uint64_t length = std::min<uint64_t>(kChunkBytes, sums.length - begin);
+  const bool verified =
+      (sums_verified_[piece >> 6].load(std::memory_order_relaxed) >> (piece & 63)) & 1;
+  if (copy_reads_) {  // the piece from the cache, or read (and verified) into it
+    uint64_t sum;
+    if (verified && SumPieces().CopyOut(uid_, piece, at - begin, sizeof(sum),
+                                        reinterpret_cast<uint8_t*>(&sum))) {
+      return sum;
     }
-    sums_verified_[piece >> 6].fetch_or(uint64_t{1} << (piece & 63), std::memory_order_relaxed);
+    thread_local uint8_t scratch[kChunkBytes];
+    file_.Read(FileOffset(sums, begin), length, scratch);
+    if (!verified) PieceMatches(piece, scratch, length);
+    SumPieces().Put(uid_, piece, scratch, length);
+    return LoadU64(scratch + (at - begin));
   }
+  if (!verified) PieceMatches(piece, sums.data + begin, length);
   return LoadU64(sums.data + at);
 }
 
+void IndexFile::PieceMatches(uint64_t piece, const uint8_t* bytes, uint64_t length) const {
+  if (Checksum(bytes, length) !=
+      LoadU64(span(SectionId::kChunkSumsIndex).data + piece * sizeof(uint64_t))) {
+    throw Error(ErrorKind::kCorrupt, path_ + ": damaged index: checksum mismatch in chunk " +
+                                         std::to_string(piece) + " of section CHUNK_SUMS; " +
+                                         repair_);
+  }
+  sums_verified_[piece >> 6].fetch_or(uint64_t{1} << (piece & 63), std::memory_order_relaxed);
+}
+
 bool IndexFile::ChunkMatches(const Span& s, uint64_t chunk) const {
+  if (copy_reads_) {
+    uint64_t length;
+    const uint8_t* bytes = ReadChunk(s, chunk, &length);
+    return Checksum(bytes, length) == ChunkSum(chunk);
+  }
   const uint64_t at = (chunk - s.first_chunk) << kChunkShift;
   const uint64_t length = std::min<uint64_t>(kChunkBytes, s.length - at);
   return Checksum(s.data + at, length) == ChunkSum(chunk);

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -240,12 +241,18 @@ class IndexFile {
   // (fault-around, which MADV_RANDOM does not turn off), so a query reading thousands of
   // scattered records counted 100-140 MB of them as resident (docs/design.md, "One-shot
   // resident set").
+  //
+  // Where every first touch of a page costs the process a trap to the hypervisor (a
+  // paravirtualized guest: 7-15 us a page, against ~2 us for a 4 KiB pread), a one-shot
+  // reader copies instead of mapping (copy_reads(); OneShotCopyReads decides):
+  // docs/design.md, "One-shot reads by copy".
   enum class Access { kScan, kRandom, kOneShot };
 
   // Maps `path` and verifies what opening verifies (above). Throws Error(kNotFound) if it does
   // not exist and Error(kCorrupt) naming the path and the problem if it is not an index of this
   // version or a part verified at open is damaged.
   explicit IndexFile(const std::string& path, Access access = Access::kScan);
+  ~IndexFile();
   IndexFile(const IndexFile&) = delete;
   IndexFile& operator=(const IndexFile&) = delete;
 
@@ -264,23 +271,69 @@ class IndexFile {
   // cover that is not verified yet. Throws Error(kCorrupt) naming the path, the chunk, the
   // section and the repair if a chunk's checksum does not match, or if the range is not
   // inside the section. A chunk already verified costs one relaxed atomic load and a bit test.
+  //
+  // With copy_reads(), the bytes are read with pread into memory the file owns until it is
+  // closed (each call copies again: for what a one-shot query reads a few times, such as paths
+  // and dictionary blocks; what it reads per candidate goes through Read or ReadView).
   const uint8_t* Touch(SectionId id, uint64_t offset, uint64_t length) const {
     const Span& s = span(id);
-    if (offset > s.length || length > s.length - offset) [[unlikely]] {
-      OutOfBounds(id, offset, length);
-    }
-    if (length != 0) {
-      const uint64_t first = s.first_chunk + (offset >> kChunkShift);
-      const uint64_t last = s.first_chunk + ((offset + length - 1) >> kChunkShift);
-      for (uint64_t c = first; c <= last; ++c) {
-        if (!IsVerified(c)) [[unlikely]] {
-          VerifyChunks(id, c, last);
-          break;
-        }
-      }
-    }
+    if (copies(id)) [[unlikely]]
+      return CopyOut(id, s, offset, length);
+    Verify(id, s, offset, length);
     return s.data + offset;
   }
+  // Touch's bytes copied to dst (length bytes): with copy_reads() read with pread straight
+  // into dst. Same checks and errors as Touch.
+  void Read(SectionId id, uint64_t offset, uint64_t length, void* dst) const {
+    const Span& s = span(id);
+    if (copies(id)) [[unlikely]] {
+      CopyRange(id, s, offset, length, dst);
+      return;
+    }
+    Verify(id, s, offset, length);
+    if (length != 0) std::memcpy(dst, s.data + offset, length);
+  }
+  // Touch's bytes, valid until *buffer is next used: the mapping itself (no copy) unless
+  // copy_reads(), then read into *buffer (grown as needed and reused: a reader of many
+  // records passes the same buffer, so no new memory is touched for each).
+  const uint8_t* ReadView(SectionId id, uint64_t offset, uint64_t length,
+                          std::vector<uint8_t>* buffer) const {
+    const Span& s = span(id);
+    if (!copies(id)) {
+      Verify(id, s, offset, length);
+      return s.data + offset;
+    }
+    if (buffer->size() < length) buffer->resize(length);
+    CopyRange(id, s, offset, length, buffer->data());
+    return buffer->data();
+  }
+  // Whether reads go through pread instead of the mapping (Access::kOneShot on a machine
+  // where page faults are dear: OneShotCopyReads). The mapping is then only used for
+  // read-ahead hints and the parts opening verifies.
+  bool copy_reads() const { return copy_reads_; }
+  // Whether section `id` is read by copy now: copy_reads(), until the section turns out to be
+  // read densely (a query with many results reads most of DOCS and PATHS: kDenseHits cache hits
+  // a chunk read, after kDenseMinMisses chunks), where the mapping's faults, each mapping 16
+  // neighbouring pages, cost less than a copy per record. From then on it is read through the
+  // mapping, as without copy_reads().
+  // Only the sections read per candidate or per result are copied (ROWS, BAND_DOCS, the
+  // forward store, DOCS, PATHS, the facts): the dictionary's few pages cost less through the
+  // mapping, whose faults map their neighbours too (a copy touches a new page of the reader's
+  // memory for each chunk it reads first).
+  bool copies(SectionId id) const {
+    return copy_reads_ && ((kCopiedSections >> static_cast<uint32_t>(id)) & 1) &&
+           !dense_[static_cast<uint32_t>(id) - 1].load(std::memory_order_relaxed);
+  }
+  static constexpr uint64_t kCopiedSections =
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kRows) |
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kBandDocs) |
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kForwardOffsets) |
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kForwardData) |
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kDocs) |
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kPaths) |
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kDocFacts) |
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kDocFactsIndex);
+  static constexpr uint64_t kDenseMinMisses = 256, kDenseHits = 8;
   // Verifies the whole file: every section checksum, every chunk checksum, and that the padding
   // between sections is zero. Throws Error(kCorrupt) naming the path and the first problem.
   void VerifyAll() const;
@@ -298,6 +351,13 @@ class IndexFile {
   // opened after it (tests).
   static uint64_t OneShotReleaseChunks();
   static void SetOneShotReleaseChunks(uint64_t chunks);
+  // Whether files opened with Access::kOneShot read by copy (copy_reads()). kAuto: when page
+  // faults are dear on this machine (util::PageFaultsAreDear), unless the environment variable
+  // BITSIFT_ONESHOT_READS is "copy" or "map". SetOneShotReads changes it for the files opened
+  // after it (tests, benchmarks).
+  enum class OneShotReads { kAuto, kCopy, kMap };
+  static bool OneShotCopyReads();
+  static void SetOneShotReads(OneShotReads reads);
   // Whether read-ahead requests for section `id` have stopped: kWarmAfter of its chunks in a
   // row were found in the page cache (mincore) when they were about to be asked for. A warm
   // file stays warm, and then each request would be a wasted system call.
@@ -357,6 +417,39 @@ class IndexFile {
     uint64_t first_chunk = 0;  // number of the section's chunk 0 among all chunks
   };
   const Span& span(SectionId id) const { return spans_[static_cast<uint32_t>(id) - 1]; }
+  size_t FileOffset(const Span& s, uint64_t offset) const {
+    return static_cast<size_t>(s.data - file_.data()) + offset;
+  }
+  // Throws OutOfBounds unless [offset, offset + length) lies in span s of section id, then
+  // verifies the chunks it covers that are not verified yet.
+  void Verify(SectionId id, const Span& s, uint64_t offset, uint64_t length) const {
+    if (offset > s.length || length > s.length - offset) [[unlikely]] {
+      OutOfBounds(id, offset, length);
+    }
+    if (length != 0) {
+      const uint64_t first = s.first_chunk + (offset >> kChunkShift);
+      const uint64_t last = s.first_chunk + ((offset + length - 1) >> kChunkShift);
+      for (uint64_t c = first; c <= last; ++c) {
+        if (!IsVerified(c)) [[unlikely]] {
+          VerifyChunks(id, c, last);
+          break;
+        }
+      }
+    }
+  }
+  // copy_reads(): [offset, offset + length) of span s (section id) copied to dst, chunk by
+  // chunk from the process's chunk cache (CopyFromChunk), after the bounds check.
+  void CopyRange(SectionId id, const Span& s, uint64_t offset, uint64_t length, void* dst) const;
+  // copy_reads(): CopyRange into the arena.
+  const uint8_t* CopyOut(SectionId id, const Span& s, uint64_t offset, uint64_t length) const;
+  // copy_reads(): n bytes from byte `from` of chunk `chunk` (a number among all chunks) of
+  // span s copied to dst, from the process's cache of recently read chunks (on a miss the
+  // chunk is read with pread, verified if it is not yet, and kept).
+  void CopyFromChunk(SectionId id, const Span& s, uint64_t chunk, uint64_t from, uint64_t n,
+                     uint8_t* dst) const;
+  // copy_reads(): the bytes of chunk `chunk` of span s read into the calling thread's scratch
+  // (VerifyAll's reads); returns them and sets *length.
+  const uint8_t* ReadChunk(const Span& s, uint64_t chunk, uint64_t* length) const;
   // The file offset of chunk `chunk` (a number among all chunks) of section span `s`.
   size_t ChunkFileOffset(const Span& s, uint64_t chunk) const {
     return static_cast<size_t>(s.data - file_.data()) + ((chunk - s.first_chunk) << kChunkShift);
@@ -387,6 +480,9 @@ class IndexFile {
   bool ChunkMatches(const Span& s, uint64_t chunk) const;
   // The checksum of chunk `chunk` from CHUNK_SUMS, after verifying the piece that holds it.
   uint64_t ChunkSum(uint64_t chunk) const;
+  // Throws Error(kCorrupt) unless the bytes of piece `piece` of CHUNK_SUMS match
+  // CHUNK_SUMS_INDEX; records the piece as verified.
+  void PieceMatches(uint64_t piece, const uint8_t* bytes, uint64_t length) const;
   [[noreturn]] void ChunkDamaged(SectionId id, uint64_t chunk) const;
   [[noreturn]] void OutOfBounds(SectionId id, uint64_t offset, uint64_t length) const;
 
@@ -414,6 +510,13 @@ class IndexFile {
   // the chunks verified since the last drop.
   uint64_t release_every_ = 0;
   mutable std::atomic<uint64_t> verified_since_release_{0};
+  // copy_reads(): what Touch copied, kept until the file is closed (8-byte aligned pieces of
+  // blocks of 64 KiB; a piece over 16 KiB gets a block of its own).
+  bool copy_reads_ = false;
+  uint64_t uid_ = 0;  // this file among the process's open files: the chunk caches' key
+  mutable std::atomic<bool> dense_[kMaxSectionId] = {};  // see copies()
+  struct Arena;
+  std::unique_ptr<Arena> arena_;
   mutable std::atomic<bool> warm_[kMaxSectionId] = {};                   // see Warm
   mutable std::atomic<uint32_t> resident_in_a_row_[kMaxSectionId] = {};  // see Cold
 };

@@ -87,18 +87,19 @@ void IndexReader::BadDocId(uint32_t id) const {
 }
 
 format::DocRecord IndexReader::doc(uint32_t id) const {
-  const format::DocEntry& e = entry(id);
+  const format::DocEntry e = entry(id);
   format::DocRecord d{};
   d.path_offset = e.path_offset;
   d.path_length = e.path_length;
   d.column = e.column;
   const uint64_t block = id / format::kDocFactsBlock;
   uint64_t range[2];
-  std::memcpy(range, file_.Touch(SectionId::kDocFactsIndex, block * 8, 16), 16);
-  // Touch bounds-checks the end against the section.
-  const uint8_t* p = range[0] <= range[1]
-                         ? file_.Touch(SectionId::kDocFacts, range[0], range[1] - range[0])
-                         : nullptr;
+  file_.Read(SectionId::kDocFactsIndex, block * 8, 16, range);
+  // ReadView bounds-checks the end against the section.
+  thread_local std::vector<uint8_t> buffer;
+  const uint8_t* p = range[0] <= range[1] ? file_.ReadView(SectionId::kDocFacts, range[0],
+                                                           range[1] - range[0], &buffer)
+                                          : nullptr;
   if (p == nullptr || !format::DecodeDocFacts(p, p + (range[1] - range[0]),
                                               id % format::kDocFactsBlock, &d)) [[unlikely]] {
     Check(false, path(), "damaged facts of document " + std::to_string(id));
@@ -117,12 +118,14 @@ std::pair<const uint8_t*, const uint8_t*> IndexReader::Record(uint32_t id) const
   if (id >= meta_.doc_count) [[unlikely]]
     BadDocId(id);
   uint64_t range[2];
-  std::memcpy(range, file_.Touch(SectionId::kForwardOffsets, uint64_t{id} * 8, 16), 16);
+  file_.Read(SectionId::kForwardOffsets, uint64_t{id} * 8, 16, range);
   if (range[0] > range[1]) [[unlikely]] {
     Check(false, path(), "forward store offsets of document " + std::to_string(id));
   }
-  // Touch bounds-checks the end against the section.
-  const uint8_t* p = file_.Touch(SectionId::kForwardData, range[0], range[1] - range[0]);
+  // ReadView bounds-checks the end against the section.
+  thread_local std::vector<uint8_t> buffer;
+  const uint8_t* p =
+      file_.ReadView(SectionId::kForwardData, range[0], range[1] - range[0], &buffer);
   return {p, p + (range[1] - range[0])};
 }
 
@@ -146,7 +149,7 @@ bool IndexReader::HasExactTerm(uint32_t id, uint32_t t) const {
     const uint64_t offset =
         band.rows_offset + ((band.width + uint64_t{t}) * band.words_per_row + local / 64) * 8;
     uint64_t word;
-    std::memcpy(&word, file_.Touch(format::SectionId::kRows, offset, 8), sizeof(word));
+    file_.Read(format::SectionId::kRows, offset, 8, &word);
     return (word >> (local % 64)) & 1;
   }
   BadColumn(id, column);
@@ -161,8 +164,14 @@ void IndexReader::WillNeedRecords(const uint32_t* ids, size_t n) const {
   // The offsets are read unverified: a hint only (WillNeedPieces ignores what is out of range).
   file_.WillNeedPieces(SectionId::kForwardData, n, [&](size_t i) {
     if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
-    const uint64_t begin = forward_offsets_[ids[i]], end = forward_offsets_[ids[i] + 1];
-    return std::pair<uint64_t, uint64_t>{begin, end > begin ? end - begin : 0};
+    uint64_t range[2];
+    if (file_.copies(SectionId::kForwardOffsets)) {  // not the mapping: read (verified) by copy
+      file_.Read(SectionId::kForwardOffsets, uint64_t{ids[i]} * 8, 16, range);
+    } else {
+      range[0] = forward_offsets_[ids[i]];
+      range[1] = forward_offsets_[ids[i] + 1];
+    }
+    return std::pair<uint64_t, uint64_t>{range[0], range[1] > range[0] ? range[1] - range[0] : 0};
   });
 }
 
@@ -184,7 +193,7 @@ void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n, bool paths, bool f
     const auto* records = file_.SectionAs<format::DocEntry>(SectionId::kDocs);
     file_.WillNeedPieces(SectionId::kPaths, n, [&](size_t i) {
       if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
-      const format::DocEntry& d = records[ids[i]];
+      const format::DocEntry d = file_.copies(SectionId::kDocs) ? entry(ids[i]) : records[ids[i]];
       return std::pair<uint64_t, uint64_t>{d.path_offset, d.path_length};
     });
   }
@@ -193,8 +202,14 @@ void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n, bool paths, bool f
     file_.WillNeedPieces(SectionId::kDocFacts, n, [&](size_t i) {
       if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
       const uint64_t b = ids[i] / format::kDocFactsBlock;
-      const uint64_t begin = blocks[b], end = blocks[b + 1];
-      return std::pair<uint64_t, uint64_t>{begin, end > begin ? end - begin : 0};
+      uint64_t range[2];
+      if (file_.copies(SectionId::kDocFactsIndex)) {
+        file_.Read(SectionId::kDocFactsIndex, b * 8, 16, range);
+      } else {
+        range[0] = blocks[b];
+        range[1] = blocks[b + 1];
+      }
+      return std::pair<uint64_t, uint64_t>{range[0], range[1] > range[0] ? range[1] - range[0] : 0};
     });
   }
 }
@@ -224,10 +239,11 @@ void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
         "term " + std::to_string(id) + " has no sparse row");
   const uint64_t g = (id - meta_.sparse_first) / format::kSparseGroupTerms;
   uint64_t range[2];
-  std::memcpy(range, file_.Touch(SectionId::kSparseIndex, g * 8, 16), 16);
+  file_.Read(SectionId::kSparseIndex, g * 8, 16, range);
   Check(range[0] <= range[1], path(), "sparse index of term " + std::to_string(id));
-  // Touch bounds-checks the end against the section.
-  const uint8_t* p = file_.Touch(SectionId::kSparseData, range[0], range[1] - range[0]);
+  // ReadView bounds-checks the end against the section.
+  thread_local std::vector<uint8_t> buffer;
+  const uint8_t* p = file_.ReadView(SectionId::kSparseData, range[0], range[1] - range[0], &buffer);
   const auto group_first =
       static_cast<uint32_t>(meta_.sparse_first + g * format::kSparseGroupTerms);
   Check(format::DecodeSparseRow(p, p + (range[1] - range[0]), group_first, id, dict_,

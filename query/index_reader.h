@@ -72,20 +72,20 @@ class IndexReader {
   // entry's chunk is damaged or the id is not below doc_count().
   uint32_t BandDoc(const format::BandRecord& band, uint64_t column) const {
     uint32_t id;
-    std::memcpy(&id, file_.Touch(format::SectionId::kBandDocs, (band.first_column + column) * 4, 4),
-                sizeof(id));
+    file_.Read(format::SectionId::kBandDocs, (band.first_column + column) * 4, 4, &id);
     if (id >= meta_.doc_count) [[unlikely]]
       BadBandDoc(id);
     return id;
   }
   // The DOCS entry of document id (its path's place and its column). Throws Error(kCorrupt) if
   // id >= doc_count() or the entry's chunk is damaged.
-  const format::DocEntry& entry(uint32_t id) const {
+  format::DocEntry entry(uint32_t id) const {
     if (id >= meta_.doc_count) [[unlikely]]
       BadDocId(id);
-    return *reinterpret_cast<const format::DocEntry*>(
-        file_.Touch(format::SectionId::kDocs, uint64_t{id} * sizeof(format::DocEntry),
-                    sizeof(format::DocEntry)));
+    format::DocEntry e;
+    file_.Read(format::SectionId::kDocs, uint64_t{id} * sizeof(format::DocEntry),
+               sizeof(format::DocEntry), &e);
+    return e;
   }
   // The whole record of document id: its entry and its DOC_FACTS record (a block's index entry
   // and up to two records decoded). Throws Error(kCorrupt) as entry(id) does, or if the facts'
@@ -94,7 +94,7 @@ class IndexReader {
   // The path of document id, relative to root(). Throws Error(kCorrupt) as entry(id) does, or
   // if the path lies outside PATHS or its chunk is damaged.
   std::string_view path(uint32_t id) const {
-    const format::DocEntry& d = entry(id);
+    const format::DocEntry d = entry(id);
     return std::string_view(reinterpret_cast<const char*>(file_.Touch(
                                 format::SectionId::kPaths, d.path_offset, d.path_length)),
                             d.path_length);
@@ -119,7 +119,9 @@ class IndexReader {
   // Hints the CPU to start loading document id's forward record (no effect on results: the
   // offset read here is not verified, and a prefetch of any address is harmless).
   void PrefetchRecord(uint32_t id) const {
-    if (id < meta_.doc_count) __builtin_prefetch(forward_ + forward_offsets_[id]);
+    // (By copy the mapping is not read: the offset's load would fault its page in.)
+    if (id < meta_.doc_count && !file_.copies(format::SectionId::kForwardOffsets))
+      __builtin_prefetch(forward_ + forward_offsets_[id]);
   }
   // For a reader of scattered pages (a query's): format::IndexFile::AdviseRandomAccess. Call
   // it before the reader is shared between threads.
@@ -151,7 +153,8 @@ class IndexReader {
   const std::string& path() const { return file_.path(); }
 
  private:
-  // Verifies the offsets of document id's forward record and returns the record's bytes.
+  // Verifies the offsets of document id's forward record and returns the record's bytes
+  // (valid until the calling thread's next Record: by copy they are in a buffer of its own).
   std::pair<const uint8_t*, const uint8_t*> Record(uint32_t id) const;
   [[noreturn]] void BadBandDoc(uint32_t id) const;
   [[noreturn]] void BadColumn(uint32_t id, uint32_t column) const;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -88,7 +89,28 @@ MappedFile::MappedFile(const std::string& path) {
     }
     data_ = static_cast<const uint8_t*>(p);
   }
-  ::close(fd);
+  fd_ = fd;
+  path_ = path;
+}
+
+void MappedFile::Read(size_t offset, size_t length, void* dst) const {
+  if (offset > size_ || length > size_ - offset) {
+    throw Error(ErrorKind::kIo, path_ + ": read past the end of the file (offset " +
+                                    std::to_string(offset) + ", length " + std::to_string(length) +
+                                    ")");
+  }
+  auto* out = static_cast<uint8_t*>(dst);
+  while (length > 0) {
+    const ssize_t n = ::pread(fd_, out, length, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw Error(ErrorKind::kIo, n == 0 ? path_ + ": cannot read: the file was truncated"
+                                         : ErrnoMessage(path_, "cannot read", errno));
+    }
+    out += n;
+    offset += static_cast<size_t>(n);
+    length -= static_cast<size_t>(n);
+  }
 }
 
 void MappedFile::ReleasePages() const {
@@ -119,18 +141,46 @@ bool MappedFile::Resident(size_t offset) const {
 
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      fd_(std::exchange(other.fd_, -1)),
+      path_(std::move(other.path_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
     if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
   }
   return *this;
+}
+
+bool PageFaultsAreDear() {
+  static const bool dear = [] {
+    constexpr size_t kPages = 8;
+    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    void* p =
+        ::mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    double fastest = 1e9;
+    for (size_t i = 0; i < kPages; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      static_cast<volatile uint8_t*>(p)[i * page] = 1;
+      fastest = std::min(fastest, std::chrono::duration<double, std::micro>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count());
+    }
+    ::munmap(p, kPages * page);
+    return fastest >= kDearFaultMicros;
+  }();
+  return dear;
 }
 
 std::string DirectoryOf(const std::string& path) {

@@ -582,10 +582,18 @@ TEST_CASE("a one-shot index drops its pages as it reads and answers as a long-ru
           "[eval][oracle][oneshot]") {
   SetFixture f(61);
   // Every chunk verified drops the mapped pages: later reads fault them in again, also while
-  // other threads read.
+  // other threads read. Read through the mapping, and by copy (pread, the chunk cache) as
+  // where page faults are dear.
+  const auto reads =
+      GENERATE(format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy);
+  INFO("reads by copy: " << (reads == format::IndexFile::OneShotReads::kCopy));
   format::IndexFile::SetOneShotReleaseChunks(1);
+  format::IndexFile::SetOneShotReads(reads);
   struct Restore {
-    ~Restore() { format::IndexFile::SetOneShotReleaseChunks(512); }
+    ~Restore() {
+      format::IndexFile::SetOneShotReleaseChunks(512);
+      format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
+    }
   } restore;
   bitsift::OpenOptions open;
   open.one_shot = true;

@@ -92,9 +92,21 @@ struct Answer {
   std::vector<std::string> paths;
 };
 
-Answer Ask(const std::string& index_path, const std::vector<std::string>& query) {
+// by_copy: opened as a one-shot query opens where page faults are dear (its reads by pread
+// through the chunk cache, format::IndexFile::copy_reads).
+Answer Ask(const std::string& index_path, const std::vector<std::string>& query,
+           bool by_copy = false) {
   std::unique_ptr<Index> index;
-  Status s = Index::Open(index_path, &index);
+  Status s;
+  if (by_copy) {
+    bitsift::format::IndexFile::SetOneShotReads(bitsift::format::IndexFile::OneShotReads::kCopy);
+    bitsift::OpenOptions options;
+    options.one_shot = true;
+    s = Index::Open(std::vector<std::string>{index_path}, options, &index);
+    bitsift::format::IndexFile::SetOneShotReads(bitsift::format::IndexFile::OneShotReads::kAuto);
+  } else {
+    s = Index::Open(index_path, &index);
+  }
   REQUIRE(s.ok());
   bitsift::QueryResult r;
   Answer a{index->Query(query, {}, &r), {}};
@@ -221,15 +233,17 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
           "[lazy]") {
   Fixture f;
   const std::string bad = f.dir / "bad";
+  // Through the mapping, and by copy (a one-shot reader where page faults are dear).
+  const bool by_copy = GENERATE(false, true);
   auto expect_refused = [&](const char* what, uint64_t pos, const char* section) {
     const std::string segment = WriteCopy(f.good, bad, Flip(f.image, pos));
-    Answer a = Ask(bad, kQuery);
-    INFO(what << ": " << a.status.message());
+    Answer a = Ask(bad, kQuery, by_copy);
+    INFO(what << (by_copy ? " (by copy)" : "") << ": " << a.status.message());
     CHECK(a.status.code() == Status::Code::kCorrupt);
     CHECK(a.paths.empty());
     // Read from the disk (cold: the query asks for its chunks ahead), the same refusal.
     Evict(segment);
-    Answer cold = Ask(bad, kQuery);
+    Answer cold = Ask(bad, kQuery, by_copy);
     CHECK(cold.status.code() == Status::Code::kCorrupt);
     CHECK(cold.paths.empty());
     CHECK(Contains(a.status.message(), segment));
@@ -272,6 +286,110 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
                  docs_at + doc * sizeof(bitsift::format::DocRecord) +
                      offsetof(bitsift::format::DocRecord, size),
                  "DOCS");
+
+  // The path of a result.
+  const auto [paths_at, paths_len] = SectionSpan(f.image, SectionId::kPaths);
+  const auto entry =
+      Load<bitsift::format::DocEntry>(f.image, docs_at + doc * sizeof(bitsift::format::DocEntry));
+  expect_refused("a result's path", paths_at + entry.path_offset, "PATHS");
+}
+
+TEST_CASE("reads by copy give the mapping's bytes, from many threads at once",
+          "[lazy][concurrent][copy]") {
+  // A one-shot reader where page faults are dear reads with pread through a cache of chunks
+  // shared by its threads (IndexFile::copy_reads): every piece, within a chunk or across
+  // several, by Read, ReadView or Touch, must equal what the mapping holds, and a damaged
+  // chunk must be refused by every read that covers it and never be recorded as verified.
+  using bitsift::format::IndexFile;
+  Fixture f;
+  IndexFile::SetOneShotReads(IndexFile::OneShotReads::kCopy);
+  struct Restore {
+    ~Restore() { IndexFile::SetOneShotReads(IndexFile::OneShotReads::kAuto); }
+  } restore;
+  const std::vector<SectionId> lazy = {
+      SectionId::kRows,       SectionId::kBandDocs,       SectionId::kDocs,
+      SectionId::kPaths,      SectionId::kForwardOffsets, SectionId::kForwardData,
+      SectionId::kDocFacts,   SectionId::kDocFactsIndex,  SectionId::kDictBlocks,
+      SectionId::kSparseData, SectionId::kDfRuns};
+  // wrong: reads that returned other bytes than the mapping's, or bytes of a damaged chunk
+  // (damaged(id, chunk)).
+  auto read_all = [&](const IndexFile& copy, const IndexFile& mapped,
+                      std::atomic<uint64_t>& failures, std::atomic<uint64_t>& wrong, auto damaged) {
+    tbb::parallel_for(0, 32, 1, [&](int t) {
+      std::mt19937_64 rng(static_cast<uint64_t>(t) + 100);
+      std::vector<uint8_t> got, view_buffer;
+      for (int i = 0; i < 400; ++i) {
+        const SectionId id = lazy[rng() % lazy.size()];
+        const uint64_t len = copy.Section(id).size();
+        if (len == 0) continue;
+        const uint64_t offset = rng() % len;
+        // Mostly records within a chunk, sometimes pieces across two or three.
+        const uint64_t max = rng() % 4 == 0 ? 3 * bitsift::format::kChunkBytes : 64;
+        const uint64_t n = std::min<uint64_t>(len - offset, 1 + rng() % max);
+        try {
+          got.assign(n, 0);
+          const int how = static_cast<int>(rng() % 3);
+          const uint8_t* bytes = got.data();
+          if (how == 0) {
+            copy.Read(id, offset, n, got.data());
+          } else if (how == 1) {
+            bytes = copy.ReadView(id, offset, n, &view_buffer);
+          } else {
+            bytes = copy.Touch(id, offset, n);
+          }
+          bool covers_damage = false;
+          for (uint64_t c = offset >> bitsift::format::kChunkShift;
+               c <= (offset + n - 1) >> bitsift::format::kChunkShift; ++c) {
+            covers_damage = covers_damage || damaged(id, c);
+          }
+          if (covers_damage || std::memcmp(bytes, mapped.Section(id).data() + offset, n) != 0)
+            wrong.fetch_add(1);
+        } catch (const bitsift::Error&) {
+          failures.fetch_add(1);
+        }
+      }
+    });
+  };
+  {
+    IndexFile copy(f.segment, IndexFile::Access::kOneShot);
+    IndexFile mapped(f.segment);
+    REQUIRE(copy.copy_reads());
+    CHECK(copy.copies(SectionId::kForwardData));
+    CHECK_FALSE(copy.copies(SectionId::kDictBlocks));  // the dictionary stays mapped
+    std::atomic<uint64_t> failures{0}, wrong{0};
+    read_all(copy, mapped, failures, wrong, [](SectionId, uint64_t) { return false; });
+    CHECK(failures.load() == 0);
+    CHECK(wrong.load() == 0);
+  }
+  {
+    // A damaged chunk of ROWS (its second) and of FORWARD_DATA (its first).
+    const auto [rows_at, rows_len] = SectionSpan(f.image, SectionId::kRows);
+    const auto [forward_at, forward_len] = SectionSpan(f.image, SectionId::kForwardData);
+    std::string image = Flip(f.image, rows_at + bitsift::format::kChunkBytes + 5);
+    image = Flip(image, forward_at + 7);
+    WriteCopy(f.good, f.dir / "bad", image);
+    IndexFile copy(SegmentOf(f.dir / "bad"), IndexFile::Access::kOneShot);
+    IndexFile mapped(SegmentOf(f.dir / "bad"));
+    std::atomic<uint64_t> failures{0}, wrong{0};
+    read_all(copy, mapped, failures, wrong, [](SectionId id, uint64_t chunk) {
+      return (id == SectionId::kRows && chunk == 1) ||
+             (id == SectionId::kForwardData && chunk == 0);
+    });
+    CHECK(failures.load() > 0);
+    CHECK(wrong.load() == 0);  // no read that covers a damaged chunk returns bytes
+    CHECK_FALSE(copy.ChunkVerified(SectionId::kRows, 1));
+    CHECK_FALSE(copy.ChunkVerified(SectionId::kForwardData, 0));
+    uint64_t word;
+    CHECK_THROWS_AS(copy.Read(SectionId::kRows, bitsift::format::kChunkBytes + 8, 8, &word),
+                    bitsift::Error);
+    CHECK_THROWS_AS(copy.Read(SectionId::kForwardData, 0, 4, &word), bitsift::Error);
+    // A piece across the damaged chunk and a sound one is refused too.
+    std::vector<uint8_t> buffer;
+    CHECK_THROWS_AS(copy.ReadView(SectionId::kRows, 100, 2 * bitsift::format::kChunkBytes, &buffer),
+                    bitsift::Error);
+    copy.Read(SectionId::kRows, 0, 8, &word);  // chunk 0 is sound
+    CHECK(copy.ChunkVerified(SectionId::kRows, 0));
+  }
 }
 
 TEST_CASE("a damaged sparse row that a query reads: the query fails naming the section", "[lazy]") {
@@ -360,8 +478,16 @@ TEST_CASE("a damaged piece of CHUNK_SUMS: the first read it covers fails, check 
   const std::string bad = f.dir / "bad";
   const auto [at, len] = SectionSpan(f.image, SectionId::kChunkSums);
   const std::string segment = WriteCopy(f.good, bad, Flip(f.image, at + 5));
+  // Through the mapping, and by copy (a one-shot reader where page faults are dear).
+  const bool by_copy = GENERATE(false, true);
+  bitsift::format::IndexFile::SetOneShotReads(
+      by_copy ? bitsift::format::IndexFile::OneShotReads::kCopy
+              : bitsift::format::IndexFile::OneShotReads::kAuto);
+  bitsift::OpenOptions open;
+  open.one_shot = by_copy;
   std::unique_ptr<Index> index;
-  Status s = Index::Open(bad, &index);
+  Status s = Index::Open(std::vector<std::string>{bad}, open, &index);
+  bitsift::format::IndexFile::SetOneShotReads(bitsift::format::IndexFile::OneShotReads::kAuto);
   if (s.ok()) {
     bitsift::QueryResult r;
     s = index->Query(kQuery, {}, &r);

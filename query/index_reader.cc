@@ -86,8 +86,22 @@ void IndexReader::BadDocId(uint32_t id) const {
   __builtin_unreachable();
 }
 
+const IndexReader::Known& IndexReader::Remembered(uint32_t id) const {
+  {
+    std::lock_guard<std::mutex> lock(known_mu_);
+    auto it = known_.find(id);
+    if (it != known_.end()) return it->second;
+  }
+  Known k{entry(id), {}};
+  k.path = std::string_view(reinterpret_cast<const char*>(file_.Touch(
+                                SectionId::kPaths, k.entry.path_offset, k.entry.path_length)),
+                            k.entry.path_length);
+  std::lock_guard<std::mutex> lock(known_mu_);
+  return known_.emplace(id, k).first->second;  // (references stay valid as the map grows)
+}
+
 format::DocRecord IndexReader::doc(uint32_t id) const {
-  const format::DocEntry e = entry(id);
+  const format::DocEntry e = file_.copies(SectionId::kPaths) ? Remembered(id).entry : entry(id);
   format::DocRecord d{};
   d.path_offset = e.path_offset;
   d.path_length = e.path_length;

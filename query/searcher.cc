@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <memory>
 #include <optional>
 
 #include "format/bloom.h"
@@ -137,16 +138,16 @@ void Searcher::BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, boo
   verify.band = &band;
   RowsOf(band, terms, &row_ids);
   // Read by copy (a one-shot reader where page faults are dear), the rows are read whole
-  // (verified as they are) into memory the thread reuses: no page is mapped for them.
-  // (Not thread_local: a thread waiting in the AND's parallel loop may run another query's
-  // band meanwhile.)
+  // (verified as they are) into the heap's reused memory: no page is mapped for them. (Not
+  // thread_local: a thread waiting in the AND's parallel loop may run another query's band
+  // meanwhile.)
   const bool copy = index_.file().copies(format::SectionId::kRows);
-  std::vector<uint64_t> copies;
+  std::unique_ptr<uint64_t[]> copies;  // (not zeroed: every word is read into)
   if (copy) {
     const uint64_t bytes = band.words_per_row * 8;
-    copies.resize(row_ids.size() * band.words_per_row);
+    copies.reset(new uint64_t[row_ids.size() * band.words_per_row]);
     for (size_t i = 0; i < row_ids.size(); ++i) {
-      uint64_t* to = copies.data() + i * band.words_per_row;
+      uint64_t* to = copies.get() + i * band.words_per_row;
       index_.file().Read(format::SectionId::kRows, band.rows_offset + row_ids[i] * bytes, bytes,
                          to);
       rows.push_back(to);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include "util/error.h"
 
@@ -269,19 +270,35 @@ struct IndexFile::Arena {
 
 IndexFile::~IndexFile() = default;
 
-bool IndexFile::OneShotCopyReads() {
+int IndexFile::DecideCopyReads() const {
+  const int state = OneShotCopyReads() ? kCopy : kMap;
+  copy_state_.store(state, std::memory_order_relaxed);  // (threads that race decide alike)
+  return state;
+}
+
+namespace {
+
+// The read mode SetOneShotReads or BITSIFT_ONESHOT_READS sets, if one does.
+std::optional<bool> ForcedCopyReads() {
   switch (one_shot_reads.load(std::memory_order_relaxed)) {
-    case OneShotReads::kCopy:
+    case IndexFile::OneShotReads::kCopy:
       return true;
-    case OneShotReads::kMap:
+    case IndexFile::OneShotReads::kMap:
       return false;
-    case OneShotReads::kAuto:
+    case IndexFile::OneShotReads::kAuto:
       break;
   }
   if (const char* env = std::getenv("BITSIFT_ONESHOT_READS")) {
     if (std::strcmp(env, "copy") == 0) return true;
     if (std::strcmp(env, "map") == 0) return false;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool IndexFile::OneShotCopyReads() {
+  if (std::optional<bool> forced = ForcedCopyReads()) return *forced;
   return PageFaultsAreDear();
 }
 
@@ -462,11 +479,12 @@ void IndexFile::SetOneShotReleaseChunks(uint64_t chunks) {
 IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file_(path) {
   if (access != Access::kScan) AdviseRandomAccess();
   if (access == Access::kOneShot) {
-    copy_reads_ = OneShotCopyReads();
-    if (copy_reads_) {
-      arena_ = std::make_unique<Arena>();
-      uid_ = next_file_uid.fetch_add(1, std::memory_order_relaxed);
-    }
+    // A mode that is set is taken now (SetOneShotReads may change before the first read);
+    // the machine's measure waits for a read that needs it.
+    const std::optional<bool> forced = ForcedCopyReads();
+    copy_state_.store(forced ? (*forced ? kCopy : kMap) : kUndecided, std::memory_order_relaxed);
+    arena_ = std::make_unique<Arena>();
+    uid_ = next_file_uid.fetch_add(1, std::memory_order_relaxed);
     release_every_ = OneShotReleaseChunks();  // what is read through the mapping
   }
   const uint8_t* base = file_.data();
@@ -570,7 +588,7 @@ uint64_t IndexFile::ChunkSum(uint64_t chunk) const {
   const uint64_t length = std::min<uint64_t>(kChunkBytes, sums.length - begin);
   const bool verified =
       (sums_verified_[piece >> 6].load(std::memory_order_relaxed) >> (piece & 63)) & 1;
-  if (copy_reads_) {  // the piece from the cache, or read (and verified) into it
+  if (copying()) {  // the piece from the cache, or read (and verified) into it
     uint64_t sum;
     if (verified && SumPieces().CopyOut(uid_, piece, at - begin, sizeof(sum),
                                         reinterpret_cast<uint8_t*>(&sum))) {
@@ -597,7 +615,7 @@ void IndexFile::PieceMatches(uint64_t piece, const uint8_t* bytes, uint64_t leng
 }
 
 bool IndexFile::ChunkMatches(const Span& s, uint64_t chunk) const {
-  if (copy_reads_) {
+  if (copying()) {
     uint64_t length;
     const uint8_t* bytes = ReadChunk(s, chunk, &length);
     return Checksum(bytes, length) == ChunkSum(chunk);

@@ -309,8 +309,13 @@ class IndexFile {
   }
   // Whether reads go through pread instead of the mapping (Access::kOneShot on a machine
   // where page faults are dear: OneShotCopyReads). The mapping is then only used for
-  // read-ahead hints and the parts opening verifies.
-  bool copy_reads() const { return copy_reads_; }
+  // read-ahead hints, the parts opening verifies and the sections copies() leaves mapped.
+  // Decided when first asked (a query that reads no copied section, as one whose term is
+  // absent, does not pay for OneShotCopyReads' measure).
+  bool copy_reads() const {
+    const int state = copy_state_.load(std::memory_order_relaxed);
+    return (state == kUndecided ? DecideCopyReads() : state) == kCopy;
+  }
   // Whether section `id` is read by copy now: copy_reads(), until the section turns out to be
   // read densely (a query with many results reads most of DOCS and PATHS: kDenseHits cache hits
   // a chunk read, after kDenseMinMisses chunks), where the mapping's faults, each mapping 16
@@ -321,8 +326,8 @@ class IndexFile {
   // mapping, whose faults map their neighbours too (a copy touches a new page of the reader's
   // memory for each chunk it reads first).
   bool copies(SectionId id) const {
-    return copy_reads_ && ((kCopiedSections >> static_cast<uint32_t>(id)) & 1) &&
-           !dense_[static_cast<uint32_t>(id) - 1].load(std::memory_order_relaxed);
+    return ((kCopiedSections >> static_cast<uint32_t>(id)) & 1) &&
+           !dense_[static_cast<uint32_t>(id) - 1].load(std::memory_order_relaxed) && copy_reads();
   }
   static constexpr uint64_t kCopiedSections =
       uint64_t{1} << static_cast<uint32_t>(SectionId::kRows) |
@@ -512,7 +517,12 @@ class IndexFile {
   mutable std::atomic<uint64_t> verified_since_release_{0};
   // copy_reads(): what Touch copied, kept until the file is closed (8-byte aligned pieces of
   // blocks of 64 KiB; a piece over 16 KiB gets a block of its own).
-  bool copy_reads_ = false;
+  enum : int { kUndecided = 0, kCopy = 1, kMap = 2 };
+  mutable std::atomic<int> copy_state_{kMap};  // Access::kOneShot: kUndecided at open
+  int DecideCopyReads() const;
+  // Whether copy_reads() was decided true already (verification then reads CHUNK_SUMS by
+  // copy too; it does not decide).
+  bool copying() const { return copy_state_.load(std::memory_order_relaxed) == kCopy; }
   uint64_t uid_ = 0;  // this file among the process's open files: the chunk caches' key
   mutable std::atomic<bool> dense_[kMaxSectionId] = {};  // see copies()
   struct Arena;

@@ -326,7 +326,8 @@ class IndexFile {
   // mapping, whose faults map their neighbours too (a copy touches a new page of the reader's
   // memory for each chunk it reads first).
   bool copies(SectionId id) const {
-    return ((kCopiedSections >> static_cast<uint32_t>(id)) & 1) &&
+    return copy_state_.load(std::memory_order_relaxed) != kMap &&  // (a query's reader: no)
+           ((kCopiedSections >> static_cast<uint32_t>(id)) & 1) &&
            !dense_[static_cast<uint32_t>(id) - 1].load(std::memory_order_relaxed) && copy_reads();
   }
   static constexpr uint64_t kCopiedSections =

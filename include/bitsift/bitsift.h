@@ -488,8 +488,11 @@ struct OpenOptions {
   // The program answers a query or two and exits (`bitsift query TERMS`): the mapped pages of
   // the index are dropped from the process's resident set as it reads on (every 512 new 4 KiB
   // chunks; they stay in the page cache), so a query reading thousands of scattered records
-  // stays under ~100 MB resident. A long-running program leaves it false: the pages it dropped
-  // would fault in again at its next queries.
+  // stays under ~100 MB resident. On a machine where a first touch of a page traps to the
+  // hypervisor (measured once, at the first read that needs it), the records, rows and paths
+  // are read with pread instead, and what was copied (results' paths) is kept until the index
+  // is closed. A long-running program leaves it false: the pages it dropped would fault in
+  // again at its next queries, and the copies would grow.
   bool one_shot = false;
 };
 

@@ -235,10 +235,6 @@ bool VerifiedAtOpen(SectionId id, uint64_t length) {
 namespace {
 std::atomic<uint64_t> one_shot_release_chunks{512};
 std::atomic<IndexFile::OneShotReads> one_shot_reads{IndexFile::OneShotReads::kAuto};
-
-// The calling thread's scratch for a chunk VerifyAll verifies by copy (reused: no new memory
-// touched per chunk).
-thread_local uint8_t chunk_scratch[kChunkBytes];
 }  // namespace
 
 struct IndexFile::Arena {
@@ -418,10 +414,7 @@ void IndexFile::CopyFromChunk(SectionId id, const Span& s, uint64_t chunk, uint6
   const uint64_t at = (chunk - s.first_chunk) << kChunkShift;
   const uint64_t length = std::min<uint64_t>(kChunkBytes, s.length - at);
   file_.Read(FileOffset(s, at), length, scratch);
-  if (!IsVerified(chunk)) {
-    if (Checksum(scratch, length) != ChunkSum(chunk)) ChunkDamaged(id, chunk);
-    verified_[chunk >> 6].fetch_or(uint64_t{1} << (chunk & 63), std::memory_order_relaxed);
-  }
+  if (!IsVerified(chunk)) VerifyChunk(id, chunk, scratch, length);
   std::memcpy(dst, scratch + from, n);
   cache.Put(uid_, chunk, scratch, length);
 }
@@ -454,18 +447,9 @@ void IndexFile::CopyRange(SectionId id, const Span& s, uint64_t offset, uint64_t
   for (uint64_t c = first; c <= last; ++c) {
     if (IsVerified(c)) continue;
     const uint64_t at = (c - first) << kChunkShift;
-    const uint64_t n = std::min<uint64_t>(kChunkBytes, end - begin - at);
-    if (Checksum(scratch.data() + at, n) != ChunkSum(c)) ChunkDamaged(id, c);
-    verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
+    VerifyChunk(id, c, scratch.data() + at, std::min<uint64_t>(kChunkBytes, end - begin - at));
   }
   std::memcpy(dst, scratch.data() + (offset - begin), length);
-}
-
-const uint8_t* IndexFile::ReadChunk(const Span& s, uint64_t chunk, uint64_t* length) const {
-  const uint64_t at = (chunk - s.first_chunk) << kChunkShift;
-  *length = std::min<uint64_t>(kChunkBytes, s.length - at);
-  file_.Read(FileOffset(s, at), *length, chunk_scratch);
-  return chunk_scratch;
 }
 
 uint64_t IndexFile::OneShotReleaseChunks() {
@@ -614,15 +598,15 @@ void IndexFile::PieceMatches(uint64_t piece, const uint8_t* bytes, uint64_t leng
   sums_verified_[piece >> 6].fetch_or(uint64_t{1} << (piece & 63), std::memory_order_relaxed);
 }
 
-bool IndexFile::ChunkMatches(const Span& s, uint64_t chunk) const {
-  if (copying()) {
-    uint64_t length;
-    const uint8_t* bytes = ReadChunk(s, chunk, &length);
-    return Checksum(bytes, length) == ChunkSum(chunk);
-  }
+void IndexFile::VerifyChunk(SectionId id, uint64_t chunk, const uint8_t* bytes,
+                            uint64_t length) const {
+  if (Checksum(bytes, length) != ChunkSum(chunk)) ChunkDamaged(id, chunk);
+  verified_[chunk >> 6].fetch_or(uint64_t{1} << (chunk & 63), std::memory_order_relaxed);
+}
+
+void IndexFile::VerifyMappedChunk(SectionId id, const Span& s, uint64_t chunk) const {
   const uint64_t at = (chunk - s.first_chunk) << kChunkShift;
-  const uint64_t length = std::min<uint64_t>(kChunkBytes, s.length - at);
-  return Checksum(s.data + at, length) == ChunkSum(chunk);
+  VerifyChunk(id, chunk, s.data + at, std::min<uint64_t>(kChunkBytes, s.length - at));
 }
 
 void IndexFile::ChunkDamaged(SectionId id, uint64_t chunk) const {
@@ -669,8 +653,7 @@ void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
   uint64_t verified = 0;
   for (uint64_t c = from; c <= last; ++c) {
     if (IsVerified(c)) continue;
-    if (!ChunkMatches(s, c)) ChunkDamaged(id, c);
-    verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
+    VerifyMappedChunk(id, s, c);
     ++verified;
   }
   // A one-shot reader's resident set: the pages stay valid (they fault in again), so readers
@@ -707,10 +690,8 @@ void IndexFile::VerifyAll() const {
     file_.WillNeed(e.offset, e.length);  // read ahead even after AdviseRandomAccess
     if (id != SectionId::kChunkSums && id != SectionId::kChunkSumsIndex) {
       const Span& s = span(id);
-      for (uint64_t c = s.first_chunk; c < s.first_chunk + ChunkCount(s.length); ++c) {
-        if (!ChunkMatches(s, c)) ChunkDamaged(id, c);
-        verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
-      }
+      for (uint64_t c = s.first_chunk; c < s.first_chunk + ChunkCount(s.length); ++c)
+        VerifyMappedChunk(id, s, c);
     }
     if (Checksum(base + e.offset, e.length) != e.checksum) {
       Corrupt(path_, std::string("checksum mismatch in section ") + SectionName(id));

@@ -453,9 +453,6 @@ class IndexFile {
   // chunk is read with pread, verified if it is not yet, and kept).
   void CopyFromChunk(SectionId id, const Span& s, uint64_t chunk, uint64_t from, uint64_t n,
                      uint8_t* dst) const;
-  // copy_reads(): the bytes of chunk `chunk` of span s read into the calling thread's scratch
-  // (VerifyAll's reads); returns them and sets *length.
-  const uint8_t* ReadChunk(const Span& s, uint64_t chunk, uint64_t* length) const;
   // The file offset of chunk `chunk` (a number among all chunks) of section span `s`.
   size_t ChunkFileOffset(const Span& s, uint64_t chunk) const {
     return static_cast<size_t>(s.data - file_.data()) + ((chunk - s.first_chunk) << kChunkShift);
@@ -481,9 +478,15 @@ class IndexFile {
   }
   // Verifies the not yet verified chunks in [from, last] (numbers among all chunks) of `id`.
   void VerifyChunks(SectionId id, uint64_t from, uint64_t last) const;
-  // Whether chunk `chunk` (a number among all chunks) of section span `s` matches CHUNK_SUMS
-  // (whose piece holding its checksum is verified first: Corrupt if that piece is damaged).
-  bool ChunkMatches(const Span& s, uint64_t chunk) const;
+  // Throws ChunkDamaged unless `bytes` (chunk `chunk`, a number among all chunks, of section
+  // `id`, wherever they were read to) match its checksum in CHUNK_SUMS (whose piece holding it
+  // is verified first: Corrupt if that piece is damaged); then records the chunk as verified.
+  // The one place a chunk becomes trusted, whether read through the mapping or by copy.
+  void VerifyChunk(SectionId id, uint64_t chunk, const uint8_t* bytes, uint64_t length) const;
+  // VerifyChunk over the chunk's bytes in the mapping (sections read in place, also in
+  // copy_reads() mode: the reader touches those pages next anyway, so verifying them by pread
+  // would read each chunk twice).
+  void VerifyMappedChunk(SectionId id, const Span& s, uint64_t chunk) const;
   // The checksum of chunk `chunk` from CHUNK_SUMS, after verifying the piece that holds it.
   uint64_t ChunkSum(uint64_t chunk) const;
   // Throws Error(kCorrupt) unless the bytes of piece `piece` of CHUNK_SUMS match

@@ -292,6 +292,16 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
   const auto entry =
       Load<bitsift::format::DocEntry>(f.image, docs_at + doc * sizeof(bitsift::format::DocEntry));
   expect_refused("a result's path", paths_at + entry.path_offset, "PATHS");
+
+  // A dictionary block the query's lookups read (read in place by copy too: VerifyMappedChunk).
+  const std::vector<bool> dict = TouchedChunks(f.segment, SectionId::kDictBlocks);
+  REQUIRE(dict.size() > 1);  // lazily verified, not at open
+  const auto touched = std::find(dict.begin(), dict.end(), true);
+  REQUIRE(touched != dict.end());
+  const auto [dict_at, dict_len] = SectionSpan(f.image, SectionId::kDictBlocks);
+  expect_refused("a dictionary block the query reads",
+                 dict_at + (touched - dict.begin()) * bitsift::format::kChunkBytes + 5,
+                 "DICT_BLOCKS");
 }
 
 TEST_CASE("reads by copy give the mapping's bytes, from many threads at once",

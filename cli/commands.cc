@@ -740,9 +740,10 @@ int RunIndex(const std::vector<std::string>& args) {
       "fp-rate", po::value<std::string>()->default_value("0.01"),
       "per-term false-positive target of the signatures, from 1e-9 to below 1")(
       "sparse-max-df", po::value<std::string>()->default_value("1024"),
-      "terms in at most N documents get their document list instead of signature bits "
-      "(0 = none)")("threads", po::value<std::string>()->default_value("0"),
-                    "worker threads (0 = one per core; capped at the cores available)")(
+      "terms in at most N documents of a segment (or 1/128 of its documents, if more) get "
+      "their document list instead of signature bits (0 = none)")(
+      "threads", po::value<std::string>()->default_value("0"),
+      "worker threads (0 = one per core; capped at the cores available)")(
       "max-file-size", po::value<std::string>()->default_value("256M"),
       "skip files larger than this (bytes, or with a unit: 512K, 256M, 1G)")(
       "verbose,v", "name every skipped file on stderr")("quiet,q", "no progress, no summary");

@@ -134,7 +134,8 @@ struct MetaRecord {
   uint32_t exact_terms;  // terms 0..exact_terms-1 have an exact row per band (frequent terms)
   char icu_version[16];  // the ICU that tokenized the documents, NUL-padded
   // Terms sparse_first..term_count-1 (those in at most sparse_max_df documents, but never an
-  // exact term) have a sparse row, their exact document list, instead of Bloom bits.
+  // exact term) have a sparse row, their exact document list, instead of Bloom bits. The
+  // segment's own threshold: SegmentSparseMaxDf of the index setting and its documents.
   uint32_t sparse_max_df;
   uint32_t sparse_first;
   uint64_t reserved;  // 0

@@ -32,6 +32,21 @@ inline constexpr uint32_t kSparseGroupTerms = 16;
 // no longer read a forward record per candidate.
 inline constexpr uint32_t kDefaultSparseMaxDf = 1024;
 
+// A segment of N documents gives sparse rows to the terms in at most N / kSparseDocsPerDf
+// documents too, when that is above the setting (session 16; docs/design.md, "Sparse rows that
+// grow with the segment"). A Bloom term costs a query k rows of N bits in every band, a sparse
+// term its df ids: the threshold where they cost the same grows with N. The terms between
+// N / 128 and the exact rows' N / 32 keep their Bloom bits.
+inline constexpr uint64_t kSparseDocsPerDf = 128;
+
+// The sparse threshold (MetaRecord::sparse_max_df) of a segment of `docs` documents built
+// with the index setting `setting` (0 = no sparse rows, whatever the size).
+constexpr uint32_t SegmentSparseMaxDf(uint32_t setting, uint64_t docs) {
+  if (setting == 0) return 0;
+  const uint64_t scaled = docs / kSparseDocsPerDf;
+  return scaled > setting ? static_cast<uint32_t>(scaled) : setting;
+}
+
 // The first id of the terms with a sparse row: the smallest id at or above exact_terms whose
 // df is at most max_df (ids run by decreasing df), or term_count if there is none. `runs` are
 // the dictionary's DF_RUNS.

@@ -282,8 +282,9 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   for (const Doc& d : docs_) nonempty += !d.ids.empty();
   const std::vector<format::DfRun> df_runs = format::EncodeDfRuns(terms.df);
   const uint32_t exact_terms = CountExactTerms(df_runs, terms.df.size(), nonempty);
+  const uint32_t sparse_max_df = format::SegmentSparseMaxDf(sparse_max_df_, docs_.size());
   const uint32_t sparse_first =
-      format::SparseFirst(df_runs, terms.df.size(), exact_terms, sparse_max_df_);
+      format::SparseFirst(df_runs, terms.df.size(), exact_terms, sparse_max_df);
   std::vector<uint64_t> bloom_counts(docs_.size(), 0);
   for (size_t d = 0; d < docs_.size(); ++d)
     bloom_counts[d] = BloomTermCount(docs_[d].ids, exact_terms, sparse_first);
@@ -324,7 +325,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   m.fp_rate = fp_rate_;
   m.input_bytes = table.input_bytes;
   m.exact_terms = exact_terms;
-  m.sparse_max_df = sparse_max_df_;
+  m.sparse_max_df = sparse_max_df;
   m.sparse_first = sparse_first;
   const std::string meta = NewSegmentMeta(m, root);
 

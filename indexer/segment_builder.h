@@ -47,7 +47,8 @@ std::string NewSegmentMeta(format::MetaRecord m, const std::string& root);
 class SegmentBuilder {
  public:
   // fp_rate: the per-term false-positive target of every band (0 < fp_rate < 1); terms in at
-  // most sparse_max_df documents get sparse rows (format/sparse_rows.h).
+  // most SegmentSparseMaxDf(sparse_max_df, documents) documents get sparse rows
+  // (format/sparse_rows.h).
   SegmentBuilder(double fp_rate, uint32_t sparse_max_df);
   ~SegmentBuilder();
 

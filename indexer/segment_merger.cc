@@ -395,8 +395,9 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   uint64_t nonempty = 0;
   for (const DocRef& r : refs) nonempty += sources[r.source].reader->doc(r.local).term_count > 0;
   const uint32_t exact_terms = CountExactTerms(terms.runs, terms.count, nonempty);
+  const uint32_t segment_max_df = format::SegmentSparseMaxDf(sparse_max_df, refs.size());
   const uint32_t sparse_first =
-      format::SparseFirst(terms.runs, terms.count, exact_terms, sparse_max_df);
+      format::SparseFirst(terms.runs, terms.count, exact_terms, segment_max_df);
   std::vector<uint64_t> bloom_counts;
   NewRecords records =
       EncodeDocuments(sources, terms, refs, exact_terms, sparse_first, &bloom_counts);
@@ -412,7 +413,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   m.term_fingerprint = format::TermFingerprint(terms.hashes);
   m.fp_rate = fp_rate;
   m.exact_terms = exact_terms;
-  m.sparse_max_df = sparse_max_df;
+  m.sparse_max_df = segment_max_df;
   m.sparse_first = sparse_first;
   for (const DocRef& r : refs) m.input_bytes += sources[r.source].reader->doc(r.local).size;
   const std::string meta = NewSegmentMeta(m, root);

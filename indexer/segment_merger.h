@@ -32,7 +32,8 @@ struct MergeSource {
 uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources);
 
 // Writes the live documents of `sources` as one segment file at `path` (atomically), with
-// signatures at fp_rate, sparse rows for the terms in at most sparse_max_df documents and
+// signatures at fp_rate, sparse rows for the terms in at most
+// format::SegmentSparseMaxDf(sparse_max_df, live documents) documents and
 // `root` in its META. The documents' paths must be distinct across
 // the sources. Returns what was written; a summary of 0 documents means nothing was written
 // (no live document). Runs in parallel in the calling task arena. Throws Error (kCorrupt for

@@ -47,12 +47,14 @@ std::string RandomText(std::mt19937_64& rng, const std::vector<std::string>& voc
 TEST_CASE("compacting after updates gives the segment a fresh build gives", "[merge][update]") {
   std::mt19937_64 rng(2024);
   const std::vector<std::string> vocab = MixedVocabulary(20000, rng);  // most terms are rare
-  for (int trial = 0; trial < 3; ++trial) {
+  for (int trial = 0; trial < 4; ++trial) {
     TempDir dir;
     std::map<std::string, std::string> texts;
     bitsift::IndexOptions options;
     options.merge = trial != 1;  // trial 1: only compaction merges
-    options.sparse_max_df = trial == 0 ? 0 : trial == 1 ? 32 : 128;  // sparse rows: none, few, most
+    // Sparse rows: none, few, most; trial 3: a setting of 4, below the segment's documents / 128,
+    // which then sets its threshold (format::SegmentSparseMaxDf).
+    options.sparse_max_df = trial == 0 ? 0 : trial == 1 ? 32 : trial == 2 ? 128 : 4;
     options.memory_budget = 64 << 10;
     for (int round = 0; round < 10; ++round) {
       std::vector<bitsift::Document> upserts;
@@ -93,6 +95,9 @@ TEST_CASE("compacting after updates gives the segment a fresh build gives", "[me
     if (trial == 0) CHECK(meta.band_count > 1);  // the comparison covers several bands
     CHECK(meta.exact_terms > 0);                 // and exact rows
     if (trial > 0) CHECK(meta.sparse_first < meta.term_count);  // and sparse rows
+    CHECK(meta.sparse_max_df ==
+          bitsift::format::SegmentSparseMaxDf(options.sparse_max_df, meta.doc_count));
+    if (trial == 3) CHECK(meta.sparse_max_df == meta.doc_count / 128);
     for (bitsift::format::SectionId id : bitsift::format::kSectionOrder) {
       // CHUNK_SUMS covers META (its build time), CHUNK_SUMS_INDEX covers CHUNK_SUMS.
       if (id == bitsift::format::SectionId::kChunkSums ||
@@ -114,4 +119,14 @@ TEST_CASE("compacting after updates gives the segment a fresh build gives", "[me
 TEST_CASE("the library's default sparse threshold is the format's", "[merge]") {
   CHECK(bitsift::IndexOptions{}.sparse_max_df == bitsift::format::kDefaultSparseMaxDf);
   CHECK(bitsift::indexer::BuildConfig{}.sparse_max_df == bitsift::format::kDefaultSparseMaxDf);
+}
+
+TEST_CASE("a segment's sparse threshold grows with its documents above the setting", "[merge]") {
+  using bitsift::format::SegmentSparseMaxDf;
+  CHECK(SegmentSparseMaxDf(0, 10'000'000) == 0);  // no sparse rows stays none
+  CHECK(SegmentSparseMaxDf(1024, 0) == 1024);
+  CHECK(SegmentSparseMaxDf(1024, 1024 * 128) == 1024);
+  CHECK(SegmentSparseMaxDf(1024, 1024 * 128 + 128) == 1025);
+  CHECK(SegmentSparseMaxDf(1024, 800'000) == 6250);
+  CHECK(SegmentSparseMaxDf(20'000, 800'000) == 20'000);
 }

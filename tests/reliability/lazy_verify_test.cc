@@ -33,9 +33,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // Generated documents of many sizes (several bands, frequent terms with exact rows; ROWS,
-// FORWARD_DATA and DOCS span several chunks), and marker terms: "needle" in 20 documents, "pin"
-// in 22, both in 2 (documents 0 and 2100). They are in more than kSparseMaxDf documents, so
-// {"needle", "pin"} uses Bloom rows and verifies its candidates against their forward records.
+// FORWARD_DATA and DOCS span several chunks), and marker terms: "needle" in 24 documents, "pin"
+// in 29, both in 2 (documents 0 and 2625). They are in more than the segment's sparse threshold
+// (kSparseMaxDf, raised to 3000 / 128 = 23 by format::SegmentSparseMaxDf), so {"needle", "pin"}
+// uses Bloom rows and verifies its candidates against their forward records.
 // "hapax", in 3 documents, has a sparse row, as each document's own "onlyN".
 constexpr uint32_t kSparseMaxDf = 16;
 std::vector<bitsift::Document> LazyCorpus() {
@@ -45,8 +46,8 @@ std::vector<bitsift::Document> LazyCorpus() {
   int i = 0;
   for (auto& d : GenerateCorpus(3000, 1500, vocab, rng)) {
     std::string text = d.text;
-    if (i % 150 == 0) text += " needle";
-    if (i % 140 == 0) text += " pin";
+    if (i % 125 == 0) text += " needle";
+    if (i % 105 == 0) text += " pin";
     if (i == 100 || i == 1700 || i == 2500) text += " hapax";
     text += " only" + std::to_string(i);  // a term of its own: SPARSE_DATA spans chunks
     docs.push_back({d.name, text, i++});

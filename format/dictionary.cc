@@ -98,20 +98,22 @@ DictionaryView::DictionaryView(const IndexFile* file, uint64_t term_count)
   if (filter_bytes % (kTermFilterBlockWords * 4) != 0 || filter_blocks_ == 0) {
     Bad("term filter section size");
   }
-  runs_.resize(run_bytes / sizeof(DfRun));
-  if (!runs_.empty())
-    std::memcpy(runs_.data(), file->Touch(SectionId::kDfRuns, 0, run_bytes), run_bytes);
+  const size_t run_count = run_bytes / sizeof(DfRun);
+  if (run_count != 0) {  // (sections are 64-byte aligned: DfRuns can be read in place)
+    runs_ = reinterpret_cast<const DfRun*>(file->Touch(SectionId::kDfRuns, 0, run_bytes));
+    runs_end_ = runs_ + run_count;
+  }
   // Runs start at id 0, at increasing ids below term_count, with decreasing df >= 1.
-  if ((term_count == 0) != runs_.empty()) Bad("document frequency runs");
-  for (size_t r = 0; r < runs_.size(); ++r) {
+  if ((term_count == 0) != (run_count == 0)) Bad("document frequency runs");
+  for (size_t r = 0; r < run_count; ++r) {
     const bool ok =
         runs_[r].first_id < term_count && runs_[r].df >= 1 &&
         (r == 0 ? runs_[r].first_id == 0
                 : runs_[r].first_id > runs_[r - 1].first_id && runs_[r].df < runs_[r - 1].df);
     if (!ok) Bad("document frequency run " + std::to_string(r));
   }
-  singles_first_ = !runs_.empty() && runs_.back().df == 1 ? runs_.back().first_id
-                                                          : static_cast<uint32_t>(term_count);
+  singles_first_ = run_count != 0 && runs_end_[-1].df == 1 ? runs_end_[-1].first_id
+                                                           : static_cast<uint32_t>(term_count);
 }
 
 void DictionaryView::Bad(const std::string& what) const {
@@ -121,8 +123,8 @@ void DictionaryView::Bad(const std::string& what) const {
 uint32_t DictionaryView::Df(uint32_t id) const {
   if (id >= term_count_) [[unlikely]]
     Bad("term " + std::to_string(id) + ": id out of range");
-  auto it = std::upper_bound(runs_.begin(), runs_.end(), id,
-                             [](uint32_t v, const DfRun& r) { return v < r.first_id; });
+  const DfRun* it = std::upper_bound(runs_, runs_end_, id,
+                                     [](uint32_t v, const DfRun& r) { return v < r.first_id; });
   return std::prev(it)->df;  // runs_[0].first_id == 0 <= id
 }
 
@@ -130,12 +132,12 @@ uint64_t DictionaryView::DfTotal(uint32_t begin, uint32_t end) const {
   if (begin >= end) return 0;
   if (end > term_count_) [[unlikely]]
     Bad("term " + std::to_string(end - 1) + ": id out of range");
-  auto it = std::prev(std::upper_bound(runs_.begin(), runs_.end(), begin,
-                                       [](uint32_t v, const DfRun& r) { return v < r.first_id; }));
+  const DfRun* it = std::prev(std::upper_bound(
+      runs_, runs_end_, begin, [](uint32_t v, const DfRun& r) { return v < r.first_id; }));
   uint64_t total = 0;
   for (uint32_t id = begin; id < end; ++it) {  // a run at a time: [id, its end or `end`)
     const uint64_t run_end =
-        std::next(it) == runs_.end() ? end : std::min<uint64_t>(end, std::next(it)->first_id);
+        std::next(it) == runs_end_ ? end : std::min<uint64_t>(end, std::next(it)->first_id);
     total += (run_end - id) * it->df;
     id = static_cast<uint32_t>(run_end);
   }

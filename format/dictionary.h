@@ -219,7 +219,10 @@ class DictionaryView {
   uint64_t filter_blocks_ = 0;  // TERM_FILTER's 32-byte blocks
   uint64_t block_bytes_ = 0;
   uint32_t singles_first_ = 0;
-  std::vector<DfRun> runs_;
+  // DF_RUNS where the file holds it (verified by the constructor's Touch): read in place, not
+  // copied, since a copy is fresh memory and every page of it a fault in a one-shot process.
+  const DfRun* runs_ = nullptr;
+  const DfRun* runs_end_ = nullptr;
 };
 
 }  // namespace bitsift::format

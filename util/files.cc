@@ -164,7 +164,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 
 bool PageFaultsAreDear() {
   static const bool dear = [] {
-    constexpr size_t kPages = 8;
+    constexpr size_t kPages = 4;  // each a fault to pay (8 cost a one-shot query 90 us here)
     const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     void* p =
         ::mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -176,6 +176,7 @@ bool PageFaultsAreDear() {
       fastest = std::min(fastest, std::chrono::duration<double, std::micro>(
                                       std::chrono::steady_clock::now() - start)
                                       .count());
+      if (fastest < kDearFaultMicros) break;  // cheap: no need to look further
     }
     ::munmap(p, kPages * page);
     return fastest >= kDearFaultMicros;

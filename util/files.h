@@ -56,8 +56,9 @@ class MappedFile {
 };
 
 // Whether a first touch of a page costs this process a trap to the hypervisor, measured once
-// per process (the fastest of 8 first writes to fresh anonymous pages, against
-// kDearFaultMicros): about 11 us in a paravirtualized guest (PVM), 0.1-1 us on bare metal or
+// per process (the fastest of 4 first writes to fresh anonymous pages, against
+// kDearFaultMicros; the first cheap one ends the measure, so a machine where faults are cheap
+// pays one page): about 11 us in a paravirtualized guest (PVM), 0.1-1 us on bare metal or
 // hardware-assisted virtualization. Where it does, a reader of scattered 4 KiB pieces is
 // faster with pread into reused memory (~2 us each) than through a mapping (7-15 us a page).
 bool PageFaultsAreDear();

@@ -108,6 +108,7 @@ Totals CheckAgainstOracle(const query::IndexReader& reader, const Oracle& oracle
 
 TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]") {
   // Sparse rows for no term, for the rarest, and by default (most of these corpora's terms).
+  // A setting of 8 is raised to documents / 128 (23 and 9 here: format::SegmentSparseMaxDf).
   for (uint32_t sparse_max_df : {0u, 8u, format::kDefaultSparseMaxDf})
     for (uint64_t seed : {1, 2}) {
       INFO("sparse_max_df " << sparse_max_df << ", seed " << seed);

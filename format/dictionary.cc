@@ -357,6 +357,110 @@ std::optional<uint32_t> DictionaryView::Find(std::string_view term, uint64_t has
   return FindInBlock(after - 1, term);
 }
 
+bool DictionaryView::FindEvery(const std::string_view* terms, const uint64_t* hashes, size_t n,
+                               uint32_t* ids) const {
+  // Lookups go in groups, each step taken by every lookup of the group in turn (lockstep).
+  constexpr size_t kGroup = 16;
+  if (n > kGroup) {
+    for (size_t at = 0; at < n; at += kGroup) {
+      if (!FindEvery(terms + at, hashes + at, std::min(kGroup, n - at), ids + at)) return false;
+    }
+    return true;
+  }
+  if (n == 0) return true;
+  if (blocks_ == 0) return false;
+  // 1. The filter blocks, all asked for before any is tested.
+  const uint32_t* filter[kGroup];
+  for (size_t i = 0; i < n; ++i) {
+    if (terms[i].empty()) return false;
+    filter[i] = reinterpret_cast<const uint32_t*>(
+        file_->Touch(SectionId::kTermFilter,
+                     TermFilterBlock(hashes[i], filter_blocks_) * kTermFilterBlockWords * 4,
+                     kTermFilterBlockWords * 4));
+    __builtin_prefetch(filter[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!TermFilterMayContain(filter[i], hashes[i])) return false;
+  }
+  // 2. DICT_TOP (TopRange's bisection, in lockstep).
+  const uint64_t tops = (blocks_ + kDictTopStride - 1) / kDictTopStride;
+  const uint8_t* top = file_->Touch(SectionId::kDictTop, 0, tops * sizeof(uint64_t));
+  const auto top_key = [top](uint64_t t) {
+    uint64_t k;
+    std::memcpy(&k, top + t * sizeof(k), sizeof(k));
+    return k;
+  };
+  uint64_t key[kGroup], lo[kGroup], hi[kGroup];
+  for (size_t i = 0; i < n; ++i) {
+    key[i] = DictKey(terms[i]);
+    lo[i] = 0;
+    hi[i] = tops;
+  }
+  for (bool more = true; more;) {
+    more = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (lo[i] >= hi[i]) continue;
+      const uint64_t m = lo[i] + (hi[i] - lo[i]) / 2;
+      if (top_key(m) < key[i])
+        lo[i] = m + 1;
+      else
+        hi[i] = m;
+      if (lo[i] < hi[i]) {
+        __builtin_prefetch(top + (lo[i] + (hi[i] - lo[i]) / 2) * sizeof(uint64_t));
+        more = true;
+      }
+    }
+  }
+  const DictBlockRecord* recs[kGroup];
+  uint64_t first[kGroup];
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t below = lo[i];  // DICT_TOP entries with a key below the term's
+    uint64_t at_or_below = below;
+    while (at_or_below < tops && top_key(at_or_below) <= key[i]) ++at_or_below;
+    lo[i] = below == 0 ? 0 : (below - 1) * kDictTopStride + 1;
+    hi[i] = std::min(blocks_, at_or_below * kDictTopStride);
+    first[i] = lo[i];
+    recs[i] = lo[i] < hi[i] ? reinterpret_cast<const DictBlockRecord*>(file_->Touch(
+                                  SectionId::kDictIndex, lo[i] * sizeof(DictBlockRecord),
+                                  (hi[i] - lo[i]) * sizeof(DictBlockRecord)))
+                            : nullptr;
+    if (recs[i] != nullptr) __builtin_prefetch(&recs[i][(hi[i] - lo[i]) / 2]);
+  }
+  // 3. DICT_INDEX (BlocksStartingAtOrBefore's bisection, in lockstep).
+  for (bool more = true; more;) {
+    more = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (lo[i] >= hi[i]) continue;
+      const uint64_t mid = lo[i] + (hi[i] - lo[i]) / 2;
+      const uint64_t k = recs[i][mid - first[i]].key;
+      if (k < key[i] || (k == key[i] && BlockStartsAtOrBefore(mid, terms[i], key[i])))
+        lo[i] = mid + 1;
+      else
+        hi[i] = mid;
+      if (lo[i] < hi[i]) {
+        __builtin_prefetch(&recs[i][lo[i] + (hi[i] - lo[i]) / 2 - first[i]]);
+        more = true;
+      }
+    }
+  }
+  // 4. The blocks: each asked for, then searched.
+  for (size_t i = 0; i < n; ++i) {
+    if (lo[i] == 0) return false;  // the term sorts before the first block
+    const uint64_t b = lo[i] - 1, begin = Block(b).offset, end = BlockEnd(b);
+    if (begin < end) {
+      const uint8_t* p = file_->Touch(SectionId::kDictBlocks, begin, end - begin);
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + 64);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const std::optional<uint32_t> id = FindInBlock(lo[i] - 1, terms[i]);
+    if (!id) return false;
+    ids[i] = *id;
+  }
+  return true;
+}
+
 uint64_t DictionaryView::ForEachWithPrefix(
     std::string_view prefix, const std::function<bool(std::string_view, uint32_t)>& f) const {
   if (blocks_ == 0) return 0;

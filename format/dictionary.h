@@ -136,6 +136,15 @@ class DictionaryView {
   std::optional<uint32_t> Find(std::string_view term) const { return Find(term, HashTerm(term)); }
   // Find for a term whose HashTerm is `hash` (a caller that has it already).
   std::optional<uint32_t> Find(std::string_view term, uint64_t hash) const;
+  // Looks up n terms (terms[i] of HashTerm hashes[i]) as Find does each, with their cache
+  // misses overlapped: every lookup takes a step (a filter block, a probe of DICT_TOP or of
+  // DICT_INDEX, a block) and asks for the memory of its next one before any takes its next
+  // step, so the misses of a query's terms cost about one lookup's chain instead of n (a
+  // cold lookup is ~10 dependent misses, ~1 us a term on a large dictionary). Returns true
+  // with ids[i] the id of terms[i] if every term is in the dictionary; false as soon as one
+  // is known absent (the others' ids are then unspecified), filters first.
+  bool FindEvery(const std::string_view* terms, const uint64_t* hashes, size_t n,
+                 uint32_t* ids) const;
   // Read-ahead for the lookups of several terms in a cold file (IndexFile::WillNeedPieces:
   // nothing is returned or changed). A lookup reads a TERM_FILTER block, then a DICT_INDEX
   // page, then a DICT_BLOCKS block, each only once the one before has arrived; asking for

@@ -58,13 +58,16 @@ std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& ar
 }
 
 Searcher::RowTerm Searcher::Plan(const std::string& term, uint64_t hash) const {
-  RowTerm t{hash, -1, 0, 0, false};
-  if (std::optional<uint32_t> id = index_.dictionary().Find(term, hash)) {
-    t.id = *id;
-    t.df = index_.dictionary().Df(*id);
-    if (*id < index_.exact_terms()) t.exact = *id;
-    t.sparse = index_.IsSparse(*id);
-  }
+  if (std::optional<uint32_t> id = index_.dictionary().Find(term, hash))
+    return PlanFound(*id, hash);
+  return RowTerm{hash, -1, 0, 0, false};
+}
+
+Searcher::RowTerm Searcher::PlanFound(uint32_t id, uint64_t hash) const {
+  RowTerm t{hash, -1, 0, id, false};
+  t.df = index_.dictionary().Df(id);
+  if (id < index_.exact_terms()) t.exact = id;
+  t.sparse = index_.IsSparse(id);
   return t;
 }
 
@@ -120,50 +123,58 @@ void Searcher::WillNeedRows(const std::vector<RowTerm>& terms) const {
 void Searcher::BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, bool parallel,
                               const std::vector<IdRange>* scope, BandOutput* o) const {
   const format::BandRecord& band = index_.band(b);
-  std::vector<const uint64_t*> rows;
   std::vector<uint64_t> row_ids;
   std::vector<uint64_t> bits;
-  // The AND verifies a row's chunks as it reaches them: the rows after the one that zeroed
-  // every block are never touched (a one-shot query's cost is the pages it touches).
-  struct BandRows : RowVerifier {
-    const IndexReader* index = nullptr;
-    const format::BandRecord* band = nullptr;
-    const std::vector<uint64_t>* ids = nullptr;
-    size_t Verify(size_t r, size_t begin, size_t end) const override {
-      return index->VerifyRowWords(*band, (*ids)[r], begin, end);
-    }
-  } verify;
-  verify.index = &index_;
-  verify.ids = &row_ids;
-  verify.band = &band;
   RowsOf(band, terms, &row_ids);
-  // Read by copy (a one-shot reader where page faults are dear), the rows are read whole
-  // (verified as they are) into the heap's reused memory: no page is mapped for them. (Not
-  // thread_local: a thread waiting in the AND's parallel loop may run another query's band
-  // meanwhile.)
-  const bool copy = index_.file().copies(format::SectionId::kRows);
-  std::unique_ptr<uint64_t[]> copies;  // (not zeroed: every word is read into)
-  if (copy) {
-    const uint64_t bytes = band.words_per_row * 8;
-    copies.reset(new uint64_t[row_ids.size() * band.words_per_row]);
-    for (size_t i = 0; i < row_ids.size(); ++i) {
-      uint64_t* to = copies.get() + i * band.words_per_row;
+  uint64_t read = 0;  // words ANDed
+  size_t rows_read = row_ids.size();
+  if (row_ids.empty()) {  // every document of the band is a candidate
+    bits.assign(band.words_per_row, ~uint64_t{0});
+  } else if (index_.file().copies(format::SectionId::kRows)) {
+    // Read by copy (a one-shot reader where page faults are dear): row by row (each verified
+    // as it is read), the first into `bits`, each other into one reused row and ANDed in, so
+    // that the memory touched is two rows however many the terms have (a fresh page is a trap
+    // there). A row that leaves no bit set ends the band: the rows after it are not read.
+    const uint64_t words = band.words_per_row, bytes = words * 8;
+    auto read_row = [&](size_t i, uint64_t* to) {
       index_.file().Read(format::SectionId::kRows, band.rows_offset + row_ids[i] * bytes, bytes,
                          to);
-      rows.push_back(to);
+      read += words;
+    };
+    bits.resize(words);
+    read_row(0, bits.data());
+    // Thread-local: nothing between its use and the end of the loop waits on TBB (a waiting
+    // thread may run another query's band).
+    thread_local std::vector<uint64_t> row;
+    if (row.size() < words) row.resize(words);
+    rows_read = 1;
+    for (size_t i = 1; i < row_ids.size(); ++i) {
+      if (std::all_of(bits.begin(), bits.end(), [](uint64_t w) { return w == 0; })) break;
+      read_row(i, row.data());
+      ++rows_read;
+      for (uint64_t w = 0; w < words; ++w) bits[w] &= row[w];
     }
   } else {
+    // Through the mapping: the AND verifies a row's chunks as it reaches them; the rows after
+    // the one that zeroed every block are never touched.
+    struct BandRows : RowVerifier {
+      const IndexReader* index = nullptr;
+      const format::BandRecord* band = nullptr;
+      const std::vector<uint64_t>* ids = nullptr;
+      size_t Verify(size_t r, size_t begin, size_t end) const override {
+        return index->VerifyRowWords(*band, (*ids)[r], begin, end);
+      }
+    } verify;
+    verify.index = &index_;
+    verify.ids = &row_ids;
+    verify.band = &band;
+    std::vector<const uint64_t*> rows;
     for (uint64_t r : row_ids) rows.push_back(index_.UnverifiedRow(band, r));
-  }
-  uint64_t read = 0;
-  if (rows.empty()) {  // every document of the band is a candidate
-    bits.assign(band.words_per_row, ~uint64_t{0});
-  } else {
     bits.assign(band.words_per_row, 0);
     read = AndRowsBlocked(rows.data(), rows.size(), band.words_per_row, bits.data(), parallel,
-                          copy ? nullptr : &verify);
+                          &verify);
   }
-  o->rows_read += rows.size();
+  o->rows_read += rows_read;
   o->bytes_read += read * 8;
   // The candidates' ids come from BAND_DOCS: on a cold index, ask for the span they cover.
   if (index_.file().random_access() && !index_.file().Warm(format::SectionId::kBandDocs)) {
@@ -333,29 +344,27 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     stats->total_us = MicrosSince(start);
     return {};
   }
-  // A term the segment's TERM_FILTER rules out settles the query before any dictionary search
-  // (an absent-term query's other terms cost one each otherwise: ~1-2 us on a large one).
-  // Each term is hashed once: the filter, the dictionary and the Bloom rows take that hash.
-  std::vector<uint64_t> hashes;
-  hashes.reserve(terms.size());
-  for (const std::string& t : terms) {
-    hashes.push_back(format::HashTerm(t));
-    if (!index_.dictionary().MayContainHash(hashes.back())) {
-      stats->absent_term = true;
-      stats->parse_us = stats->total_us = MicrosSince(start);
-      return {};
-    }
+  // Look up every term at once (their cache misses overlap: FindEvery). A term the segment's
+  // TERM_FILTER rules out settles the query before any dictionary search; so does a term the
+  // dictionary lacks. Each term is hashed once: the filter, the dictionary and the Bloom rows
+  // take that hash.
+  const size_t n = terms.size();
+  std::vector<uint64_t> hashes(n);
+  std::vector<std::string_view> views(n);
+  std::vector<uint32_t> ids(n);
+  for (size_t i = 0; i < n; ++i) {
+    hashes[i] = format::HashTerm(terms[i]);
+    views[i] = terms[i];
   }
-  // Look up every term; a term no document contains settles the query.
+  if (!index_.dictionary().FindEvery(views.data(), hashes.data(), n, ids.data())) {
+    stats->absent_term = true;
+    stats->parse_us = stats->total_us = MicrosSince(start);
+    return {};
+  }
   std::vector<RowTerm> planned;
   bool sparse = false;
-  for (size_t i = 0; i < terms.size(); ++i) {
-    RowTerm rt = Plan(terms[i], hashes[i]);
-    if (rt.df == 0) {
-      stats->absent_term = true;
-      stats->parse_us = stats->total_us = MicrosSince(start);
-      return {};
-    }
+  for (size_t i = 0; i < n; ++i) {
+    const RowTerm rt = PlanFound(ids[i], hashes[i]);
     sparse = sparse || rt.sparse;
     planned.push_back(rt);
   }

@@ -65,6 +65,8 @@ class Searcher {
   RowTerm Plan(const std::string& term) const { return Plan(term, format::HashTerm(term)); }
   // Plan for a term whose HashTerm is `hash`.
   RowTerm Plan(const std::string& term, uint64_t hash) const;
+  // Plan for a term found in the dictionary under `id`.
+  RowTerm PlanFound(uint32_t id, uint64_t hash) const;
   // One band's candidates (document ids in `scope`, or all if null, in column order) and what
   // reading them cost, added to *o.
   struct BandOutput {

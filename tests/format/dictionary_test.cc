@@ -170,6 +170,46 @@ TEST_CASE("dictionary: every term found under its id, absent terms absent, df by
       }
     }
     CHECK(absent_probes >= n);
+    // FindEvery answers as Find does term by term: groups of present terms (ids as Find's),
+    // and groups with an absent term (false), up to 40 terms (more than one lockstep group),
+    // with both filters (the saturated one sends absent terms through the bisections).
+    std::vector<std::string> pool(terms.begin(), terms.end());
+    for (const std::string& t : terms) {
+      if (pool.size() >= 2 * n + 64) break;
+      for (std::string probe : {t + "a", t.substr(0, t.size() / 2) + "~", "!" + t}) {
+        if (terms.count(probe) == 0) pool.push_back(probe);
+      }
+    }
+    pool.push_back("");
+    for (const DictionaryView* v : {&view, &open_view}) {
+      size_t found_groups = 0;
+      for (int trial = 0; trial < 300; ++trial) {
+        const size_t k = 1 + rng() % (trial % 10 == 0 ? 40 : 6);
+        std::vector<std::string_view> group;
+        std::vector<uint64_t> hashes;
+        // Half the trials: present terms only (when there are some).
+        const bool present_only = trial % 2 == 0 && n > 0;
+        for (size_t j = 0; j < k; ++j) {
+          const std::string& t = present_only ? d.term_by_id[rng() % n] : pool[rng() % pool.size()];
+          group.push_back(t);
+          hashes.push_back(HashTerm(t));
+        }
+        std::vector<uint32_t> ids(k, UINT32_MAX);
+        const bool all = v->FindEvery(group.data(), hashes.data(), k, ids.data());
+        bool want_all = true;
+        for (size_t j = 0; j < k; ++j) {
+          const std::optional<uint32_t> id = v->Find(group[j]);
+          if (!id) {
+            want_all = false;
+            continue;
+          }
+          if (all) REQUIRE(ids[j] == *id);
+        }
+        REQUIRE(all == want_all);
+        found_groups += all;
+      }
+      if (n > 0) CHECK(found_groups >= 150);
+    }
     CHECK_FALSE(open_view.Find("\xff\xff").has_value());
     CHECK_FALSE(open_view.Find(" ").has_value());
     // The cursor lists every term once, in byte order, with its id.

@@ -258,12 +258,27 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
   for (uint64_t b = 0; b < index_.band_count(); ++b) BandCandidates(b, rows, false, nullptr, &o);
   stats->rows_read += o.rows_read;
   stats->bytes_read += o.bytes_read;
-  std::vector<uint64_t> in_rows((index_.doc_count() + 63) / 64, 0);
-  for (uint32_t d : o.ids) in_rows[d / 64] |= uint64_t{1} << (d % 64);
-  candidates->erase(
-      std::remove_if(candidates->begin(), candidates->end(),
-                     [&](uint32_t d) { return !((in_rows[d / 64] >> (d % 64)) & 1); }),
-      candidates->end());
+  // Keep the candidates among the rows' documents: the candidates (far fewer than the
+  // documents) in an open-addressed table, marked as the rows' documents are looked up there
+  // (a bitmap over all documents would touch N / 8 bytes of fresh memory, a page fault per
+  // 4 KiB where faults are dear).
+  size_t slots = 16;
+  while (slots < 2 * candidates->size()) slots *= 2;
+  constexpr uint64_t kEmpty = UINT64_MAX;
+  std::vector<uint64_t> table(slots, kEmpty);  // candidate id << 1 | seen in the rows
+  auto slot_of = [&](uint32_t d) {
+    size_t i = static_cast<size_t>((d * 0x9E3779B97F4A7C15ull) >> 32) & (slots - 1);
+    while (table[i] != kEmpty && (table[i] >> 1) != d) i = (i + 1) & (slots - 1);
+    return i;
+  };
+  for (uint32_t d : *candidates) table[slot_of(d)] = uint64_t{d} << 1;
+  for (uint32_t d : o.ids) {
+    const size_t i = slot_of(d);
+    if (table[i] != kEmpty) table[i] |= 1;
+  }
+  candidates->erase(std::remove_if(candidates->begin(), candidates->end(),
+                                   [&](uint32_t d) { return (table[slot_of(d)] & 1) == 0; }),
+                    candidates->end());
 }
 
 std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,

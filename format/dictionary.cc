@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "format/bloom.h"
 #include "util/error.h"
@@ -255,30 +256,34 @@ bool DictionaryView::BlockStartsAtOrBefore(uint64_t b, std::string_view term, ui
   return std::string_view(reinterpret_cast<const char*>(t.suffix), t.suffix_length) <= term;
 }
 
+DictionaryView::TopKeys DictionaryView::Tops() const {
+  const uint64_t count = (blocks_ + kDictTopStride - 1) / kDictTopStride;
+  return TopKeys{file_->Touch(SectionId::kDictTop, 0, count * sizeof(uint64_t)), count};
+}
+
+std::pair<uint64_t, uint64_t> DictionaryView::TopBlocks(const TopKeys& top, uint64_t below,
+                                                        uint64_t key) const {
+  // Entries with the term's very key are rare (8 equal leading bytes): look ahead one at a
+  // time, not by a second bisection (~11 more cache lines a lookup, session 11).
+  uint64_t at_or_below = below;  // DICT_TOP entries with a key <= key
+  while (at_or_below < top.count && top.key(at_or_below) <= key) ++at_or_below;
+  return {below == 0 ? 0 : (below - 1) * kDictTopStride + 1,
+          std::min(blocks_, at_or_below * kDictTopStride)};
+}
+
 std::pair<uint64_t, uint64_t> DictionaryView::TopRange(uint64_t key) const {
   // Blocks whose sampled key is below the term's start at or before it, those whose key is
   // above start after it. That leaves about one page of DICT_INDEX.
-  const uint64_t tops = (blocks_ + kDictTopStride - 1) / kDictTopStride;
-  const uint8_t* top = file_->Touch(SectionId::kDictTop, 0, tops * sizeof(uint64_t));
-  const auto top_key = [top](uint64_t t) {
-    uint64_t k;
-    std::memcpy(&k, top + t * sizeof(k), sizeof(k));
-    return k;
-  };
-  uint64_t below = 0, at_or_below = 0;  // DICT_TOP entries with key < key, <= key
-  for (uint64_t l = 0, h = tops; l < h;) {
+  const TopKeys top = Tops();
+  uint64_t below = 0;  // DICT_TOP entries with key < key
+  for (uint64_t l = 0, h = top.count; l < h;) {
     const uint64_t m = l + (h - l) / 2;
-    if (top_key(m) < key)
+    if (top.key(m) < key)
       l = below = m + 1;
     else
       h = m;
   }
-  // Entries with the term's very key are rare (8 equal leading bytes): look ahead one at a
-  // time, not by a second bisection (~11 more cache lines a lookup, session 11).
-  at_or_below = below;
-  while (at_or_below < tops && top_key(at_or_below) <= key) ++at_or_below;
-  return {below == 0 ? 0 : (below - 1) * kDictTopStride + 1,
-          std::min(blocks_, at_or_below * kDictTopStride)};
+  return TopBlocks(top, below, key);
 }
 
 uint64_t DictionaryView::BlocksStartingAtOrBefore(std::string_view term) const {
@@ -383,30 +388,24 @@ bool DictionaryView::FindEvery(const std::string_view* terms, const uint64_t* ha
     if (!TermFilterMayContain(filter[i], hashes[i])) return false;
   }
   // 2. DICT_TOP (TopRange's bisection, in lockstep).
-  const uint64_t tops = (blocks_ + kDictTopStride - 1) / kDictTopStride;
-  const uint8_t* top = file_->Touch(SectionId::kDictTop, 0, tops * sizeof(uint64_t));
-  const auto top_key = [top](uint64_t t) {
-    uint64_t k;
-    std::memcpy(&k, top + t * sizeof(k), sizeof(k));
-    return k;
-  };
+  const TopKeys top = Tops();
   uint64_t key[kGroup], lo[kGroup], hi[kGroup];
   for (size_t i = 0; i < n; ++i) {
     key[i] = DictKey(terms[i]);
     lo[i] = 0;
-    hi[i] = tops;
+    hi[i] = top.count;
   }
   for (bool more = true; more;) {
     more = false;
     for (size_t i = 0; i < n; ++i) {
       if (lo[i] >= hi[i]) continue;
       const uint64_t m = lo[i] + (hi[i] - lo[i]) / 2;
-      if (top_key(m) < key[i])
+      if (top.key(m) < key[i])
         lo[i] = m + 1;
       else
         hi[i] = m;
       if (lo[i] < hi[i]) {
-        __builtin_prefetch(top + (lo[i] + (hi[i] - lo[i]) / 2) * sizeof(uint64_t));
+        __builtin_prefetch(top.p + (lo[i] + (hi[i] - lo[i]) / 2) * sizeof(uint64_t));
         more = true;
       }
     }
@@ -414,11 +413,7 @@ bool DictionaryView::FindEvery(const std::string_view* terms, const uint64_t* ha
   const DictBlockRecord* recs[kGroup];
   uint64_t first[kGroup];
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t below = lo[i];  // DICT_TOP entries with a key below the term's
-    uint64_t at_or_below = below;
-    while (at_or_below < tops && top_key(at_or_below) <= key[i]) ++at_or_below;
-    lo[i] = below == 0 ? 0 : (below - 1) * kDictTopStride + 1;
-    hi[i] = std::min(blocks_, at_or_below * kDictTopStride);
+    std::tie(lo[i], hi[i]) = TopBlocks(top, lo[i], key[i]);
     first[i] = lo[i];
     recs[i] = lo[i] < hi[i] ? reinterpret_cast<const DictBlockRecord*>(file_->Touch(
                                   SectionId::kDictIndex, lo[i] * sizeof(DictBlockRecord),

@@ -26,6 +26,7 @@
 #define BITSIFT_FORMAT_DICTIONARY_H_
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -218,6 +219,20 @@ class DictionaryView {
   // The blocks [lo, hi) DICT_TOP leaves to bisect for a term whose DictKey is `key`: those
   // below lo start <= the term, those from hi on start after it.
   std::pair<uint64_t, uint64_t> TopRange(uint64_t key) const;
+  // DICT_TOP's entries: count, and key(t) for t < count.
+  struct TopKeys {
+    const uint8_t* p = nullptr;
+    uint64_t count = 0;
+    uint64_t key(uint64_t t) const {
+      uint64_t k;
+      std::memcpy(&k, p + t * sizeof(k), sizeof(k));
+      return k;
+    }
+  };
+  TopKeys Tops() const;
+  // TopRange's answer for a term whose DictKey is `key`, given `below`, the number of DICT_TOP
+  // entries whose key is less than it.
+  std::pair<uint64_t, uint64_t> TopBlocks(const TopKeys& top, uint64_t below, uint64_t key) const;
   // Whether the first term of block b is <= term (b < blocks_).
   bool BlockStartsAtOrBefore(uint64_t b, std::string_view term, uint64_t key) const;
   [[noreturn]] void Bad(const std::string& what) const;

@@ -374,18 +374,23 @@ bool DictionaryView::FindEvery(const std::string_view* terms, const uint64_t* ha
   }
   if (n == 0) return true;
   if (blocks_ == 0) return false;
-  // 1. The filter blocks, all asked for before any is tested.
-  const uint32_t* filter[kGroup];
-  for (size_t i = 0; i < n; ++i) {
-    if (terms[i].empty()) return false;
-    filter[i] = reinterpret_cast<const uint32_t*>(
+  // 1. The filter blocks, in order, each asked for one term ahead: the first term a filter
+  // rules out ends the lookups without touching the other terms' blocks.
+  auto filter_block = [&](size_t i) {
+    return reinterpret_cast<const uint32_t*>(
         file_->Touch(SectionId::kTermFilter,
                      TermFilterBlock(hashes[i], filter_blocks_) * kTermFilterBlockWords * 4,
                      kTermFilterBlockWords * 4));
-    __builtin_prefetch(filter[i]);
-  }
+  };
   for (size_t i = 0; i < n; ++i) {
-    if (!TermFilterMayContain(filter[i], hashes[i])) return false;
+    if (terms[i].empty()) return false;
+  }
+  const uint32_t* block = filter_block(0);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t* next = i + 1 < n ? filter_block(i + 1) : nullptr;
+    if (next != nullptr) __builtin_prefetch(next);
+    if (!TermFilterMayContain(block, hashes[i])) return false;
+    block = next;
   }
   // 2. DICT_TOP (TopRange's bisection, in lockstep).
   const TopKeys top = Tops();

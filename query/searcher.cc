@@ -363,15 +363,31 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   // TERM_FILTER rules out settles the query before any dictionary search; so does a term the
   // dictionary lacks. Each term is hashed once: the filter, the dictionary and the Bloom rows
   // take that hash.
+  // (On the stack for up to kStackTerms terms: no heap allocation for the lookups.)
+  constexpr size_t kStackTerms = 16;
   const size_t n = terms.size();
-  std::vector<uint64_t> hashes(n);
-  std::vector<std::string_view> views(n);
-  std::vector<uint32_t> ids(n);
+  uint64_t stack_hashes[kStackTerms];
+  std::string_view stack_views[kStackTerms];
+  uint32_t stack_ids[kStackTerms];
+  std::vector<uint64_t> heap_hashes;
+  std::vector<std::string_view> heap_views;
+  std::vector<uint32_t> heap_ids;
+  uint64_t* hashes = stack_hashes;
+  std::string_view* views = stack_views;
+  uint32_t* ids = stack_ids;
+  if (n > kStackTerms) {
+    heap_hashes.resize(n);
+    heap_views.resize(n);
+    heap_ids.resize(n);
+    hashes = heap_hashes.data();
+    views = heap_views.data();
+    ids = heap_ids.data();
+  }
   for (size_t i = 0; i < n; ++i) {
     hashes[i] = format::HashTerm(terms[i]);
     views[i] = terms[i];
   }
-  if (!index_.dictionary().FindEvery(views.data(), hashes.data(), n, ids.data())) {
+  if (!index_.dictionary().FindEvery(views, hashes, n, ids)) {
     stats->absent_term = true;
     stats->parse_us = stats->total_us = MicrosSince(start);
     return {};

@@ -548,7 +548,7 @@ Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, dou
       // lazily): damage there fails this Query (with no documents), never meets document().
       // SetAsideStaleFiles reads (so verifies) them itself, on two threads. A cold index reads
       // them in one round of requests first.
-      if (!options.count_only) rep_->set.WillNeedDocuments(documents, options.check_files);
+      if (!options.count_only) rep_->set.WillNeedDocuments(documents);
       for (uint32_t id : documents) {
         if (options.check_files || options.count_only) break;
         const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
@@ -879,8 +879,8 @@ IndexStats Index::Stats() const {
     forward += r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets);
     dictionary += r.SectionBytes(SectionId::kDictIndex) + r.SectionBytes(SectionId::kDictBlocks) +
                   r.SectionBytes(SectionId::kDfRuns);
-    doc_table += r.SectionBytes(SectionId::kDocs) + r.SectionBytes(SectionId::kPaths) +
-                 r.SectionBytes(SectionId::kDocFacts) + r.SectionBytes(SectionId::kDocFactsIndex);
+    doc_table += r.SectionBytes(SectionId::kDocColumns) + r.SectionBytes(SectionId::kDocFacts) +
+                 r.SectionBytes(SectionId::kDocFactsIndex);
     meta += r.SectionBytes(SectionId::kMeta);
   }
   s.section_bytes = {{"signature rows", rows},

@@ -27,10 +27,8 @@ const char* SectionName(SectionId id) {
       return "BAND_DOCS";
     case SectionId::kRows:
       return "ROWS";
-    case SectionId::kDocs:
-      return "DOCS";
-    case SectionId::kPaths:
-      return "PATHS";
+    case SectionId::kDocColumns:
+      return "DOC_COLUMNS";
     case SectionId::kForwardOffsets:
       return "FORWARD_OFFSETS";
     case SectionId::kForwardData:
@@ -311,15 +309,10 @@ const uint8_t* IndexFile::CopyOut(SectionId id, const Span& s, uint64_t offset,
 
 namespace {
 
-// A thread's cache of the chunks it read by copy, direct-mapped: readers of scattered records
-// (a candidate's BAND_DOCS entry, forward offsets, record; a result's DOCS entry, path, facts)
-// often come back to a chunk, and a hit costs a copy instead of a system call. Small, so that
-// the pages it touches stay few (each a trap where faults are dear). CHUNK_SUMS pieces have a
-// cache of their own, so that verifying a chunk never evicts it while it is being filled.
 // The process's cache of the chunks read by copy (IndexFile::copies), shared by its threads
 // (a query's results are looked at on several), kWays-way set-associative, least recently used
-// out: a result's records are read from three or four sections in step (DOCS, PATHS,
-// DOC_FACTS_INDEX, DOC_FACTS), and in a direct-mapped cache two of them whose chunks fall on
+// out: a result's records are read from sections in step (DOC_FACTS_INDEX, DOC_FACTS; before
+// format 8 also DOCS and PATHS), and in a direct-mapped cache two of them whose chunks fall on
 // one slot evicted each other at every document (a 187k-match query read 83k chunks for 13k).
 // Small, and its bytes left uninitialized, so that it touches few pages (each a trap where
 // faults are dear). A miss is read and verified outside the lock. CHUNK_SUMS pieces have a

@@ -29,14 +29,16 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
-// 7: DOCS holds 16-byte DocEntry records (path, column); the other fields moved to DOC_FACTS,
-// varint-coded (81 -> ~30 bytes a document on linux-paras' 1.2M paragraphs). A term's Bloom
-// positions come from SplitMix64 instead of double hashing (format/bloom.h). TERM_FILTER.
-// 6: DocRecord::column. 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord
-// of 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS,
+// 8: a document's path is in its DOC_FACTS record (one read per result for its path and facts,
+// not three: DOCS, PATHS, DOC_FACTS); DOCS and PATHS are retired, DOC_COLUMNS holds the
+// columns. 7: DOCS holds 16-byte DocEntry records (path, column); the other fields moved to
+// DOC_FACTS, varint-coded (81 -> ~30 bytes a document on linux-paras' 1.2M paragraphs). A term's
+// Bloom positions come from SplitMix64 instead of double hashing (format/bloom.h). TERM_FILTER. 6:
+// DocRecord::column. 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord of
+// 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS,
 // DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments
 // (0.2).
-inline constexpr uint32_t kFormatVersion = 7;
+inline constexpr uint32_t kFormatVersion = 8;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
 
@@ -57,8 +59,7 @@ enum class SectionId : uint32_t {
   kBands = 2,     // BandRecord x band_count
   kBandDocs = 3,  // u32 document id for every column of every band
   kRows = 4,      // the bit-sliced rows of all bands, each 64-byte aligned
-  kDocs = 5,      // DocEntry x doc_count, sorted by path bytes
-  kPaths = 6,     // concatenated relative paths
+  // 5 and 6 held format 7's DocEntry records and paths (DOCS, PATHS): retired.
   // 7 to 10 held format 3's dictionary (term offsets, bytes, df, hash table): retired.
   kForwardOffsets = 11,  // u64 x (doc_count + 1) into kForwardData
   kForwardData = 12,     // forward records (format/forward_store.h)
@@ -71,26 +72,27 @@ enum class SectionId : uint32_t {
   kSparseIndex = 19,     // u64 offset into kSparseData per group of kSparseGroupTerms terms
   kDictTop = 20,         // u64 DICT_INDEX key of every kDictTopStride-th block
   kChunkSumsIndex = 21,  // u64 XXH3-64 of every kChunkBytes piece of kChunkSums
-  kDocFacts = 22,        // the documents' other fields, varint-coded (format/doc_table.h)
+  kDocFacts = 22,        // the documents' records, paths included (format/doc_table.h)
   kDocFactsIndex = 23,   // u64 offset into kDocFacts per kDocFactsBlock documents, and the end
   kTermFilter = 24,      // split-block Bloom filter of the dictionary's terms (term_filter.h)
+  kDocColumns = 25,      // u32 column of every document (DocRecord::column), by id
 };
 // Sections in a file, and the largest id (spans are indexed by id - 1).
-inline constexpr uint32_t kSectionCount = 20;
-inline constexpr uint32_t kMaxSectionId = 24;
+inline constexpr uint32_t kSectionCount = 19;
+inline constexpr uint32_t kMaxSectionId = 25;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
 // all the others, and CHUNK_SUMS_INDEX, which covers CHUNK_SUMS, come last (the writer's
 // Finish writes them).
 // The dictionary comes first, so that a merge can stream it into the file while it gives the
 // terms their new ids (which the rows and forward records after it need).
 inline constexpr SectionId kSectionOrder[kSectionCount] = {
-    SectionId::kDictBlocks,    SectionId::kDictIndex,      SectionId::kDictTop,
-    SectionId::kDfRuns,        SectionId::kTermFilter,     SectionId::kMeta,
-    SectionId::kBands,         SectionId::kBandDocs,       SectionId::kRows,
-    SectionId::kDocs,          SectionId::kPaths,          SectionId::kDocFacts,
-    SectionId::kDocFactsIndex, SectionId::kForwardOffsets, SectionId::kForwardData,
-    SectionId::kSparseData,    SectionId::kSparseIndex,    SectionId::kEncodings,
-    SectionId::kChunkSums,     SectionId::kChunkSumsIndex};
+    SectionId::kDictBlocks,     SectionId::kDictIndex,   SectionId::kDictTop,
+    SectionId::kDfRuns,         SectionId::kTermFilter,  SectionId::kMeta,
+    SectionId::kBands,          SectionId::kBandDocs,    SectionId::kRows,
+    SectionId::kDocColumns,     SectionId::kDocFacts,    SectionId::kDocFactsIndex,
+    SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kSparseData,
+    SectionId::kSparseIndex,    SectionId::kEncodings,   SectionId::kChunkSums,
+    SectionId::kChunkSumsIndex};
 
 // Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
 // chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.
@@ -157,22 +159,12 @@ struct BandRecord {
 };
 static_assert(sizeof(BandRecord) == 48);
 
-// One document of a segment as DOCS stores it: what a query reads for every hit (its path) and
-// for every candidate an exact row settles (its column). The rest of its record is in DOC_FACTS
-// (format/doc_table.h).
-struct DocEntry {
-  uint64_t path_offset;  // into PATHS
-  uint32_t path_length;
-  uint32_t column;  // its column among all bands' (BAND_DOCS[column] is this document), or
-                    // kNoColumn for a document with no term (it is in no band)
-};
-static_assert(sizeof(DocEntry) == 16);
-
-// One document of a segment, whole (in memory: its DocEntry and its DOC_FACTS record). The file
-// facts (file_size, mtime_ns, ctime_ns, inode) are what an update compares with a fresh stat to
-// decide that a file is unchanged and need not be read.
+// One document of a segment, whole (in memory). On disk its path and facts are its DOC_FACTS
+// record (format/doc_table.h) and its column is DOC_COLUMNS[id]. The file facts (file_size,
+// mtime_ns, ctime_ns, inode) are what an update compares with a fresh stat to decide that a
+// file is unchanged and need not be read.
 struct DocRecord {
-  uint64_t path_offset;
+  uint64_t path_offset;  // the builder's: into its buffer of paths (not stored)
   uint32_t path_length;
   uint32_t term_count;
   uint64_t size;       // bytes of text indexed (after decoding)
@@ -181,7 +173,8 @@ struct DocRecord {
   int64_t ctime_ns;    // status change time (0 for in-memory documents)
   uint64_t inode;      // st_ino (0 for in-memory documents)
   uint32_t encoding;   // the encoding its text was read in: an index into ENCODINGS (0 = UTF-8)
-  uint32_t column;     // as DocEntry::column
+  uint32_t column;     // its column among all bands' (BAND_DOCS[column] is this document), or
+                       // kNoColumn for a document with no term (it is in no band)
 };
 inline constexpr uint32_t kNoColumn = UINT32_MAX;
 
@@ -318,14 +311,14 @@ class IndexFile {
     return (state == kUndecided ? DecideCopyReads() : state) == kCopy;
   }
   // Whether section `id` is read by copy now: copy_reads(), until the section turns out to be
-  // read densely (a query with many results reads most of DOCS and PATHS: kDenseHits cache hits
+  // read densely (a query with many results reads most of DOC_FACTS: kDenseHits cache hits
   // a chunk read, after kDenseMinMisses chunks), where the mapping's faults, each mapping 16
   // neighbouring pages, cost less than a copy per record. From then on it is read through the
   // mapping, as without copy_reads().
   // Only the sections read per candidate or per result are copied (ROWS, BAND_DOCS, the
-  // forward store, DOCS, PATHS, the facts): the dictionary's few pages cost less through the
-  // mapping, whose faults map their neighbours too (a copy touches a new page of the reader's
-  // memory for each chunk it reads first).
+  // forward store, DOC_COLUMNS, the documents' records): the dictionary's few pages cost less
+  // through the mapping, whose faults map their neighbours too (a copy touches a new page of the
+  // reader's memory for each chunk it reads first).
   bool copies(SectionId id) const {
     return copy_state_.load(std::memory_order_relaxed) != kMap &&  // (a query's reader: no)
            ((kCopiedSections >> static_cast<uint32_t>(id)) & 1) &&
@@ -336,8 +329,7 @@ class IndexFile {
       uint64_t{1} << static_cast<uint32_t>(SectionId::kBandDocs) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kForwardOffsets) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kForwardData) |
-      uint64_t{1} << static_cast<uint32_t>(SectionId::kDocs) |
-      uint64_t{1} << static_cast<uint32_t>(SectionId::kPaths) |
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kDocColumns) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kDocFacts) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kDocFactsIndex);
   static constexpr uint64_t kDenseMinMisses = 256, kDenseHits = 8;

@@ -132,10 +132,10 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   // Write adds, at its peak: per term 16 (sort record) + 8 (final id maps) + 4 (df) + 8 (hash)
   // + 8 (offset) + 8 (table) + 8 (sparse list start) bytes and the term bytes again; per
   // posting about 3 bytes of sparse rows and 1.5 bytes of forward store; per document 64
-  // bytes of DocRecord, 16 of DocEntry, ~16 of DOC_FACTS and 4 of band column; and the signature
-  // rows, planned here as Write plans them (without exact rows, which only make them smaller):
-  // a per-posting rate misjudges segments of few documents with very many terms each, whose
-  // bands are mostly padding.
+  // bytes of DocRecord, 4 of DOC_COLUMNS, ~16 and its path of DOC_FACTS and 4 of band column; and
+  // the signature rows, planned here as Write plans them (without exact rows, which only make them
+  // smaller): a per-posting rate misjudges segments of few documents with very many terms each,
+  // whose bands are mostly padding.
   const uint64_t terms = interner_->size();
   const uint64_t interner = interner_->MemoryBytes();
   const uint64_t held = interner + postings_ * 4 + docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
@@ -154,8 +154,9 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   // 4-byte transposition and ~2.5 encoded); about half of all postings are sparse (linux-files
   // 51%, kjv 9%), while the rows planned above, counting every term, are about that much too
   // large.
-  const uint64_t writing =
-      terms * 60 + interner / 3 + postings_ * 45 / 10 + docs_.size() * 100 + row_bytes;
+  // DOC_FACTS holds the paths once more while it is written.
+  const uint64_t writing = terms * 60 + interner / 3 + postings_ * 45 / 10 + docs_.size() * 100 +
+                           name_bytes_ + row_bytes;
   return held + writing;
 }
 
@@ -341,17 +342,16 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   AddSection(w, SectionId::kBandDocs, plan.band_docs);
   AddSection(w, SectionId::kRows, rows);
   {
-    std::vector<format::DocEntry> entries;
-    entries.reserve(table.records.size());
+    std::vector<uint32_t> columns;
+    columns.reserve(table.records.size());
     format::DocFactsWriter facts;
     for (const format::DocRecord& d : table.records) {
-      entries.push_back({d.path_offset, d.path_length, d.column});
-      facts.Add(d);
+      columns.push_back(d.column);
+      facts.Add(d, std::string_view(table.paths).substr(d.path_offset, d.path_length));
     }
-    AddSection(w, SectionId::kDocs, entries);
-    w.AddSection(SectionId::kPaths, table.paths.data(), table.paths.size());
+    AddSection(w, SectionId::kDocColumns, columns);
     const std::vector<uint64_t> index = facts.Finish();
-    w.AddSection(SectionId::kDocFacts, facts.data().data(), facts.data().size());
+    w.AddSection(SectionId::kDocFacts, facts.pending().data(), facts.pending().size());
     AddSection(w, SectionId::kDocFactsIndex, index);
   }
   AddSection(w, SectionId::kForwardOffsets, forward_offsets);

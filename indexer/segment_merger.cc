@@ -32,6 +32,8 @@ constexpr uint32_t kNoId = UINT32_MAX;
 // documents, or this many merged terms: what a merge holds is its own memory, not its inputs'.
 constexpr size_t kReleaseDocuments = 16384;
 constexpr uint64_t kReleaseTerms = uint64_t{1} << 20;
+// A streamed section is appended in pieces of about this many bytes.
+constexpr size_t kStreamBytes = size_t{1} << 16;
 
 // A live document of a source, in the output's (path) order.
 struct DocRef {
@@ -272,19 +274,21 @@ void WriteRows(format::IndexFileWriter& w, const NewRecords& records, const Merg
   w.EndSection();
 }
 
-// Phase 6: DOCS, PATHS, DOC_FACTS and DOC_FACTS_INDEX (and the ENCODINGS table they index) in
-// the output order.
+// Phase 6: DOC_COLUMNS, DOC_FACTS and DOC_FACTS_INDEX (and the ENCODINGS table they index) in
+// the output order, DOC_FACTS streamed (its paths are ~20-60 bytes a document).
 std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
                            const std::vector<DocRef>& refs, const RowPlan& plan,
                            uint64_t* input_bytes, uint64_t* postings) {
-  std::vector<uint32_t> column(refs.size(), format::kNoColumn);
-  for (size_t c = 0; c < plan.band_docs.size(); ++c)
-    column[plan.band_docs[c]] = static_cast<uint32_t>(c);
+  {
+    std::vector<uint32_t> column(refs.size(), format::kNoColumn);
+    for (size_t c = 0; c < plan.band_docs.size(); ++c)
+      column[plan.band_docs[c]] = static_cast<uint32_t>(c);
+    w.AddSection(SectionId::kDocColumns, column.data(), column.size() * sizeof(uint32_t));
+  }
   std::vector<std::string> encodings = {format::kUtf8EncodingName};
   std::unordered_map<std::string, uint32_t> encoding_ids = {{format::kUtf8EncodingName, 0}};
-  format::DocFactsWriter facts;  // ~16 bytes a document, written after PATHS
-  w.BeginSection(SectionId::kDocs);
-  uint64_t path_offset = 0;
+  format::DocFactsWriter facts;
+  w.BeginSection(SectionId::kDocFacts);
   for (const DocRef& r : refs) {
     const query::IndexReader& reader = *sources[r.source].reader;
     format::DocRecord d = reader.doc(r.local);
@@ -292,21 +296,18 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
     auto [it, fresh] = encoding_ids.try_emplace(encoding, static_cast<uint32_t>(encodings.size()));
     if (fresh) encodings.push_back(encoding);
     d.encoding = it->second;
-    d.path_offset = path_offset;
-    d.column = column[&r - refs.data()];
-    path_offset += d.path_length;
     *input_bytes += d.size;
     *postings += d.term_count;
-    const format::DocEntry e{d.path_offset, d.path_length, d.column};
-    w.Append(&e, sizeof(e));
-    facts.Add(d);
+    facts.Add(d, r.path);
+    if (facts.pending().size() >= kStreamBytes) {
+      w.Append(facts.pending().data(), facts.pending().size());
+      facts.ClearPending();
+    }
   }
-  w.EndSection();
-  w.BeginSection(SectionId::kPaths);
-  for (const DocRef& r : refs) w.Append(r.path.data(), r.path.size());
+  w.Append(facts.pending().data(), facts.pending().size());
+  facts.ClearPending();
   w.EndSection();
   const std::vector<uint64_t> index = facts.Finish();
-  w.AddSection(SectionId::kDocFacts, facts.data().data(), facts.data().size());
   w.AddSection(SectionId::kDocFactsIndex, index.data(), index.size() * sizeof(uint64_t));
   return format::EncodeEncodingTable(encodings);
 }

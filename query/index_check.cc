@@ -116,12 +116,12 @@ std::vector<T> SectionArray(const IndexReader& index, SectionId id) {
 }
 
 // The structure that opening leaves to access time (records are bounds-checked when read):
-// every path inside PATHS, every encoding index inside ENCODINGS (which opening parsed), forward
-// and term offsets ascending and inside their data, every band column naming a document. Reports
-// the first violation. Runs after VerifyAll, so raw reads are verified ones.
+// every document's record (and path) inside its DOC_FACTS block, every encoding index inside
+// ENCODINGS (which opening parsed), forward and term offsets ascending and inside their data, every
+// band column naming a document. Reports the first violation. Runs after VerifyAll, so raw reads
+// are verified ones.
 void CheckStructure(const IndexReader& index) {
   const uint64_t docs = index.doc_count();
-  const uint64_t paths_size = index.Section(SectionId::kPaths).size();
   // DOC_FACTS: every block starts where the last ended and holds exactly its documents' records.
   const std::vector<uint64_t> facts_index =
       SectionArray<uint64_t>(index, SectionId::kDocFactsIndex);
@@ -142,9 +142,6 @@ void CheckStructure(const IndexReader& index) {
   }
   for (uint64_t d = 0; d < docs; ++d) {
     const format::DocRecord doc = index.doc(static_cast<uint32_t>(d));
-    if (doc.path_offset > paths_size || doc.path_length > paths_size - doc.path_offset) {
-      Fail(index, "path of document " + std::to_string(d) + " out of bounds");
-    }
     if (doc.encoding >= index.encodings().size()) {
       Fail(index, "encoding " + std::to_string(doc.encoding) + " of document " + std::to_string(d) +
                       " is not in the encoding table (" + std::to_string(index.encodings().size()) +
@@ -247,13 +244,9 @@ void CheckIndex(const IndexReader& index) {
   };
   std::vector<uint32_t> df(terms, 0);
   std::vector<uint32_t> ids;
-  uint64_t path_cursor = 0, input_bytes = 0, non_empty = 0;
+  uint64_t input_bytes = 0, non_empty = 0;
   for (uint64_t d = 0; d < docs; ++d) {
     const format::DocRecord doc = index.doc(static_cast<uint32_t>(d));
-    if (doc.path_offset != path_cursor) {
-      Fail(index, "path of document " + std::to_string(d));
-    }
-    path_cursor += doc.path_length;
     if (d > 0 && index.path(static_cast<uint32_t>(d)) < index.path(static_cast<uint32_t>(d - 1))) {
       Fail(index, "documents " + std::to_string(d - 1) + " and " + std::to_string(d) +
                       " out of path order");
@@ -264,7 +257,6 @@ void CheckIndex(const IndexReader& index) {
     for (uint32_t id : ids) ++df[id];
     if (!ids.empty()) ++non_empty;
   }
-  if (path_cursor != index.Section(SectionId::kPaths).size()) Fail(index, "unused path bytes");
   if (input_bytes != meta.input_bytes) Fail(index, "document sizes do not add up");
   for (uint64_t t = 0; t < terms; ++t) {
     if (df[t] != dict.Df(static_cast<uint32_t>(t)))
@@ -295,7 +287,7 @@ void CheckIndex(const IndexReader& index) {
         Fail(index, name + " holds empty document " + std::to_string(d));
       if (seen[d]) Fail(index, "document " + std::to_string(d) + " is in the bands twice");
       seen[d] = 1;
-      if (index.doc(d).column != band.first_column + c)
+      if (index.column(d) != band.first_column + c)
         Fail(index, name + ": document " + std::to_string(d) + " records another column");
       decode(d, &ids);
       const uint64_t word = c / 64, bit = uint64_t{1} << (c % 64);
@@ -339,7 +331,7 @@ void CheckIndex(const IndexReader& index) {
   // A document in no band (one without terms: the bands hold every other, counted in
   // non_empty) records no column.
   for (uint64_t d = 0; d < docs; ++d) {
-    if (!seen[d] && index.doc(static_cast<uint32_t>(d)).column != format::kNoColumn)
+    if (!seen[d] && index.column(static_cast<uint32_t>(d)) != format::kNoColumn)
       Fail(index, "document " + std::to_string(d) + " is in no band but records a column");
   }
   for (uint64_t t = 0; t < exact; ++t) {

@@ -36,7 +36,7 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   Check(docs <= UINT32_MAX, path, "document count");
   Check(terms <= UINT32_MAX, path, "term count");
   expect(SectionId::kBands, meta_.band_count, sizeof(format::BandRecord), "bands");
-  expect(SectionId::kDocs, docs, sizeof(format::DocEntry), "docs");
+  expect(SectionId::kDocColumns, docs, 4, "document columns");
   expect(SectionId::kDocFactsIndex, format::DocFactsIndexEntries(docs), 8, "document facts index");
   expect(SectionId::kForwardOffsets, docs + 1, 8, "forward offsets");
   bands_ = file_.SectionAs<format::BandRecord>(SectionId::kBands);
@@ -86,39 +86,51 @@ void IndexReader::BadDocId(uint32_t id) const {
   __builtin_unreachable();
 }
 
-const IndexReader::Known& IndexReader::Remembered(uint32_t id) const {
-  {
-    std::lock_guard<std::mutex> lock(known_mu_);
-    auto it = known_.find(id);
-    if (it != known_.end()) return it->second;
+std::pair<const uint8_t*, const uint8_t*> IndexReader::FactsBlock(uint64_t b) const {
+  const bool copies = file_.copies(SectionId::kDocFacts);
+  if (copies) {
+    std::lock_guard<std::mutex> lock(blocks_mu_);
+    auto it = blocks_.find(b);
+    if (it != blocks_.end()) return it->second;
   }
-  Known k{entry(id), {}};
-  k.path = std::string_view(reinterpret_cast<const char*>(file_.Touch(
-                                SectionId::kPaths, k.entry.path_offset, k.entry.path_length)),
-                            k.entry.path_length);
-  std::lock_guard<std::mutex> lock(known_mu_);
-  return known_.emplace(id, k).first->second;  // (references stay valid as the map grows)
+  uint64_t range[2];
+  file_.Read(SectionId::kDocFactsIndex, b * 8, 16, range);
+  Check(range[0] <= range[1], path(), "document facts index entry " + std::to_string(b));
+  // Touch bounds-checks the end against the section.
+  const uint8_t* p = file_.Touch(SectionId::kDocFacts, range[0], range[1] - range[0]);
+  const std::pair<const uint8_t*, const uint8_t*> bytes{p, p + (range[1] - range[0])};
+  if (copies) {
+    std::lock_guard<std::mutex> lock(blocks_mu_);
+    return blocks_.emplace(b, bytes).first->second;  // another thread's copy if it was first
+  }
+  return bytes;
+}
+
+void IndexReader::BadFacts(uint32_t id) const {
+  Check(false, path(), "damaged record of document " + std::to_string(id));
+  __builtin_unreachable();
 }
 
 format::DocRecord IndexReader::doc(uint32_t id) const {
-  const format::DocEntry e = file_.copies(SectionId::kPaths) ? Remembered(id).entry : entry(id);
+  if (id >= meta_.doc_count) [[unlikely]]
+    BadDocId(id);
+  const auto [begin, end] = FactsBlock(id / format::kDocFactsBlock);
   format::DocRecord d{};
-  d.path_offset = e.path_offset;
-  d.path_length = e.path_length;
-  d.column = e.column;
-  const uint64_t block = id / format::kDocFactsBlock;
-  uint64_t range[2];
-  file_.Read(SectionId::kDocFactsIndex, block * 8, 16, range);
-  // ReadView bounds-checks the end against the section.
-  thread_local std::vector<uint8_t> buffer;
-  const uint8_t* p = range[0] <= range[1] ? file_.ReadView(SectionId::kDocFacts, range[0],
-                                                           range[1] - range[0], &buffer)
-                                          : nullptr;
-  if (p == nullptr || !format::DecodeDocFacts(p, p + (range[1] - range[0]),
-                                              id % format::kDocFactsBlock, &d)) [[unlikely]] {
-    Check(false, path(), "damaged facts of document " + std::to_string(id));
-  }
+  d.column = format::kNoColumn;
+  if (!format::DecodeDocFacts(begin, end, id % format::kDocFactsBlock, &d)) [[unlikely]]
+    BadFacts(id);
   return d;
+}
+
+std::string_view IndexReader::path(uint32_t id) const {
+  if (id >= meta_.doc_count) [[unlikely]]
+    BadDocId(id);
+  const auto [begin, end] = FactsBlock(id / format::kDocFactsBlock);
+  format::DocRecord d;
+  std::string_view p;
+  if (!format::DecodeDocFacts(begin, end, id % format::kDocFactsBlock, &d, &p)) [[unlikely]]
+    BadFacts(id);
+  return p;
 }
 
 void IndexReader::BadEncoding(uint32_t index) const {
@@ -153,7 +165,7 @@ void IndexReader::BadColumn(uint32_t id, uint32_t column) const {
 bool IndexReader::HasExactTerm(uint32_t id, uint32_t t) const {
   if (t >= meta_.exact_terms) [[unlikely]]
     Check(false, file_.path(), "term " + std::to_string(t) + " has no exact row");
-  const uint32_t column = entry(id).column;
+  const uint32_t column = this->column(id);
   if (column == format::kNoColumn) return false;  // a document without terms is in no band
   // The bands cover the columns in order; there are a few of them.
   for (uint64_t b = 0; b < meta_.band_count; ++b) {
@@ -189,43 +201,34 @@ void IndexReader::WillNeedRecords(const uint32_t* ids, size_t n) const {
   });
 }
 
-void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n, bool paths, bool facts) const {
+void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n) const {
   if (!file_.random_access()) return;
   const uint64_t docs = meta_.doc_count;
-  // Two rounds of reads: the records and the facts' index entries, then what they point at
-  // (paths, facts), read unverified as hints (WillNeedPieces ignores what is out of range).
-  file_.WillNeedPieces(SectionId::kDocs, n, [&](size_t i) {
-    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} * sizeof(format::DocEntry),
-                                         sizeof(format::DocEntry)};
+  // Two rounds of reads: the blocks' index entries, then the blocks, read unverified as hints
+  // (WillNeedPieces ignores what is out of range).
+  file_.WillNeedPieces(SectionId::kDocFactsIndex, n, [&](size_t i) {
+    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i] / format::kDocFactsBlock} * 8, 16};
   });
-  if (facts) {
-    file_.WillNeedPieces(SectionId::kDocFactsIndex, n, [&](size_t i) {
-      return std::pair<uint64_t, uint64_t>{uint64_t{ids[i] / format::kDocFactsBlock} * 8, 16};
-    });
-  }
-  if (paths) {
-    const auto* records = file_.SectionAs<format::DocEntry>(SectionId::kDocs);
-    file_.WillNeedPieces(SectionId::kPaths, n, [&](size_t i) {
-      if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
-      const format::DocEntry d = file_.copies(SectionId::kDocs) ? entry(ids[i]) : records[ids[i]];
-      return std::pair<uint64_t, uint64_t>{d.path_offset, d.path_length};
-    });
-  }
-  if (facts) {
-    const auto* blocks = file_.SectionAs<uint64_t>(SectionId::kDocFactsIndex);
-    file_.WillNeedPieces(SectionId::kDocFacts, n, [&](size_t i) {
-      if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
-      const uint64_t b = ids[i] / format::kDocFactsBlock;
-      uint64_t range[2];
-      if (file_.copies(SectionId::kDocFactsIndex)) {
-        file_.Read(SectionId::kDocFactsIndex, b * 8, 16, range);
-      } else {
-        range[0] = blocks[b];
-        range[1] = blocks[b + 1];
-      }
-      return std::pair<uint64_t, uint64_t>{range[0], range[1] > range[0] ? range[1] - range[0] : 0};
-    });
-  }
+  const auto* blocks = file_.SectionAs<uint64_t>(SectionId::kDocFactsIndex);
+  file_.WillNeedPieces(SectionId::kDocFacts, n, [&](size_t i) {
+    if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
+    const uint64_t b = ids[i] / format::kDocFactsBlock;
+    uint64_t range[2];
+    if (file_.copies(SectionId::kDocFactsIndex)) {
+      file_.Read(SectionId::kDocFactsIndex, b * 8, 16, range);
+    } else {
+      range[0] = blocks[b];
+      range[1] = blocks[b + 1];
+    }
+    return std::pair<uint64_t, uint64_t>{range[0], range[1] > range[0] ? range[1] - range[0] : 0};
+  });
+}
+
+void IndexReader::WillNeedColumns(const uint32_t* ids, size_t n) const {
+  if (!file_.random_access()) return;
+  file_.WillNeedPieces(SectionId::kDocColumns, n, [&](size_t i) {
+    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} * 4, 4};
+  });
 }
 
 void IndexReader::WillNeedExactRow(uint32_t t) const {

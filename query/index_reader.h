@@ -79,29 +79,24 @@ class IndexReader {
       BadBandDoc(id);
     return id;
   }
-  // The DOCS entry of document id (its path's place and its column). Throws Error(kCorrupt) if
-  // id >= doc_count() or the entry's chunk is damaged.
-  format::DocEntry entry(uint32_t id) const {
+  // The column of document id (DocRecord::column: its place among the bands' columns, or
+  // kNoColumn), from DOC_COLUMNS. Throws Error(kCorrupt) if id >= doc_count() or the entry's
+  // chunk is damaged.
+  uint32_t column(uint32_t id) const {
     if (id >= meta_.doc_count) [[unlikely]]
       BadDocId(id);
-    format::DocEntry e;
-    file_.Read(format::SectionId::kDocs, uint64_t{id} * sizeof(format::DocEntry),
-               sizeof(format::DocEntry), &e);
-    return e;
+    uint32_t c;
+    file_.Read(format::SectionId::kDocColumns, uint64_t{id} * 4, 4, &c);
+    return c;
   }
-  // The whole record of document id: its entry and its DOC_FACTS record (a block's index entry
-  // and up to two records decoded). Throws Error(kCorrupt) as entry(id) does, or if the facts'
-  // chunks or bytes are damaged.
+  // The record of document id from its DOC_FACTS block: every field but path_offset (0) and
+  // column (kNoColumn; column(id) reads it). Reads the block's DOC_FACTS_INDEX entry and its
+  // bytes, as path(id) does: one read for both. Throws Error(kCorrupt) if id >= doc_count() or
+  // the block's chunks or bytes are damaged.
   format::DocRecord doc(uint32_t id) const;
-  // The path of document id, relative to root(). Throws Error(kCorrupt) as entry(id) does, or
-  // if the path lies outside PATHS or its chunk is damaged.
-  std::string_view path(uint32_t id) const {
-    if (file_.copies(format::SectionId::kPaths)) return Remembered(id).path;
-    const format::DocEntry d = entry(id);
-    return std::string_view(reinterpret_cast<const char*>(file_.Touch(
-                                format::SectionId::kPaths, d.path_offset, d.path_length)),
-                            d.path_length);
-  }
+  // The path of document id, relative to root(): a view valid as long as the reader. Reads and
+  // throws as doc(id).
+  std::string_view path(uint32_t id) const;
   // The name of the encoding document record `d` was read in ("UTF-8", "GB18030", ...). Throws
   // Error(kCorrupt) if its index is not below encodings().size().
   const std::string& encoding(const format::DocRecord& d) const {
@@ -132,11 +127,12 @@ class IndexReader {
   // Read-ahead hints for a batch (IndexFile::WillNeedPieces: nothing is verified or returned,
   // results do not change; cheap when the file is warm). ids best ascending; ids out of range
   // are ignored. WillNeedRecords: the forward records Contains will read (their offsets first).
-  // WillNeedDocs: the DOCS records entry() will read, with `paths` the paths path() will, and
-  // with `facts` the DOC_FACTS blocks doc() will (their DOC_FACTS_INDEX entries first).
+  // WillNeedDocs: the DOC_FACTS blocks doc() and path() will read (their DOC_FACTS_INDEX
+  // entries first). WillNeedColumns: the DOC_COLUMNS entries column() will read.
   // WillNeedExactRow: exact term t's row in every band (HasExactTerm's words).
   void WillNeedRecords(const uint32_t* ids, size_t n) const;
-  void WillNeedDocs(const uint32_t* ids, size_t n, bool paths, bool facts = false) const;
+  void WillNeedDocs(const uint32_t* ids, size_t n) const;
+  void WillNeedColumns(const uint32_t* ids, size_t n) const;
   void WillNeedExactRow(uint32_t t) const;
   // Whether document id contains every term id of ids (ascending). Throws Error(kCorrupt) for
   // a bad id, a damaged or inconsistent record or a damaged chunk.
@@ -156,18 +152,15 @@ class IndexReader {
   const std::string& path() const { return file_.path(); }
 
  private:
-  // Reading by copy (format::IndexFile::copies), the entries and paths of the documents whose
-  // path was asked for, by id: a result's path is read when the segments' results are merged
-  // in path order, when its file is looked at and when it is printed, and between those passes
-  // the chunk cache (64 chunks) has let go of all of a query's hundreds of results' chunks
-  // (linux-paras `handler goto`: DOCS and PATHS read 2.4 times each).
-  struct Known {
-    format::DocEntry entry;
-    std::string_view path;  // the file's copy (format::IndexFile::Touch)
-  };
-  const Known& Remembered(uint32_t id) const;
-  mutable std::mutex known_mu_;
-  mutable std::unordered_map<uint32_t, Known> known_;
+  // The bytes of DOC_FACTS block b (< DocFactsIndexEntries(doc_count()) - 1), verified.
+  // Reading by copy (format::IndexFile::copies), each block is read once and kept, by block: a
+  // result's path is read when the segments' results are merged in path order, its facts when
+  // its file is looked at, and its path again when it is printed, and between those passes the
+  // chunk cache (64 chunks) has let go of all of a query's hundreds of results' chunks.
+  std::pair<const uint8_t*, const uint8_t*> FactsBlock(uint64_t b) const;
+  mutable std::mutex blocks_mu_;
+  mutable std::unordered_map<uint64_t, std::pair<const uint8_t*, const uint8_t*>> blocks_;
+  [[noreturn]] void BadFacts(uint32_t id) const;
 
   // Verifies the offsets of document id's forward record and returns the record's bytes
   // (valid until the calling thread's next Record: by copy they are in a buffer of its own).

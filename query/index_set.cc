@@ -106,16 +106,14 @@ const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
   return *base;
 }
 
-void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids, bool facts) const {
-  auto warm = [facts](const Segment& s) {
+void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids) const {
+  auto warm = [](const Segment& s) {
     const format::IndexFile& f = s.reader->file();
-    return !f.random_access() ||
-           (f.Warm(format::SectionId::kDocs) && f.Warm(format::SectionId::kPaths) &&
-            (!facts || f.Warm(format::SectionId::kDocFacts)));
+    return !f.random_access() || f.Warm(format::SectionId::kDocFacts);
   };
   if (ids.empty() || std::all_of(segments_.begin(), segments_.end(), warm)) return;
   if (segments_.size() == 1) {
-    segments_[0].reader->WillNeedDocs(ids.data(), ids.size(), true, facts);
+    segments_[0].reader->WillNeedDocs(ids.data(), ids.size());
     return;
   }
   // Each segment's ids come in its path order, which is its id order: bucket, do not sort.
@@ -125,8 +123,7 @@ void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids, bool facts) c
     local[static_cast<size_t>(&s - segments_.data())].push_back(id - s.first_id);
   }
   for (size_t i = 0; i < segments_.size(); ++i) {
-    if (!local[i].empty())
-      segments_[i].reader->WillNeedDocs(local[i].data(), local[i].size(), true, facts);
+    if (!local[i].empty()) segments_[i].reader->WillNeedDocs(local[i].data(), local[i].size());
   }
 }
 
@@ -365,7 +362,7 @@ void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
   if (ConcatenateIfDisjoint(parts, path_of, first_id, most, out)) return;
   // Every hit's path is read: on a cold index, ask for them all at once first.
   for (size_t p = 0; p < parts.size(); ++p)
-    segments_[part_segment[p]].reader->WillNeedDocs(parts[p].data(), parts[p].size(), true);
+    segments_[part_segment[p]].reader->WillNeedDocs(parts[p].data(), parts[p].size());
   struct Head {
     std::string_view path;
     size_t part;

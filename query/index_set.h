@@ -77,11 +77,10 @@ class IndexSet {
   uint64_t live_documents() const { return live_; }
   // The segment of global id `id` (precondition: id < id_count()).
   const Segment& SegmentOf(uint32_t id) const;
-  // Asks for the records and paths of documents `ids` (global ids, any order), and with
-  // `facts` their other fields (sizes, times: what a stale-hit check compares), to be read
-  // ahead at once, segment by segment (IndexReader::WillNeedDocs): a hint for a cold index
-  // before the results are read.
-  void WillNeedDocuments(const std::vector<uint32_t>& ids, bool facts = false) const;
+  // Asks for the records of documents `ids` (global ids, any order: their paths and facts) to
+  // be read ahead at once, segment by segment (IndexReader::WillNeedDocs): a hint for a cold
+  // index before the results are read.
+  void WillNeedDocuments(const std::vector<uint32_t>& ids) const;
   // Asks every cold segment's dictionary for what looking up `terms` will read, a stage at a
   // time across the segments (DictionaryView::WillNeedLookups): a hint before a plain query.
   void WillNeedLookups(const std::vector<std::string>& terms) const;

@@ -446,7 +446,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
         limit == 0 ? candidates.size()
                    : std::min<size_t>(candidates.size(), std::max<uint64_t>(4 * limit, 256));
     if (!bit_terms.empty()) {
-      index_.WillNeedDocs(candidates.data(), ahead, false);
+      index_.WillNeedColumns(candidates.data(), ahead);
       for (uint32_t t : bit_terms) index_.WillNeedExactRow(t);
     }
     if (prefetch) index_.WillNeedRecords(candidates.data(), ahead);

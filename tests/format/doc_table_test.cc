@@ -29,11 +29,17 @@ DocRecord RandomFacts(std::mt19937_64& rng, const DocRecord& previous) {
   if (pick(20) == 0) d.mtime_ns = INT64_MIN;
   d.inode = pick(4) == 0 ? rng() : previous.inode + pick(100);
   d.encoding = pick(5) == 0 ? static_cast<uint32_t>(rng()) : 0;
-  // Fields DOCS holds, not DOC_FACTS: a decode must leave them as they are.
+  // Fields DOC_FACTS does not hold: a decode must leave them as they are.
   d.path_offset = rng();
-  d.path_length = static_cast<uint32_t>(rng());
   d.column = static_cast<uint32_t>(rng());
   return d;
+}
+
+// A path of 0 to ~300 bytes (lengths of one and two varint bytes), any byte values.
+std::string RandomPath(std::mt19937_64& rng) {
+  std::string path(rng() % 4 == 0 ? rng() % 300 : rng() % 40, '\0');
+  for (char& c : path) c = static_cast<char>(rng());
+  return path;
 }
 
 bool SameFacts(const DocRecord& a, const DocRecord& b) {
@@ -48,16 +54,24 @@ TEST_CASE("DOC_FACTS decodes every document's facts as written, block by block",
   std::mt19937_64 rng(7);
   for (const uint64_t count : {0, 1, 31, 32, 33, 64, 1000}) {
     std::vector<DocRecord> docs;
+    std::vector<std::string> paths;
     DocRecord previous{};
     previous.mtime_ns = 1700000000000000000;
+    // Streamed as a merge writes it: the pending bytes taken at random moments.
     format::DocFactsWriter writer;
+    std::string data;
     for (uint64_t i = 0; i < count; ++i) {
       docs.push_back(RandomFacts(rng, previous));
+      paths.push_back(RandomPath(rng));
       previous = docs.back();
-      writer.Add(docs.back());
+      writer.Add(docs.back(), paths.back());
+      if (rng() % 5 == 0) {
+        data += writer.pending();
+        writer.ClearPending();
+      }
     }
     const std::vector<uint64_t> index = writer.Finish();
-    const std::string& data = writer.data();
+    data += writer.pending();
     REQUIRE(index.size() == format::DocFactsIndexEntries(count));
     CHECK(index.front() == 0);
     CHECK(index.back() == data.size());
@@ -66,12 +80,21 @@ TEST_CASE("DOC_FACTS decodes every document's facts as written, block by block",
       const uint64_t b = i / format::kDocFactsBlock;
       DocRecord got{};
       got.path_offset = 5;
-      got.path_length = 6;
       got.column = 7;
+      std::string_view path;
       REQUIRE(format::DecodeDocFacts(base + index[b], base + index[b + 1],
-                                     static_cast<uint32_t>(i % format::kDocFactsBlock), &got));
+                                     static_cast<uint32_t>(i % format::kDocFactsBlock), &got,
+                                     &path));
       CHECK(SameFacts(got, docs[i]));
-      CHECK((got.path_offset == 5 && got.path_length == 6 && got.column == 7));
+      CHECK(path == paths[i]);
+      CHECK(got.path_length == paths[i].size());
+      CHECK((got.path_offset == 5 && got.column == 7));
+      // Without a path asked for, the same facts.
+      DocRecord facts_only{};
+      REQUIRE(format::DecodeDocFacts(base + index[b], base + index[b + 1],
+                                     static_cast<uint32_t>(i % format::kDocFactsBlock),
+                                     &facts_only));
+      CHECK(SameFacts(facts_only, docs[i]));
     }
     for (uint64_t b = 0; b + 1 < index.size(); ++b) {
       const auto n = static_cast<uint32_t>(
@@ -91,10 +114,10 @@ TEST_CASE("A damaged DOC_FACTS block is refused, never read past its end", "[doc
   DocRecord previous{};
   for (int i = 0; i < 32; ++i) {
     previous = RandomFacts(rng, previous);
-    writer.Add(previous);
+    writer.Add(previous, RandomPath(rng));
   }
   writer.Finish();
-  const std::string data = writer.data();
+  const std::string data = writer.pending();
   for (size_t cut = 0; cut < data.size(); cut += 7) {
     // Copied to a buffer of exactly `cut` bytes, so that a read past the end is an ASan error.
     std::vector<uint8_t> bytes(data.begin(), data.begin() + static_cast<ptrdiff_t>(cut));
@@ -102,16 +125,35 @@ TEST_CASE("A damaged DOC_FACTS block is refused, never read past its end", "[doc
     const bool whole = format::DecodeDocFacts(bytes.data(), bytes.data() + bytes.size(), 31, &d);
     CHECK_FALSE(whole);  // the last record ends at data.size()
   }
-  // A term count or encoding above 32 bits.
+  // An encoding above 32 bits.
   std::string wide;
   for (int field = 0; field < 7; ++field) wide += field == 6 ? "\x80\x80\x80\x80\x10" : "\x01";
+  wide +=
+      "\x02"
+      "ab";
   DocRecord d{};
   const auto* p = reinterpret_cast<const uint8_t*>(wide.data());
   CHECK_FALSE(format::DecodeDocFacts(p, p + wide.size(), 0, &d));
   CHECK_FALSE(format::ValidDocFactsBlock(p, p + wide.size(), 1));
-  wide.resize(7);
-  wide[6] = 0x01;
-  p = reinterpret_cast<const uint8_t*>(wide.data());
-  CHECK(format::DecodeDocFacts(p, p + wide.size(), 0, &d));
+  std::string fine(7, '\x01');
+  fine +=
+      "\x02"
+      "ab";
+  p = reinterpret_cast<const uint8_t*>(fine.data());
+  std::string_view path;
+  CHECK(format::DecodeDocFacts(p, p + fine.size(), 0, &d, &path));
   CHECK(d.encoding == 1);
+  CHECK(path == "ab");
+  // A path longer than what is left of the block, and one of more than 32 bits.
+  std::string long_path(7, '\x01');
+  long_path +=
+      "\x03"
+      "ab";
+  p = reinterpret_cast<const uint8_t*>(long_path.data());
+  CHECK_FALSE(format::DecodeDocFacts(p, p + long_path.size(), 0, &d, &path));
+  CHECK_FALSE(format::ValidDocFactsBlock(p, p + long_path.size(), 1));
+  std::string huge_path(7, '\x01');
+  huge_path += "\x80\x80\x80\x80\x10";
+  p = reinterpret_cast<const uint8_t*>(huge_path.data());
+  CHECK_FALSE(format::DecodeDocFacts(p, p + huge_path.size(), 0, &d, &path));
 }

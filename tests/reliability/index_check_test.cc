@@ -222,14 +222,22 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
       "a document facts block that no longer decodes to its documents",
       [&, facts_at = facts_at](std::string& b) { b[facts_at] = static_cast<char>(0x80); },
       "document facts of block 0");
-  const auto [docs_at, docs_len] = SectionSpan(good, SectionId::kDocs);
+  // Document 0's path: its length is the varint after the record's other fields.
+  uint64_t path_at = facts_at;
+  for (uint32_t field = 0; field + 1 < bitsift::format::kDocFactsFields; ++field) {
+    while (static_cast<uint8_t>(good[path_at]) & 0x80) ++path_at;
+    ++path_at;
+  }
+  REQUIRE(static_cast<uint8_t>(good[path_at]) > 0);
+  REQUIRE(static_cast<uint8_t>(good[path_at]) < 0x7f);
   expect_damage(
       "a document's path length changed",
-      [&, docs_at = docs_at](std::string& b) {
-        const uint64_t off = docs_at + offsetof(bitsift::format::DocEntry, path_length);
-        Store<uint32_t>(b, off, Load<uint32_t>(b, off) + 1);
-      },
-      "path of document 1");
+      [&, path_at](std::string& b) { b[path_at] = static_cast<char>(b[path_at] + 1); },
+      "document facts of block 0");
+  expect_damage(
+      "a document's path renamed after the next one",
+      [&, path_at](std::string& b) { b[path_at + 1] = static_cast<char>(0xff); },
+      "documents 0 and 1 out of path order");
   // Not an index at all / another version / truncated: named by Open, which check runs first.
   expect_damage(
       "a newer format version",

@@ -169,7 +169,7 @@ TEST_CASE("open verifies only the small sections; a query verifies the chunks it
   bitsift::query::IndexReader reader(f.segment);
   const auto& file = reader.file();
   // The corpus is large enough for the large sections to be lazily verified.
-  for (SectionId id : {SectionId::kRows, SectionId::kForwardData, SectionId::kDocs}) {
+  for (SectionId id : {SectionId::kRows, SectionId::kForwardData, SectionId::kDocFacts}) {
     INFO(bitsift::format::SectionName(id));
     REQUIRE(reader.Section(id).size() > 2 * bitsift::format::kChunkBytes);
     CHECK_FALSE(file.ChunkVerified(id, 0));
@@ -214,7 +214,8 @@ TEST_CASE("read-ahead hints on a cold index verify nothing and change no answer"
   for (uint32_t d = 0; d < all.size(); ++d) all[d] = d;
   all.push_back(UINT32_MAX);  // an id out of range is ignored
   reader.WillNeedRecords(all.data(), all.size());
-  reader.WillNeedDocs(all.data(), all.size(), true);
+  reader.WillNeedDocs(all.data(), all.size());
+  reader.WillNeedColumns(all.data(), all.size());
   for (uint32_t t = 0; t <= reader.exact_terms(); ++t) reader.WillNeedExactRow(t);
   CHECK(file.verified_chunks() == at_open);
   bitsift::query::Searcher searcher(reader);
@@ -281,18 +282,13 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
   expect_refused("a candidate's forward record",
                  forward_at + Load<uint64_t>(f.image, offsets_at + doc * 8ULL), "FORWARD_DATA");
 
-  // The record of a result (its path is printed).
-  const auto [docs_at, docs_len] = SectionSpan(f.image, SectionId::kDocs);
-  expect_refused("a result's document record",
-                 docs_at + doc * sizeof(bitsift::format::DocRecord) +
-                     offsetof(bitsift::format::DocRecord, size),
-                 "DOCS");
-
-  // The path of a result.
-  const auto [paths_at, paths_len] = SectionSpan(f.image, SectionId::kPaths);
-  const auto entry =
-      Load<bitsift::format::DocEntry>(f.image, docs_at + doc * sizeof(bitsift::format::DocEntry));
-  expect_refused("a result's path", paths_at + entry.path_offset, "PATHS");
+  // The record of a result (its path is printed): a byte of its path, in its DOC_FACTS block.
+  const auto [facts_at, facts_len] = SectionSpan(f.image, SectionId::kDocFacts);
+  const std::string_view path = reader.path(doc);  // a view of the reader's mapping
+  const uint64_t path_at =
+      facts_at + static_cast<uint64_t>(path.data() - reader.Section(SectionId::kDocFacts).data());
+  REQUIRE(f.image.compare(path_at, path.size(), path) == 0);
+  expect_refused("a result's path", path_at + path.size() / 2, "DOC_FACTS");
 
   // A dictionary block the query's lookups read (read in place by copy too: VerifyMappedChunk).
   const std::vector<bool> dict = TouchedChunks(f.segment, SectionId::kDictBlocks);
@@ -317,11 +313,11 @@ TEST_CASE("reads by copy give the mapping's bytes, from many threads at once",
   struct Restore {
     ~Restore() { IndexFile::SetOneShotReads(IndexFile::OneShotReads::kAuto); }
   } restore;
-  const std::vector<SectionId> lazy = {
-      SectionId::kRows,       SectionId::kBandDocs,       SectionId::kDocs,
-      SectionId::kPaths,      SectionId::kForwardOffsets, SectionId::kForwardData,
-      SectionId::kDocFacts,   SectionId::kDocFactsIndex,  SectionId::kDictBlocks,
-      SectionId::kSparseData, SectionId::kDfRuns};
+  const std::vector<SectionId> lazy = {SectionId::kRows,          SectionId::kBandDocs,
+                                       SectionId::kDocColumns,    SectionId::kForwardOffsets,
+                                       SectionId::kForwardData,   SectionId::kDocFacts,
+                                       SectionId::kDocFactsIndex, SectionId::kDictBlocks,
+                                       SectionId::kSparseData,    SectionId::kDfRuns};
   // wrong: reads that returned other bytes than the mapping's, or bytes of a damaged chunk
   // (damaged(id, chunk)).
   auto read_all = [&](const IndexFile& copy, const IndexFile& mapped,
@@ -514,7 +510,7 @@ TEST_CASE("a damaged piece of CHUNK_SUMS: the first read it covers fails, check 
 
 TEST_CASE("Touch from many threads at once on fresh chunks", "[lazy][concurrent]") {
   Fixture f;
-  const std::vector<SectionId> lazy = {SectionId::kRows,        SectionId::kDocs,
+  const std::vector<SectionId> lazy = {SectionId::kRows,        SectionId::kDocFacts,
                                        SectionId::kForwardData, SectionId::kForwardOffsets,
                                        SectionId::kDictBlocks,  SectionId::kDictIndex,
                                        SectionId::kSparseData};
@@ -568,11 +564,13 @@ TEST_CASE("Touch refuses a range outside its section", "[lazy]") {
   Fixture f;
   bitsift::query::IndexReader reader(f.segment);
   const auto& file = reader.file();
-  const uint64_t len = file.Section(SectionId::kPaths).size();
-  CHECK_NOTHROW(file.Touch(SectionId::kPaths, len, 0));
-  CHECK_NOTHROW(file.Touch(SectionId::kPaths, 0, len));
-  CHECK_THROWS_AS(file.Touch(SectionId::kPaths, len, 1), bitsift::Error);
-  CHECK_THROWS_AS(file.Touch(SectionId::kPaths, 1, len), bitsift::Error);
-  CHECK_THROWS_AS(file.Touch(SectionId::kPaths, UINT64_MAX, 2), bitsift::Error);
+  const uint64_t len = file.Section(SectionId::kDocFacts).size();
+  CHECK_NOTHROW(file.Touch(SectionId::kDocFacts, len, 0));
+  CHECK_NOTHROW(file.Touch(SectionId::kDocFacts, 0, len));
+  CHECK_THROWS_AS(file.Touch(SectionId::kDocFacts, len, 1), bitsift::Error);
+  CHECK_THROWS_AS(file.Touch(SectionId::kDocFacts, 1, len), bitsift::Error);
+  CHECK_THROWS_AS(file.Touch(SectionId::kDocFacts, UINT64_MAX, 2), bitsift::Error);
   CHECK_THROWS_AS(reader.doc(static_cast<uint32_t>(reader.doc_count())), bitsift::Error);
+  CHECK_THROWS_AS(reader.path(static_cast<uint32_t>(reader.doc_count())), bitsift::Error);
+  CHECK_THROWS_AS(reader.column(static_cast<uint32_t>(reader.doc_count())), bitsift::Error);
 }

@@ -324,6 +324,12 @@ class IndexFile {
            ((kCopiedSections >> static_cast<uint32_t>(id)) & 1) &&
            !dense_[static_cast<uint32_t>(id) - 1].load(std::memory_order_relaxed) && copy_reads();
   }
+  // Makes section `id` read through the mapping from now on, as if it had turned out to be
+  // read densely: for a reader that knows it will read a large share of its chunks (a query's
+  // many results). No effect on what reads return.
+  void ReadDensely(SectionId id) const {
+    dense_[static_cast<uint32_t>(id) - 1].store(true, std::memory_order_relaxed);
+  }
   static constexpr uint64_t kCopiedSections =
       uint64_t{1} << static_cast<uint32_t>(SectionId::kRows) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kBandDocs) |

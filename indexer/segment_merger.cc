@@ -304,10 +304,10 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
       facts.ClearPending();
     }
   }
+  const std::vector<uint64_t> index = facts.Finish();
   w.Append(facts.pending().data(), facts.pending().size());
   facts.ClearPending();
   w.EndSection();
-  const std::vector<uint64_t> index = facts.Finish();
   w.AddSection(SectionId::kDocFactsIndex, index.data(), index.size() * sizeof(uint64_t));
   return format::EncodeEncodingTable(encodings);
 }

@@ -152,15 +152,25 @@ class IndexReader {
   const std::string& path() const { return file_.path(); }
 
  private:
-  // The bytes of DOC_FACTS block b (< DocFactsIndexEntries(doc_count()) - 1), verified.
-  // Reading by copy (format::IndexFile::copies), each block is read once and kept, by block: a
-  // result's path is read when the segments' results are merged in path order, its facts when
-  // its file is looked at, and its path again when it is printed, and between those passes the
-  // chunk cache (64 chunks) has let go of all of a query's hundreds of results' chunks.
-  std::pair<const uint8_t*, const uint8_t*> FactsBlock(uint64_t b) const;
-  mutable std::mutex blocks_mu_;
-  mutable std::unordered_map<uint64_t, std::pair<const uint8_t*, const uint8_t*>> blocks_;
+  // The range of DOC_FACTS block b (< DocFactsIndexEntries(doc_count()) - 1), from its
+  // DOC_FACTS_INDEX entries. Throws Error(kCorrupt) if they are damaged or reversed.
+  std::pair<uint64_t, uint64_t> FactsRange(uint64_t b) const;
+  // Document id's record and path read by copy (format::IndexFile::copies): the block is read
+  // into a buffer of the thread's (no fresh page of memory for each block: a one-shot query's
+  // 24k scattered results would otherwise touch ~4,000 new pages, each a trap), and a path is
+  // kept, by id: a result's path is read when the segments' results are merged in path order
+  // and again when it is printed, and between those passes the chunk cache (64 chunks) has let
+  // go of all of a query's hundreds of results' chunks.
+  void LocateByCopy(uint32_t id, format::DocRecord* d) const;
+  std::string_view PathByCopy(uint32_t id) const;
+  mutable std::mutex paths_mu_;
+  mutable std::unordered_map<uint32_t, std::string> paths_;
   [[noreturn]] void BadFacts(uint32_t id) const;
+  // Decodes document id's record into *d and, if path is not null, its path into *path,
+  // through this thread's cursor of this reader (format::DocFactsCursor). Throws as doc(id).
+  void Locate(uint32_t id, format::DocRecord* d, std::string_view* path) const;
+  static uint64_t NextSerial();
+  const uint64_t serial_;  // this reader's key among a thread's cursors
 
   // Verifies the offsets of document id's forward record and returns the record's bytes
   // (valid until the calling thread's next Record: by copy they are in a buffer of its own).

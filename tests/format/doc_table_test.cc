@@ -35,9 +35,13 @@ DocRecord RandomFacts(std::mt19937_64& rng, const DocRecord& previous) {
   return d;
 }
 
-// A path of 0 to ~300 bytes (lengths of one and two varint bytes), any byte values.
-std::string RandomPath(std::mt19937_64& rng) {
-  std::string path(rng() % 4 == 0 ? rng() % 300 : rng() % 40, '\0');
+// A path of 0 to ~300 bytes (lengths of one and two varint bytes), any byte values; with
+// `huge`, often 3000-5000 bytes, so that a block outgrows its table's 16-bit record starts.
+std::string RandomPath(std::mt19937_64& rng, bool huge = false) {
+  std::string path(huge && rng() % 2 == 0 ? 3000 + rng() % 2000
+                   : rng() % 4 == 0       ? rng() % 300
+                                          : rng() % 40,
+                   '\0');
   for (char& c : path) c = static_cast<char>(rng());
   return path;
 }
@@ -52,7 +56,11 @@ bool SameFacts(const DocRecord& a, const DocRecord& b) {
 
 TEST_CASE("DOC_FACTS decodes every document's facts as written, block by block", "[doc_table]") {
   std::mt19937_64 rng(7);
-  for (const uint64_t count : {0, 1, 31, 32, 33, 64, 1000}) {
+  const std::pair<uint64_t, bool> cases[] = {{0, false},    {1, false},  {31, false},
+                                             {32, false},   {33, false}, {64, false},
+                                             {1000, false}, {70, true},  {33, true}};
+  for (const auto& [count, huge] : cases) {
+    INFO("count " << count << (huge ? ", huge paths" : ""));
     std::vector<DocRecord> docs;
     std::vector<std::string> paths;
     DocRecord previous{};
@@ -62,7 +70,7 @@ TEST_CASE("DOC_FACTS decodes every document's facts as written, block by block",
     std::string data;
     for (uint64_t i = 0; i < count; ++i) {
       docs.push_back(RandomFacts(rng, previous));
-      paths.push_back(RandomPath(rng));
+      paths.push_back(RandomPath(rng, huge));
       previous = docs.back();
       writer.Add(docs.back(), paths.back());
       if (rng() % 5 == 0) {
@@ -76,13 +84,15 @@ TEST_CASE("DOC_FACTS decodes every document's facts as written, block by block",
     CHECK(index.front() == 0);
     CHECK(index.back() == data.size());
     const auto* base = reinterpret_cast<const uint8_t*>(data.data());
+    // Every record through DecodeDocFacts, and through one cursor per block in a random order.
     for (uint64_t i = 0; i < count; ++i) {
       const uint64_t b = i / format::kDocFactsBlock;
+      const uint32_t n = format::DocFactsBlockCount(b, count);
       DocRecord got{};
       got.path_offset = 5;
       got.column = 7;
       std::string_view path;
-      REQUIRE(format::DecodeDocFacts(base + index[b], base + index[b + 1],
+      REQUIRE(format::DecodeDocFacts(base + index[b], base + index[b + 1], n,
                                      static_cast<uint32_t>(i % format::kDocFactsBlock), &got,
                                      &path));
       CHECK(SameFacts(got, docs[i]));
@@ -91,10 +101,25 @@ TEST_CASE("DOC_FACTS decodes every document's facts as written, block by block",
       CHECK((got.path_offset == 5 && got.column == 7));
       // Without a path asked for, the same facts.
       DocRecord facts_only{};
-      REQUIRE(format::DecodeDocFacts(base + index[b], base + index[b + 1],
+      REQUIRE(format::DecodeDocFacts(base + index[b], base + index[b + 1], n,
                                      static_cast<uint32_t>(i % format::kDocFactsBlock),
                                      &facts_only));
       CHECK(SameFacts(facts_only, docs[i]));
+    }
+    for (uint64_t b = 0; b + 1 < index.size(); ++b) {
+      const uint32_t n = format::DocFactsBlockCount(b, count);
+      format::DocFactsCursor cursor;
+      REQUIRE(cursor.Reset(base + index[b], base + index[b + 1], n));
+      for (int step = 0; step < 64; ++step) {
+        const auto j = static_cast<uint32_t>(rng() % n);
+        DocRecord got{};
+        std::string_view path;
+        REQUIRE(cursor.Seek(j, &got, &path));
+        CHECK(SameFacts(got, docs[b * format::kDocFactsBlock + j]));
+        CHECK(path == paths[b * format::kDocFactsBlock + j]);
+      }
+      DocRecord d{};
+      CHECK_FALSE(cursor.Seek(n, &d));
     }
     for (uint64_t b = 0; b + 1 < index.size(); ++b) {
       const auto n = static_cast<uint32_t>(
@@ -122,7 +147,8 @@ TEST_CASE("A damaged DOC_FACTS block is refused, never read past its end", "[doc
     // Copied to a buffer of exactly `cut` bytes, so that a read past the end is an ASan error.
     std::vector<uint8_t> bytes(data.begin(), data.begin() + static_cast<ptrdiff_t>(cut));
     DocRecord d{};
-    const bool whole = format::DecodeDocFacts(bytes.data(), bytes.data() + bytes.size(), 31, &d);
+    const bool whole =
+        format::DecodeDocFacts(bytes.data(), bytes.data() + bytes.size(), 32, 31, &d);
     CHECK_FALSE(whole);  // the last record ends at data.size()
   }
   // An encoding above 32 bits.
@@ -133,7 +159,7 @@ TEST_CASE("A damaged DOC_FACTS block is refused, never read past its end", "[doc
       "ab";
   DocRecord d{};
   const auto* p = reinterpret_cast<const uint8_t*>(wide.data());
-  CHECK_FALSE(format::DecodeDocFacts(p, p + wide.size(), 0, &d));
+  CHECK_FALSE(format::DecodeDocFacts(p, p + wide.size(), 1, 0, &d));
   CHECK_FALSE(format::ValidDocFactsBlock(p, p + wide.size(), 1));
   std::string fine(7, '\x01');
   fine +=
@@ -141,7 +167,7 @@ TEST_CASE("A damaged DOC_FACTS block is refused, never read past its end", "[doc
       "ab";
   p = reinterpret_cast<const uint8_t*>(fine.data());
   std::string_view path;
-  CHECK(format::DecodeDocFacts(p, p + fine.size(), 0, &d, &path));
+  CHECK(format::DecodeDocFacts(p, p + fine.size(), 1, 0, &d, &path));
   CHECK(d.encoding == 1);
   CHECK(path == "ab");
   // A path longer than what is left of the block, and one of more than 32 bits.
@@ -150,10 +176,23 @@ TEST_CASE("A damaged DOC_FACTS block is refused, never read past its end", "[doc
       "\x03"
       "ab";
   p = reinterpret_cast<const uint8_t*>(long_path.data());
-  CHECK_FALSE(format::DecodeDocFacts(p, p + long_path.size(), 0, &d, &path));
+  CHECK_FALSE(format::DecodeDocFacts(p, p + long_path.size(), 1, 0, &d, &path));
   CHECK_FALSE(format::ValidDocFactsBlock(p, p + long_path.size(), 1));
   std::string huge_path(7, '\x01');
   huge_path += "\x80\x80\x80\x80\x10";
   p = reinterpret_cast<const uint8_t*>(huge_path.data());
-  CHECK_FALSE(format::DecodeDocFacts(p, p + huge_path.size(), 0, &d, &path));
+  CHECK_FALSE(format::DecodeDocFacts(p, p + huge_path.size(), 1, 0, &d, &path));
+  // A table of record starts that points past the block or into the middle of a record.
+  REQUIRE(data.size() < format::kNoRecordStart);
+  for (const uint64_t start : {uint64_t{data.size() + 1}, uint64_t{0}, uint64_t{1}}) {
+    std::vector<uint8_t> bytes(data.begin(), data.end());
+    bytes[2 * 4] = static_cast<uint8_t>(start & 0xFF);  // entry 5: where record 5 starts
+    bytes[2 * 4 + 1] = static_cast<uint8_t>(start >> 8);
+    const auto* b = bytes.data();
+    CHECK_FALSE(format::ValidDocFactsBlock(b, b + bytes.size(), 32));
+    CHECK_FALSE(format::DecodeDocFacts(b, b + bytes.size(), 32, 5, &d));
+  }
+  // A block shorter than its table.
+  CHECK_FALSE(format::DecodeDocFacts(p, p + 10, 32, 0, &d));
+  CHECK_FALSE(format::ValidDocFactsBlock(p, p + 10, 32));
 }

@@ -208,28 +208,34 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
                   b.begin() + static_cast<ptrdiff_t>(filter_at + filter_len), '\0');
       },
       "missing from TERM_FILTER");
-  // DOC_FACTS: document 0's record is the first kDocFactsFields varints (format/doc_table.h).
+  // DOC_FACTS: document 0's record follows block 0's table of record starts
+  // (format/doc_table.h): kDocFactsFields varints, then its path.
   const auto [facts_at, facts_len] = SectionSpan(good, SectionId::kDocFacts);
-  REQUIRE(facts_len >= bitsift::format::kDocFactsFields);
-  REQUIRE(static_cast<uint8_t>(good[facts_at]) < 0x7f);  // a one-byte term count
+  const auto [columns_at, columns_len] = SectionSpan(good, SectionId::kDocColumns);
+  const uint64_t record0 =
+      facts_at + 2 * (std::min<uint64_t>(columns_len / 4, bitsift::format::kDocFactsBlock) - 1);
+  REQUIRE(facts_len >= record0 - facts_at + bitsift::format::kDocFactsFields);
+  REQUIRE(static_cast<uint8_t>(good[record0]) < 0x7f);  // a one-byte term count
   expect_damage(
       "a document's term count changed",
-      [&, facts_at = facts_at](std::string& b) {
-        b[facts_at] = static_cast<char>(b[facts_at] + 1);
-      },
+      [&, record0](std::string& b) { b[record0] = static_cast<char>(b[record0] + 1); },
       "term count");
   expect_damage(
       "a document facts block that no longer decodes to its documents",
-      [&, facts_at = facts_at](std::string& b) { b[facts_at] = static_cast<char>(0x80); },
+      [&, record0](std::string& b) { b[record0] = static_cast<char>(0x80); },
+      "document facts of block 0");
+  expect_damage(
+      "a document facts block whose table of record starts is wrong",
+      [&, facts_at = facts_at](std::string& b) {
+        b[facts_at] = static_cast<char>(b[facts_at] + 1);
+      },
       "document facts of block 0");
   // Document 0's path: its length is the varint after the record's other fields.
-  uint64_t path_at = facts_at;
+  uint64_t path_at = record0;
   for (uint32_t field = 0; field + 1 < bitsift::format::kDocFactsFields; ++field) {
     while (static_cast<uint8_t>(good[path_at]) & 0x80) ++path_at;
     ++path_at;
   }
-  REQUIRE(static_cast<uint8_t>(good[path_at]) > 0);
-  REQUIRE(static_cast<uint8_t>(good[path_at]) < 0x7f);
   expect_damage(
       "a document's path length changed",
       [&, path_at](std::string& b) { b[path_at] = static_cast<char>(b[path_at] + 1); },
@@ -259,12 +265,12 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   REQUIRE(enc_len >= 4 + 1 + 5);  // at least "UTF-8"
   expect_damage(
       "a document's encoding past the table",
-      [&, facts_at = facts_at](std::string& b) {
-        const auto* p = reinterpret_cast<const uint8_t*>(b.data()) + facts_at;
+      [&, record0](std::string& b) {
+        const auto* p = reinterpret_cast<const uint8_t*>(b.data()) + record0;
         const uint8_t* encoding = bitsift::SkipVarints(p, p + 64, 6);  // the 7th field
         REQUIRE(encoding != nullptr);
         REQUIRE(*encoding == 0);  // UTF-8: one byte
-        b[facts_at + (encoding - p)] = 7;
+        b[record0 + (encoding - p)] = 7;
       },
       "encoding 7 of document 0 is not in the encoding table");
   expect_damage(

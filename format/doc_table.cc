@@ -71,6 +71,17 @@ bool SkipRecords(const uint8_t** p, const uint8_t* end, uint32_t n) {
   return true;
 }
 
+// The path of the record at p (its facts skipped, not decoded) into *path. Returns false as
+// GetRecord does.
+bool GetPath(const uint8_t* p, const uint8_t* end, std::string_view* path) {
+  const uint8_t* q = SkipFewVarints(p, end, kDocFactsFields - 1);
+  uint64_t length;
+  if (q == nullptr || !GetVarint(&q, end, &length) || length > static_cast<uint64_t>(end - q))
+    return false;
+  *path = std::string_view(reinterpret_cast<const char*>(q), length);
+  return true;
+}
+
 // Entry k (1..count-1) of a block's table of record starts; entry 0 is the table's size.
 uint64_t TableEntry(const uint8_t* begin, uint32_t count, uint32_t k) {
   if (k == 0) return 2 * uint64_t{count - 1};
@@ -131,7 +142,7 @@ bool DocFactsCursor::Reset(const uint8_t* begin, const uint8_t* end, uint32_t co
 bool DocFactsCursor::Seek(uint32_t j, DocRecord* d, std::string_view* path) {
   if (j >= count_) return false;
   const uint64_t table = TableEntry(begin_, count_, 0);
-  if (j > 0 && !have_base_) {
+  if (j > 0 && d != nullptr && !have_base_) {
     const uint8_t* p = begin_ + table;
     if (!GetRecord(&p, end_, DocRecord{}, &base_, nullptr)) return false;
     have_base_ = true;
@@ -143,6 +154,7 @@ bool DocFactsCursor::Seek(uint32_t j, DocRecord* d, std::string_view* path) {
   if (at < table || at > static_cast<uint64_t>(end_ - begin_)) return false;
   const uint8_t* p = begin_ + at;
   if (!SkipRecords(&p, end_, j - k)) return false;
+  if (d == nullptr) return GetPath(p, end_, path);
   return GetRecord(&p, end_, j == 0 ? DocRecord{} : base_, d, path);
 }
 

@@ -89,9 +89,10 @@ class DocFactsCursor {
   bool Reset(const uint8_t* begin, const uint8_t* end, uint32_t count);
   // Decodes record j (< count) into the matching fields of *d (path_length included;
   // path_offset and column are left as they are) and, if path is not null, its path into
-  // *path (a view of the block's bytes). Returns false if the block ends first, a record start
-  // lies outside it, or a field is out of range (term_count, encoding, path_length above 32
-  // bits): a damaged block never reads outside [begin, end).
+  // *path (a view of the block's bytes). With d null, only the path (precondition: path is
+  // not null), its facts neither decoded nor checked. Returns false if the block ends first, a
+  // record start lies outside it, or a field is out of range (term_count, encoding, path_length
+  // above 32 bits): a damaged block never reads outside [begin, end).
   bool Seek(uint32_t j, DocRecord* d, std::string_view* path = nullptr);
 
  private:

@@ -189,9 +189,8 @@ std::string_view IndexReader::path(uint32_t id) const {
       BadDocId(id);
     return PathByCopy(id);
   }
-  format::DocRecord d;
   std::string_view p;
-  Locate(id, &d, &p);
+  Locate(id, nullptr, &p);
   return p;
 }
 

@@ -166,8 +166,9 @@ class IndexReader {
   mutable std::mutex paths_mu_;
   mutable std::unordered_map<uint32_t, std::string> paths_;
   [[noreturn]] void BadFacts(uint32_t id) const;
-  // Decodes document id's record into *d and, if path is not null, its path into *path,
-  // through this thread's cursor of this reader (format::DocFactsCursor). Throws as doc(id).
+  // Decodes document id's record into *d and, if path is not null, its path into *path (with
+  // d null, the path only), through this thread's cursor of this reader
+  // (format::DocFactsCursor). Throws as doc(id).
   void Locate(uint32_t id, format::DocRecord* d, std::string_view* path) const;
   static uint64_t NextSerial();
   const uint64_t serial_;  // this reader's key among a thread's cursors

@@ -117,6 +117,9 @@ TEST_CASE("DOC_FACTS decodes every document's facts as written, block by block",
         REQUIRE(cursor.Seek(j, &got, &path));
         CHECK(SameFacts(got, docs[b * format::kDocFactsBlock + j]));
         CHECK(path == paths[b * format::kDocFactsBlock + j]);
+        std::string_view path_only;
+        REQUIRE(cursor.Seek(j, nullptr, &path_only));
+        CHECK(path_only == paths[b * format::kDocFactsBlock + j]);
       }
       DocRecord d{};
       CHECK_FALSE(cursor.Seek(n, &d));

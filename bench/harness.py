@@ -47,13 +47,16 @@ def run_timed(cmd, stdout=None, stderr=None, cwd=None):
     return r.returncode, wall, rss
 
 
-def settle():
-    """Writes back what a build left dirty before any query is timed (every engine alike).
+def settle(seconds=15):
+    """Writes back what a build or a results pass left dirty, then lets the machine settle,
+    before any query is timed (every engine alike).
 
-    The kernel writes a fresh index back while the next command runs; on this VM that took
-    linux-paras' absent-term p50 from 1.7-2.0 us in a quiet process to 3.2-3.8 us when timed
-    right after the build (session 17)."""
+    On this VM, queries timed within seconds of a large write run slower with nothing to see
+    in the guest (vmstat idle, nothing left to write back): linux-paras' absent-term p50 was
+    5.6-9.9 us within 5 s of printing 660 MB of results, 2.0-2.9 us after 10-20 s (session
+    18; 3.2-3.8 us right after a build in session 17, 1.7-2.0 in a quiet process)."""
     os.sync()
+    time.sleep(seconds)
 
 
 def du(path):

@@ -18,7 +18,6 @@
 #include "format/bloom.h"
 #include "format/manifest.h"
 #include "query/index_reader.h"
-#include "format/manifest.h"
 #include "query/searcher.h"
 
 namespace {

@@ -33,7 +33,8 @@ TEST_CASE("bands cover every document and meet the target for their largest", "[
     }
     CHECK(next == n);
     // Never worse than one band for everything (plus the per-band allowance).
-    std::vector<BandPlan> one = {{0, n, counts.back(), bitsift::format::ShapeFor(counts.back(), 0.01)}};
+    std::vector<BandPlan> one = {
+        {0, n, counts.back(), bitsift::format::ShapeFor(counts.back(), 0.01)}};
     CHECK(MatrixBits(bands) <= MatrixBits(one) + bands.size() * 64 * 1024 * 8);
     if (n == 200000) {
       // A skewed collection gains a lot from several bands.

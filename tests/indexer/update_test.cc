@@ -250,8 +250,8 @@ TEST_CASE("a full build merges the segments its flushes wrote when they fit the 
   IndexOptions options = kept;
   options.merge = true;
   REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options, &merged).ok());
-  INFO("flushes " << flushed.segments_written << ", segments after " << merged.segments << ", merges "
-                   << merged.merges);
+  INFO("flushes " << flushed.segments_written << ", segments after " << merged.segments
+                  << ", merges " << merged.merges);
   REQUIRE(flushed.segments >= 3);
   CHECK(merged.segments_written == flushed.segments_written);
   CHECK(merged.merges >= 1);

@@ -318,6 +318,12 @@ bool DictionaryView::MayContainHash(uint64_t h) const {
   return TermFilterMayContain(block, h);
 }
 
+DictionaryView::Filter DictionaryView::VerifiedFilter() const {
+  const uint64_t bytes = filter_blocks_ * kTermFilterBlockWords * 4;
+  return {reinterpret_cast<const uint32_t*>(file_->Touch(SectionId::kTermFilter, 0, bytes)),
+          filter_blocks_};
+}
+
 void DictionaryView::WillNeedLookups(const std::vector<std::string>& terms,
                                      const std::vector<uint64_t>& hashes, int stage) const {
   if (blocks_ == 0 || !file_->random_access() || file_->Warm(SectionId::kDictBlocks)) return;

@@ -133,6 +133,16 @@ class DictionaryView {
   bool MayContain(std::string_view term) const { return MayContainHash(HashTerm(term)); }
   // MayContain for a term whose HashTerm is `hash`.
   bool MayContainHash(uint64_t hash) const;
+  // The whole TERM_FILTER, every chunk of it verified now (format/term_filter.h: `blocks`
+  // blocks of kTermFilterBlockWords words; TermFilterBlock and TermFilterMayContain test a
+  // hash as MayContainHash does). For a long-lived reader that tests many terms against several
+  // segments at once and wants no per-probe checks; a one-shot reader keeps MayContainHash
+  // (lazy verification: it reads a block or two). Throws Error(kCorrupt) for a damaged chunk.
+  struct Filter {
+    const uint32_t* words = nullptr;
+    uint64_t blocks = 0;
+  };
+  Filter VerifiedFilter() const;
   // Returns the id of term, or nullopt if no document of the segment contains it.
   std::optional<uint32_t> Find(std::string_view term) const { return Find(term, HashTerm(term)); }
   // Find for a term whose HashTerm is `hash` (a caller that has it already).

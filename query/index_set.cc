@@ -89,6 +89,12 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
     }
     indexes_.push_back(std::move(index));
   }
+  filters_.resize(segments_.size());
+  if (access != format::IndexFile::Access::kOneShot) {
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      filters_[i] = segments_[i].reader->dictionary().VerifiedFilter();
+    }
+  }
 }
 
 IndexSet::~IndexSet() = default;
@@ -143,28 +149,58 @@ void IndexSet::WillNeedLookups(const std::vector<std::string>& terms) const {
   }
 }
 
+std::vector<bool> IndexSet::SettledSegments(const std::vector<std::string>& terms,
+                                            bool parallel) const {
+  const size_t n = segments_.size();
+  if (!parallel || n < 2 || terms.empty()) return {};
+  constexpr size_t kStackTerms = 16;
+  uint64_t stack_hashes[kStackTerms];
+  std::vector<uint64_t> heap_hashes;
+  uint64_t* hashes = stack_hashes;
+  if (terms.size() > kStackTerms) {
+    heap_hashes.resize(terms.size());
+    hashes = heap_hashes.data();
+  }
+  for (size_t t = 0; t < terms.size(); ++t) hashes[t] = format::HashTerm(terms[t]);
+  // Every block asked for before any is tested: their cache misses overlap.
+  for (size_t i = 0; i < n; ++i) {
+    const format::DictionaryView::Filter& f = filters_[i];
+    if (f.words == nullptr) continue;
+    for (size_t t = 0; t < terms.size(); ++t) {
+      __builtin_prefetch(f.words + format::TermFilterBlock(hashes[t], f.blocks) *
+                                       format::kTermFilterBlockWords);
+    }
+  }
+  std::vector<bool> settled(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const format::DictionaryView::Filter& f = filters_[i];
+    for (size_t t = 0; t < terms.size() && !settled[i]; ++t) {
+      settled[i] = f.words != nullptr
+                       ? !format::TermFilterMayContain(
+                             f.words + format::TermFilterBlock(hashes[t], f.blocks) *
+                                           format::kTermFilterBlockWords,
+                             hashes[t])
+                       : !segments_[i].reader->dictionary().MayContainHash(hashes[t]);
+    }
+  }
+  return settled;
+}
+
 std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, uint64_t limit,
                                        SetQueryStats* stats, const std::vector<IndexScope>* scope,
                                        bool parallel) const {
   WillNeedLookups(terms);
-  // The segments whose term filter rules a term out (Searcher::Search returns at once there).
-  std::vector<bool> settled(segments_.size(), false);
-  if (parallel && segments_.size() > 1) {
-    std::vector<uint64_t> hashes;
-    for (const std::string& t : terms) hashes.push_back(format::HashTerm(t));
-    for (size_t i = 0; i < segments_.size(); ++i) {
-      const format::DictionaryView& d = segments_[i].reader->dictionary();
-      settled[i] = std::any_of(hashes.begin(), hashes.end(),
-                               [&d](uint64_t h) { return !d.MayContainHash(h); });
-    }
-  }
+  const std::vector<bool> settled = SettledSegments(terms, parallel);
   std::vector<uint32_t> out = Answer(
-      [&terms](const Segment& s, uint64_t want, const std::vector<IdRange>* ranges,
-               SegmentAnswer* a) {
+      [&](const Segment& s, uint64_t want, const std::vector<IdRange>* ranges, SegmentAnswer* a) {
+        if (!settled.empty() && settled[static_cast<size_t>(&s - segments_.data())]) {
+          a->stats.absent_term = true;  // as Searcher::Search would find, without its lookups
+          return;
+        }
         a->hits = s.searcher->Search(terms, want, &a->stats,
                                      s.deleted.empty() ? nullptr : s.deleted.data(), ranges);
       },
-      limit, stats, scope, nullptr, parallel, &settled);
+      limit, stats, scope, nullptr, parallel, settled.empty() ? nullptr : &settled);
   stats->terms = terms.size();
   return out;
 }

@@ -140,6 +140,11 @@ class IndexSet {
                                std::vector<uint32_t>* unreadable, bool parallel,
                                const std::vector<bool>* settled) const;
 
+  // settled[i]: whether a term of `terms` is certainly absent from segment i (its TERM_FILTER
+  // rules the term out), for every segment; empty when not `parallel` or with one segment
+  // (then Searcher::Search finds it as quickly itself).
+  std::vector<bool> SettledSegments(const std::vector<std::string>& terms, bool parallel) const;
+
   // Calls search(i) for every segment i of `index` (positions in index.segments): those
   // `settled` marks (by segment number, if not null: a query term is certainly absent there)
   // on this thread; the others on this thread while the process's queries are quick, then
@@ -163,6 +168,13 @@ class IndexSet {
   // Thread-safe.
   const std::vector<uint32_t>& PathRanks() const;
 
+  // A term absent from a segment's TERM_FILTER is absent from the segment. Search tests every
+  // query term against every segment's filter before it searches any (`settled`): an
+  // absent-term query ends there. filters_[i] is segment i's filter, verified whole at open,
+  // unless the set was opened for one query (Access::kOneShot: its words are null, and
+  // DictionaryView::MayContainHash reads a block with lazy verification). Here, side by side,
+  // the test of a query's terms touches a cache line per segment and term and nothing else.
+  std::vector<format::DictionaryView::Filter> filters_;
   std::vector<Segment> segments_;
   std::vector<Index> indexes_;
   uint64_t id_count_ = 0;

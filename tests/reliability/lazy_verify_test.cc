@@ -476,6 +476,33 @@ TEST_CASE("a damaged CHUNK_SUMS_INDEX, META or BANDS: open fails", "[lazy]") {
   }
 }
 
+TEST_CASE("a damaged TERM_FILTER: a long-lived open fails, a one-shot query never answers wrongly",
+          "[lazy]") {
+  // A long-lived reader verifies every segment's filter at open (IndexSet's filters_, tested
+  // for every query against every segment); a one-shot reader verifies the blocks it reads.
+  Fixture f;
+  const std::string bad = f.dir / "bad";
+  const auto [at, len] = SectionSpan(f.image, SectionId::kTermFilter);
+  REQUIRE(len > 0);
+  for (uint64_t pos : {at, at + len / 2, at + len - 1}) {
+    const std::string segment = WriteCopy(f.good, bad, Flip(f.image, pos));
+    std::unique_ptr<Index> index;
+    Status s = Index::Open(bad, &index);
+    INFO("TERM_FILTER +" << pos - at << ": " << s.message());
+    CHECK(s.code() == Status::Code::kCorrupt);
+    CHECK(Contains(s.message(), segment));
+    CHECK(Contains(s.message(), "TERM_FILTER"));
+    ProcessResult q = RunProcess({BitsiftProgram(), "query", "--index", bad, "needle", "pin"});
+    INFO(q.err);
+    if (q.exit_code == 0) {
+      CHECK(std::count(q.out.begin(), q.out.end(), '\n') == 2);
+    } else {
+      CHECK(q.exit_code == 2);
+      CHECK(Contains(q.err, "rebuild it from its documents"));
+    }
+  }
+}
+
 TEST_CASE("a damaged piece of CHUNK_SUMS: the first read it covers fails, check finds it",
           "[lazy]") {
   // CHUNK_SUMS is verified piece by piece (4 KiB: 512 chunk checksums) against

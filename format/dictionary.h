@@ -141,6 +141,11 @@ class DictionaryView {
   struct Filter {
     const uint32_t* words = nullptr;
     uint64_t blocks = 0;
+    // The block a term of hash h sets, and whether that term may be in the dictionary.
+    const uint32_t* Block(uint64_t h) const {
+      return words + TermFilterBlock(h, blocks) * kTermFilterBlockWords;
+    }
+    bool MayContain(uint64_t h) const { return TermFilterMayContain(Block(h), h); }
   };
   Filter VerifiedFilter() const;
   // Returns the id of term, or nullopt if no document of the segment contains it.

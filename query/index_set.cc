@@ -166,20 +166,14 @@ std::vector<bool> IndexSet::SettledSegments(const std::vector<std::string>& term
   for (size_t i = 0; i < n; ++i) {
     const format::DictionaryView::Filter& f = filters_[i];
     if (f.words == nullptr) continue;
-    for (size_t t = 0; t < terms.size(); ++t) {
-      __builtin_prefetch(f.words + format::TermFilterBlock(hashes[t], f.blocks) *
-                                       format::kTermFilterBlockWords);
-    }
+    for (size_t t = 0; t < terms.size(); ++t) __builtin_prefetch(f.Block(hashes[t]));
   }
   std::vector<bool> settled(n, false);
   for (size_t i = 0; i < n; ++i) {
     const format::DictionaryView::Filter& f = filters_[i];
     for (size_t t = 0; t < terms.size() && !settled[i]; ++t) {
       settled[i] = f.words != nullptr
-                       ? !format::TermFilterMayContain(
-                             f.words + format::TermFilterBlock(hashes[t], f.blocks) *
-                                           format::kTermFilterBlockWords,
-                             hashes[t])
+                       ? !f.MayContain(hashes[t])
                        : !segments_[i].reader->dictionary().MayContainHash(hashes[t]);
     }
   }

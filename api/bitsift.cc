@@ -658,8 +658,8 @@ void Index::SetAsideStaleFiles(QueryResult* result,
       unknown.push_back(i);
     }
   }
-  // The files of each index are looked at below its root, a directory per thread once there
-  // are hundreds (LookAtFiles: ~3 us of kernel a file, half that on 2 threads).
+  // The files of each index are looked at below its root, shared with the helper thread once
+  // there are more than a piece of them (LookAtFiles: ~3 us of kernel a file).
   const std::vector<query::IndexSet::Index>& indexes = rep_->set.indexes();
   for (size_t x = 0; x < indexes.size() && !unknown.empty(); ++x) {
     std::vector<size_t> mine;  // positions in docs of this index's files to look at
@@ -689,7 +689,7 @@ void Index::SetAsideStaleFiles(QueryResult* result,
           auto [reader, local] = record(k);
           states[mine[k]] = StateOf(reader->doc(local), st);
         },
-        std::min(2u, std::thread::hardware_concurrency()));
+        kLookWithHelper);
   }
   if (known != nullptr) {
     for (size_t i : unknown) (*known)[docs[i]] = states[i];

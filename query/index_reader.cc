@@ -95,31 +95,25 @@ std::pair<uint64_t, uint64_t> IndexReader::FactsRange(uint64_t b) const {
   return {range[0], range[1] - range[0]};
 }
 
-void IndexReader::LocateByCopy(uint32_t id, format::DocRecord* d) const {
+const IndexReader::KeptDoc& IndexReader::LocateByCopy(uint32_t id) const {
+  {
+    std::lock_guard<std::mutex> lock(kept_mu_);
+    auto it = kept_.find(id);
+    if (it != kept_.end()) return it->second;
+  }
   const uint64_t b = id / format::kDocFactsBlock;
   const auto [offset, length] = FactsRange(b);
   thread_local std::vector<uint8_t> buffer;
   // ReadView bounds-checks the end against the section.
   const uint8_t* p = file_.ReadView(SectionId::kDocFacts, offset, length, &buffer);
+  format::DocRecord d{};
   std::string_view path;
   if (!format::DecodeDocFacts(p, p + length, format::DocFactsBlockCount(b, meta_.doc_count),
-                              id % format::kDocFactsBlock, d, &path)) [[unlikely]] {
+                              id % format::kDocFactsBlock, &d, &path)) [[unlikely]] {
     BadFacts(id);
   }
-  std::lock_guard<std::mutex> lock(paths_mu_);
-  paths_.try_emplace(id, path);
-}
-
-std::string_view IndexReader::PathByCopy(uint32_t id) const {
-  {
-    std::lock_guard<std::mutex> lock(paths_mu_);
-    auto it = paths_.find(id);
-    if (it != paths_.end()) return it->second;
-  }
-  format::DocRecord d;
-  LocateByCopy(id, &d);
-  std::lock_guard<std::mutex> lock(paths_mu_);
-  return paths_.at(id);  // (references stay valid as the map grows)
+  std::lock_guard<std::mutex> lock(kept_mu_);
+  return kept_.try_emplace(id, KeptDoc{d, std::string(path)}).first->second;
 }
 
 void IndexReader::BadFacts(uint32_t id) const {
@@ -174,7 +168,7 @@ format::DocRecord IndexReader::doc(uint32_t id) const {
   if (file_.copies(SectionId::kDocFacts)) {
     if (id >= meta_.doc_count) [[unlikely]]
       BadDocId(id);
-    LocateByCopy(id, &d);
+    d = LocateByCopy(id).record;
   } else {
     Locate(id, &d, nullptr);
   }
@@ -187,7 +181,7 @@ std::string_view IndexReader::path(uint32_t id) const {
   if (file_.copies(SectionId::kDocFacts)) {
     if (id >= meta_.doc_count) [[unlikely]]
       BadDocId(id);
-    return PathByCopy(id);
+    return LocateByCopy(id).path;
   }
   std::string_view p;
   Locate(id, nullptr, &p);

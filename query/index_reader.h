@@ -159,12 +159,17 @@ class IndexReader {
   // into a buffer of the thread's (no fresh page of memory for each block: a one-shot query's
   // 24k scattered results would otherwise touch ~4,000 new pages, each a trap), and a path is
   // kept, by id: a result's path is read when the segments' results are merged in path order
-  // and again when it is printed, and between those passes the chunk cache (64 chunks) has let
-  // go of all of a query's hundreds of results' chunks.
-  void LocateByCopy(uint32_t id, format::DocRecord* d) const;
-  std::string_view PathByCopy(uint32_t id) const;
-  mutable std::mutex paths_mu_;
-  mutable std::unordered_map<uint32_t, std::string> paths_;
+  // and again when it is printed, and between those passes the chunk cache (16 chunks) has let
+  // go of all of a query's hundreds of results' chunks. The record is kept beside the path:
+  // the stale-hit check asks for it after the path (doc(id)), and reading the block again cost
+  // a pread a result.
+  struct KeptDoc {
+    format::DocRecord record;
+    std::string path;
+  };
+  const KeptDoc& LocateByCopy(uint32_t id) const;
+  mutable std::mutex kept_mu_;
+  mutable std::unordered_map<uint32_t, KeptDoc> kept_;  // (references stay valid as it grows)
   [[noreturn]] void BadFacts(uint32_t id) const;
   // Decodes document id's record into *d and, if path is not null, its path into *path (with
   // d null, the path only), through this thread's cursor of this reader

@@ -68,13 +68,23 @@ inline constexpr double kDearFaultMicros = 3.0;
 // path(i) (an absolute path is looked at as it is): look(i, st) receives its lstat, or
 // nullptr if it cannot be looked at (vanished, or a directory on its path cannot be opened).
 // Files of one directory that come one after another (sorted paths do) share one open of the
-// directory (O_PATH), and their fstatat() looks up the name alone. With at least
-// kParallelLookFiles files and threads > 1, that many threads (the caller's and std::threads;
-// no thread pool to start) take whole directories each: on 2 cores a file costs 1.4 us
-// instead of 2.6 (kjv), because threads in different directories do not contend for the same
-// dentries. `path` and `look` are called from any of the threads (path several times per
-// file); the first exception either throws is rethrown once every thread has stopped.
+// directory (O_PATH), and their fstatat() looks up the name alone. The files go in pieces of
+// kLookPiece, taken in order by:
+//   - threads == kLookWithHelper: the caller and the process's helper thread
+//     (util::RunShared), for callers that wait on the answer (a query's results): the caller
+//     never waits for a thread to start. Starting one cost ~2 ms on this project's 2-core VM
+//     (a sleeping vCPU woken), as long as looking at a query's 469 files alone: with a
+//     thread of its own, a one-shot query spent longer than on the caller alone.
+//   - otherwise, with at least kParallelLookFiles files and threads > 1, that many threads (the
+//     caller's and std::threads; for long runs, an update's walk of a whole tree). On 2 cores
+//     a file costs 1.4 us instead of 2.6 (kjv), because threads in different directories do
+//     not contend for the same dentries.
+// `path` and `look` are called from any of the threads (path several times per file); the
+// first exception either throws is rethrown once every thread has stopped (no piece is started
+// after it).
 inline constexpr size_t kParallelLookFiles = 256;
+inline constexpr size_t kLookPiece = 64;
+inline constexpr unsigned kLookWithHelper = 0;
 void LookAtFiles(const std::string& root, size_t n,
                  const std::function<std::string_view(size_t)>& path,
                  const std::function<void(size_t, const struct stat*)>& look, unsigned threads);

@@ -73,6 +73,7 @@ TEST_CASE("LookAtFiles looks at every file once, serially and in parallel", "[fi
   sizes.push_back(3);
   SECTION("one thread") { Check(root.path(), paths, sizes, 1); }
   SECTION("two threads") { Check(root.path(), paths, sizes, 2); }
+  SECTION("the caller and the helper thread") { Check(root.path(), paths, sizes, kLookWithHelper); }
   SECTION("more threads than directories") { Check(root.path(), paths, sizes, 64); }
   SECTION("few files stay on the calling thread") {
     std::vector<std::string> few(paths.begin(), paths.begin() + 10);
@@ -97,7 +98,7 @@ TEST_CASE("LookAtFiles rethrows what a callback throws on any thread, once all h
   // A damaged record (an index's path() throws Error(kCorrupt)) in the first share, in the
   // last (a helper thread's), or in every one.
   for (size_t bad : {size_t{3}, n - 2, n}) {
-    for (unsigned threads : {1u, 2u, 8u}) {
+    for (unsigned threads : {1u, 2u, 8u, kLookWithHelper}) {
       INFO("bad " << bad << ", threads " << threads);
       std::atomic<size_t> looked{0};
       auto path = [&](size_t i) -> std::string_view {

@@ -77,6 +77,10 @@ class Searcher {
   };
   void BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, bool parallel,
                       const std::vector<IdRange>* scope, BandOutput* o) const;
+  // Band b's AND of the rows of `terms` into *bits (words_per_row words, a bit per column; all
+  // set if the terms have no row there), its rows and bytes read added to *o.
+  void BandBits(uint64_t b, const std::vector<RowTerm>& terms, bool parallel,
+                std::vector<uint64_t>* bits, BandOutput* o) const;
   // The row ids band b's AND reads for `terms`, each once, in the order the terms give them.
   void RowsOf(const format::BandRecord& band, const std::vector<RowTerm>& terms,
               std::vector<uint64_t>* row_ids) const;

@@ -352,6 +352,9 @@ void IndexSet::SearchShared(const Index& index, const std::vector<bool>* settled
 
 namespace {
 
+// MergeByPath's records read ahead by copy, in pieces of this many hits.
+constexpr size_t kSharedPathsPiece = 128;
+
 // The merge's easy case. Segments written by one run cover consecutive path ranges (files are
 // indexed in path order): when the parts do not overlap, ordering them by their first hit is
 // the whole merge. key(part, pos) orders hits as paths do (the path, or its rank). If the parts
@@ -393,6 +396,22 @@ void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
   // Every hit's path is read: on a cold index, ask for them all at once first.
   for (size_t p = 0; p < parts.size(); ++p)
     segments_[part_segment[p]].reader->WillNeedDocs(parts[p].data(), parts[p].size());
+  // Read by copy (a one-shot query), each record is a pread that the reader keeps: read them
+  // on this thread and the helper before the merge, which then finds them all kept.
+  // (linux-paras, `handler goto`: 821 preads for 988 hits, ~3 ms on one thread.)
+  std::vector<std::pair<size_t, size_t>> pieces;  // {part, first hit}
+  for (size_t p = 0; p < parts.size(); ++p) {
+    if (!segments_[part_segment[p]].reader->file().copies(format::SectionId::kDocFacts)) continue;
+    for (size_t i = 0; i < parts[p].size(); i += kSharedPathsPiece) pieces.emplace_back(p, i);
+  }
+  if (pieces.size() > 1) {
+    util::RunShared(pieces.size(), [&](size_t k) {
+      const auto [p, first] = pieces[k];
+      const IndexReader& reader = *segments_[part_segment[p]].reader;
+      const size_t end = std::min(parts[p].size(), first + kSharedPathsPiece);
+      for (size_t i = first; i < end; ++i) (void)reader.path(parts[p][i]);
+    });
+  }
   struct Head {
     std::string_view path;
     size_t part;

@@ -507,7 +507,6 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   };
   // Forward records are read only for verify_ids (a prefetch reads FORWARD_OFFSETS: a page).
   const bool prefetch = !verify_ids.empty();
-  const bool copy_reads = index_.file().copy_reads();
   if (!exact) {
     // A cold index: what verification reads is asked for at once (for a limited query, about
     // the candidates it may reach).
@@ -525,7 +524,8 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     matches.swap(candidates);
     verified = matches.size();
   } else if (limit == 0 && (candidates.size() >= kParallelVerifyMin ||
-                            (candidates.size() >= kSharedVerifyMin && copy_reads))) {
+                            (candidates.size() >= kSharedVerifyMin &&
+                             index_.file().copy_reads()))) {  // (decided at the first need)
     std::vector<uint8_t> ok(candidates.size(), 0);
     auto verify = [&](size_t begin, size_t end) {
       for (size_t i = begin; i != end; ++i) {
@@ -535,7 +535,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
         ok[i] = holds_all(candidates[i]);
       }
     };
-    if (copy_reads) {
+    if (candidates.size() < kParallelVerifyMin) {  // read by copy
       util::RunShared((candidates.size() + kSharedVerifyPiece - 1) / kSharedVerifyPiece,
                       [&](size_t k) {
                         verify(k * kSharedVerifyPiece,

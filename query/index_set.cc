@@ -352,8 +352,11 @@ void IndexSet::SearchShared(const Index& index, const std::vector<bool>* settled
 
 namespace {
 
-// MergeByPath's records read ahead by copy, in pieces of this many hits.
+// MergeByPath's records read ahead by copy, in pieces of this many hits, shared with the helper
+// thread if it is polling, and started for it from kSharedPathsStart hits on (as verification,
+// query/searcher.cc).
 constexpr size_t kSharedPathsPiece = 128;
+constexpr size_t kSharedPathsStart = 2048;
 
 // The merge's easy case. Segments written by one run cover consecutive path ranges (files are
 // indexed in path order): when the parts do not overlap, ordering them by their first hit is
@@ -400,17 +403,22 @@ void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
   // on this thread and the helper before the merge, which then finds them all kept.
   // (linux-paras, `handler goto`: 821 preads for 988 hits, ~3 ms on one thread.)
   std::vector<std::pair<size_t, size_t>> pieces;  // {part, first hit}
+  size_t hits = 0;
   for (size_t p = 0; p < parts.size(); ++p) {
+    hits += parts[p].size();
     if (!segments_[part_segment[p]].reader->file().copies(format::SectionId::kDocFacts)) continue;
     for (size_t i = 0; i < parts[p].size(); i += kSharedPathsPiece) pieces.emplace_back(p, i);
   }
   if (pieces.size() > 1) {
-    util::RunShared(pieces.size(), [&](size_t k) {
-      const auto [p, first] = pieces[k];
-      const IndexReader& reader = *segments_[part_segment[p]].reader;
-      const size_t end = std::min(parts[p].size(), first + kSharedPathsPiece);
-      for (size_t i = first; i < end; ++i) (void)reader.path(parts[p][i]);
-    });
+    util::RunShared(
+        pieces.size(),
+        [&](size_t k) {
+          const auto [p, first] = pieces[k];
+          const IndexReader& reader = *segments_[part_segment[p]].reader;
+          const size_t end = std::min(parts[p].size(), first + kSharedPathsPiece);
+          for (size_t i = first; i < end; ++i) (void)reader.path(parts[p][i]);
+        },
+        hits >= kSharedPathsStart ? util::HelperNeed::kStart : util::HelperNeed::kIfPolling);
   }
   struct Head {
     std::string_view path;

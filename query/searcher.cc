@@ -37,11 +37,14 @@ constexpr uint64_t kRowFilterMaxDfPerCandidate = 32;
 // Verification of this many candidates or more is spread over threads.
 constexpr size_t kParallelVerifyMin = 4096;
 // A reader that reads by copy (a one-shot query where page faults are dear) pays a pread or
-// two a candidate (~3.5 us each): from this many on, verification is shared with the process's
-// helper thread (util::RunShared: the caller never waits for it to start, as it would for
-// TBB's workers in a fresh process), in pieces of kSharedVerifyPiece. linux-paras, `handler
-// goto` (1,277 candidates, one-shot): verification 8.4 -> ~4.5 ms.
+// two a candidate (~3.5 us each): from kSharedVerifyMin candidates on, verification is shared
+// with the process's helper thread (util::RunShared: the caller never waits for it to start,
+// as it would for TBB's workers in a fresh process) if it is polling already, and from
+// kSharedVerifyStart on it is started (woken) as soon as the candidates are known: a thread
+// start costs ~0.2-0.7 ms and the thread runs 0.6-4.5 ms later on this project's VM.
+// linux-paras, `handler goto` (1,277 candidates, one-shot, helper polling): 8.4 -> ~5 ms.
 constexpr size_t kSharedVerifyMin = 256;
+constexpr size_t kSharedVerifyStart = 2048;
 constexpr size_t kSharedVerifyPiece = 128;
 
 // Verification prefetches the forward record of the candidate this many places ahead: the
@@ -490,6 +493,10 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   std::vector<uint32_t> candidates =
       CandidatesFor(planned, true, stats, scope, deleted, &all_candidates);
   stats->and_us = MicrosSince(and_start);
+  // Thousands of candidates read by copy: verification, the merge and the stale-hit checks
+  // will share their reads with the helper thread; have it running by then.
+  if (limit == 0 && candidates.size() >= kSharedVerifyStart && index_.file().copy_reads())
+    util::WakeHelper();
 
   const auto verify_start = Clock::now();
   std::vector<uint32_t> matches;
@@ -540,7 +547,9 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
                       [&](size_t k) {
                         verify(k * kSharedVerifyPiece,
                                std::min(candidates.size(), (k + 1) * kSharedVerifyPiece));
-                      });
+                      },
+                      candidates.size() >= kSharedVerifyStart ? util::HelperNeed::kStart
+                                                              : util::HelperNeed::kIfPolling);
     } else {
       tbb::parallel_for(tbb::blocked_range<size_t>(0, candidates.size(), 256),
                         [&](const tbb::blocked_range<size_t>& r) { verify(r.begin(), r.end()); });

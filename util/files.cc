@@ -369,7 +369,9 @@ void LookAtFiles(const std::string& root, size_t n,
   std::exception_ptr error;
   if (threads == kLookWithHelper) {
     try {
-      util::RunShared(pieces, look_piece);
+      util::RunShared(
+          pieces, look_piece,
+          n >= kLookStartHelperFiles ? util::HelperNeed::kStart : util::HelperNeed::kIfPolling);
     } catch (...) {
       error = std::current_exception();
     }

@@ -72,9 +72,10 @@ inline constexpr double kDearFaultMicros = 3.0;
 // kLookPiece, taken in order by:
 //   - threads == kLookWithHelper: the caller and the process's helper thread
 //     (util::RunShared), for callers that wait on the answer (a query's results): the caller
-//     never waits for a thread to start. Starting one cost ~2 ms on this project's 2-core VM
-//     (a sleeping vCPU woken), as long as looking at a query's 469 files alone: with a
-//     thread of its own, a one-shot query spent longer than on the caller alone.
+//     never waits for a thread to start, and below kLookStartHelperFiles files it shares only
+//     with a helper that is polling already (util::HelperNeed::kIfPolling). Starting a thread
+//     cost the caller 0.2-0.7 ms on this project's 2-core VM and the thread ran 0.6-4.5 ms
+//     later (a sleeping vCPU woken), as long as looking at a query's 469 files alone.
 //   - otherwise, with at least kParallelLookFiles files and threads > 1, that many threads (the
 //     caller's and std::threads; for long runs, an update's walk of a whole tree). On 2 cores
 //     a file costs 1.4 us instead of 2.6 (kjv), because threads in different directories do
@@ -85,6 +86,7 @@ inline constexpr double kDearFaultMicros = 3.0;
 inline constexpr size_t kParallelLookFiles = 256;
 inline constexpr size_t kLookPiece = 64;
 inline constexpr unsigned kLookWithHelper = 0;
+inline constexpr size_t kLookStartHelperFiles = 4096;
 void LookAtFiles(const std::string& root, size_t n,
                  const std::function<std::string_view(size_t)>& path,
                  const std::function<void(size_t, const struct stat*)>& look, unsigned threads);

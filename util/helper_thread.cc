@@ -49,9 +49,15 @@ class Helper {
   // Created at the first use and never destroyed: the thread runs until the process exits,
   // and no static destructor may pull its state away first.
   static Helper& Get() {
-    static Helper* helper = new Helper;
+    static Helper* helper = [] {
+      Helper* h = new Helper;
+      created.store(h, std::memory_order_release);
+      return h;
+    }();
     return *helper;
   }
+  // The helper if Get() has created it, else null (never creates it).
+  static Helper* IfCreated() { return created.load(std::memory_order_acquire); }
 
   std::atomic_flag busy;              // set while one caller owns the helper
   std::atomic<Job*> posted{nullptr};  // the owner's job, until the helper or the owner takes it
@@ -62,6 +68,7 @@ class Helper {
   bool started = false;               // the thread runs
 
  private:
+  static inline std::atomic<Helper*> created{nullptr};
   Helper() {
     try {
       std::thread([this] { Loop(); }).detach();
@@ -109,8 +116,21 @@ void RunAll(size_t n, const std::function<void(size_t)>& task) {
 
 }  // namespace
 
-void RunShared(size_t n, const std::function<void(size_t)>& task) {
+void WakeHelper() {
+  Helper& helper = Helper::Get();
+  helper.last_post.store(NowMicros(), std::memory_order_relaxed);  // a call is coming: poll
+  if (helper.sleeping.load(std::memory_order_seq_cst)) {
+    helper.wakes.fetch_add(1, std::memory_order_seq_cst);
+    helper.wakes.notify_one();
+  }
+}
+
+void RunShared(size_t n, const std::function<void(size_t)>& task, HelperNeed need) {
   if (n < 2) return RunAll(n, task);
+  if (need == HelperNeed::kIfPolling) {
+    const Helper* h = Helper::IfCreated();
+    if (h == nullptr || h->sleeping.load(std::memory_order_relaxed)) return RunAll(n, task);
+  }
   Helper& helper = Helper::Get();
   if (!helper.started || helper.busy.test_and_set(std::memory_order_acquire)) {
     return RunAll(n, task);

@@ -13,6 +13,7 @@
 
 #include "format/index_format.h"
 #include "test_util.h"
+#include "util/helper_thread.h"
 
 using bitsift::Index;
 using bitsift::testing::Oracle;
@@ -71,6 +72,9 @@ TEST_CASE("one-shot reads by copy share verification and merge reads with the he
   REQUIRE(bitsift::UpdateDocuments(odd, {}, path, options, &summary).ok());
   REQUIRE(summary.segments == 2);
 
+  // Below the sizes that start the helper thread, these reads are shared only with a helper
+  // that is polling already: have it polling.
+  bitsift::util::WakeHelper();
   const std::vector<std::vector<std::string>> queries = {
       {"xa"}, {"yb"}, {"zc"}, {"xa", "yb"}, {"xa", "mid"}, {"yb", "f7"}, {"w17", "mid"}};
   std::unique_ptr<Index> mapped;

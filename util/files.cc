@@ -350,15 +350,11 @@ void LookAtFiles(const std::string& root, size_t n,
     }
     if (dir_fd >= 0) ::close(dir_fd);
   };
-  // The files go in pieces of kLookPiece, taken in order from a shared counter, a run of files
-  // of one directory at a time (a directory that straddles two pieces is opened for each). The
-  // runs are found by whoever takes the piece, so that reading the paths (in a fresh process,
-  // the first touch of their pages) is shared too. The first exception of `path` or `look` is
-  // rethrown here once every thread has stopped.
-  const size_t pieces = (n + kLookPiece - 1) / kLookPiece;
-  auto look_piece = [&](size_t k) {
-    const size_t hi = std::min(n, (k + 1) * kLookPiece);
-    for (size_t first = k * kLookPiece; first < hi;) {
+  // Files [lo, hi), a run of files of one directory at a time (a directory that straddles two
+  // ranges is opened for each). The runs are found by whoever looks at the range, so that
+  // reading the paths (in a fresh process, the first touch of their pages) is shared too.
+  auto look_range = [&](size_t lo, size_t hi) {
+    for (size_t first = lo; first < hi;) {
       const std::string dir(parent(first));
       size_t end = first + 1;
       while (end < hi && parent(end) == dir) ++end;
@@ -366,41 +362,40 @@ void LookAtFiles(const std::string& root, size_t n,
       first = end;
     }
   };
+  // The first exception of `path` or `look` is rethrown here once every thread has stopped.
   std::exception_ptr error;
   if (threads == kLookWithHelper) {
+    // Pieces of kLookPiece files, taken in order by the caller and the helper.
     try {
       util::RunShared(
-          pieces, look_piece,
+          (n + kLookPiece - 1) / kLookPiece,
+          [&](size_t k) { look_range(k * kLookPiece, std::min(n, (k + 1) * kLookPiece)); },
           n >= kLookStartHelperFiles ? util::HelperNeed::kStart : util::HelperNeed::kIfPolling);
     } catch (...) {
       error = std::current_exception();
     }
   } else {
-    std::atomic<size_t> next{0};
-    std::atomic<bool> failed{false};
+    // Thread t takes the files [t n / T, (t + 1) n / T): threads in different directories do
+    // not contend for the same dentries.
+    const unsigned t_count = n >= kParallelLookFiles ? std::max(1u, threads) : 1u;
     std::mutex mu;
-    auto run = [&] {
+    auto run_share = [&](unsigned t) {
       try {
-        for (size_t k; !failed.load(std::memory_order_relaxed) &&
-                       (k = next.fetch_add(1, std::memory_order_relaxed)) < pieces;) {
-          look_piece(k);
-        }
+        look_range(n * t / t_count, n * (t + 1) / t_count);
       } catch (...) {
-        failed.store(true, std::memory_order_relaxed);
         std::lock_guard<std::mutex> lock(mu);
         if (!error) error = std::current_exception();
       }
     };
-    const unsigned t_count = n >= kParallelLookFiles ? std::max(1u, threads) : 1u;
     std::vector<std::thread> helpers;
     for (unsigned t = 1; t < t_count; ++t) {
       try {
-        helpers.emplace_back(run);
-      } catch (const std::system_error&) {  // no thread to be had: the others take its pieces
-        break;
+        helpers.emplace_back(run_share, t);
+      } catch (const std::system_error&) {  // no thread to be had: the caller takes the share
+        run_share(t);
       }
     }
-    run();
+    run_share(0);
     for (std::thread& h : helpers) h.join();
   }
   if (root_fd >= 0) ::close(root_fd);

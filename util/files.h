@@ -68,21 +68,21 @@ inline constexpr double kDearFaultMicros = 3.0;
 // path(i) (an absolute path is looked at as it is): look(i, st) receives its lstat, or
 // nullptr if it cannot be looked at (vanished, or a directory on its path cannot be opened).
 // Files of one directory that come one after another (sorted paths do) share one open of the
-// directory (O_PATH), and their fstatat() looks up the name alone. The files go in pieces of
-// kLookPiece, taken in order by:
+// directory (O_PATH), and their fstatat() looks up the name alone. The files are looked at by:
 //   - threads == kLookWithHelper: the caller and the process's helper thread
-//     (util::RunShared), for callers that wait on the answer (a query's results): the caller
-//     never waits for a thread to start, and below kLookStartHelperFiles files it shares only
-//     with a helper that is polling already (util::HelperNeed::kIfPolling). Starting a thread
-//     cost the caller 0.2-0.7 ms on this project's 2-core VM and the thread ran 0.6-4.5 ms
-//     later (a sleeping vCPU woken), as long as looking at a query's 469 files alone.
+//     (util::RunShared), in pieces of kLookPiece files taken in order, for callers that wait
+//     on the answer (a query's results). The caller never waits for a thread to start, and
+//     below kLookStartHelperFiles files it shares only with a helper that is polling already
+//     (util::HelperNeed::kIfPolling): starting a thread cost the caller 0.2-0.7 ms on this
+//     project's 2-core VM and the thread ran 0.6-4.5 ms later (a sleeping vCPU woken), as
+//     long as looking at a query's 469 files alone.
 //   - otherwise, with at least kParallelLookFiles files and threads > 1, that many threads (the
-//     caller's and std::threads; for long runs, an update's walk of a whole tree). On 2 cores
-//     a file costs 1.4 us instead of 2.6 (kjv), because threads in different directories do
-//     not contend for the same dentries.
+//     caller's and std::threads; for long runs, an update's walk of a whole tree), each an
+//     equal share of consecutive files. On 2 cores a file costs 1.4 us instead of 2.6 (kjv),
+//     because threads in different directories do not contend for the same dentries.
 // `path` and `look` are called from any of the threads (path several times per file); the
-// first exception either throws is rethrown once every thread has stopped (no piece is started
-// after it).
+// first exception either throws is rethrown once every thread has stopped (with the helper, no
+// piece is started after it).
 inline constexpr size_t kParallelLookFiles = 256;
 inline constexpr size_t kLookPiece = 64;
 inline constexpr unsigned kLookWithHelper = 0;

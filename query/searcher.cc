@@ -314,10 +314,18 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
     if (!columns_read && set > candidates->size()) {
       by_column.reserve(candidates->size());
       index_.WillNeedColumns(candidates->data(), candidates->size());
+      const format::BandRecord& last = index_.band(index_.band_count() - 1);
+      const uint64_t columns = last.first_column + last.doc_count;
       for (size_t i = 0; i < candidates->size(); ++i) {
         const uint32_t column = index_.column((*candidates)[i]);
         // A document without terms is in no band: it lacks the rows' terms.
-        if (column != format::kNoColumn) by_column.emplace_back(column, static_cast<uint32_t>(i));
+        if (column == format::kNoColumn) continue;
+        // (As IndexReader::HasExactTerm: a column outside the bands is a damaged file's.)
+        Ensure(column < columns, ErrorKind::kCorrupt,
+               index_.path() + ": not a usable bitsift index: document " +
+                   std::to_string((*candidates)[i]) + " has column " + std::to_string(column) +
+                   ", outside the bands' columns");
+        by_column.emplace_back(column, static_cast<uint32_t>(i));
       }
       std::sort(by_column.begin(), by_column.end());
       columns_read = true;

@@ -18,17 +18,20 @@ uint64_t DictKey(std::string_view term) {
   return key;
 }
 
+uint64_t TermFingerprintPart(uint64_t hash, uint64_t id) {
+  uint64_t x = hash ^ (id * 0x9E3779B97F4A7C15ULL);
+  x ^= x >> 33;  // the MurmurHash3 finalizer: every input bit affects every output bit
+  x *= 0xFF51AFD7ED558CCDULL;
+  x ^= x >> 33;
+  x *= 0xC4CEB9FE1A85EC53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
 uint64_t TermFingerprint(const std::vector<uint64_t>& hashes_by_id) {
   uint64_t fingerprint = 0;
-  for (uint64_t id = 0; id < hashes_by_id.size(); ++id) {
-    uint64_t x = hashes_by_id[id] ^ (id * 0x9E3779B97F4A7C15ULL);
-    x ^= x >> 33;  // the MurmurHash3 finalizer: every input bit affects every output bit
-    x *= 0xFF51AFD7ED558CCDULL;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ULL;
-    x ^= x >> 33;
-    fingerprint ^= x;
-  }
+  for (uint64_t id = 0; id < hashes_by_id.size(); ++id)
+    fingerprint ^= TermFingerprintPart(hashes_by_id[id], id);
   return fingerprint;
 }
 

@@ -65,6 +65,9 @@ uint64_t DictKey(std::string_view term);
 // over ids of a mix of the id and HashTerm(term). The dictionary has no other redundancy: a
 // term changed behind valid checksums is found by it.
 uint64_t TermFingerprint(const std::vector<uint64_t>& hashes_by_id);
+// The part of TermFingerprint that term `id` of hash `hash` contributes (XORed): for a writer
+// that does not hold every hash at once (a merge).
+uint64_t TermFingerprintPart(uint64_t hash, uint64_t id);
 
 // The DICT_TOP of a dictionary whose DICT_INDEX is `index`.
 std::vector<uint64_t> DictTopKeys(const std::vector<DictBlockRecord>& index);

@@ -363,25 +363,24 @@ void IndexState::MergeFlushes(const std::string& root, BuildReport* report) {
   // times answered a one-shot query 1.3x slower than one segment. The flushes are of one size
   // tier, which the policy merges only eight at a time.
   // When they do not fit the budget all together, the smallest that do are merged, then the
-  // smallest of the rest that do, and so on (linux-paras, 15 flushes: 11 into one, then the
-  // other 4 into another: 2 segments instead of 5).
-  std::set<uint64_t> outputs;  // segments these merges wrote: not merged again here
+  // smallest of the rest that do, and so on; then all of what is left, if it fits
+  // (indexer/merge_policy.h, NextFlushMerge).
+  std::set<uint64_t> outputs;  // segments these merges wrote
   for (;;) {
     const double budget = static_cast<double>(BuilderBudget(config_.memory_budget));
-    std::vector<size_t> members;
-    for (size_t i = 0; i < segments_.size(); ++i) {
-      if (!outputs.count(segments_[i].entry.number)) members.push_back(i);
+    std::vector<PolicySegment> sizes;
+    std::vector<bool> written;
+    for (const LiveSegment& seg : segments_) {
+      sizes.push_back({seg.entry.number, seg.live_bytes()});
+      written.push_back(outputs.count(seg.entry.number) > 0);
     }
-    std::sort(members.begin(), members.end(), [&](size_t a, size_t b) {
-      return segments_[a].live_bytes() < segments_[b].live_bytes();
+    const FlushMerge next = NextFlushMerge(sizes, written, [&](const std::vector<size_t>& m) {
+      return static_cast<double>(EstimateMergeBytes(Sources(m), config_.sparse_max_df)) <= budget;
     });
-    while (members.size() >= 2 &&
-           static_cast<double>(EstimateMergeBytes(Sources(members))) > budget) {
-      members.pop_back();
-    }
-    if (members.size() < 2) return;
+    if (next.members.empty()) return;
     const uint64_t number = manifest_.next_segment;  // the number Merge gives its output
-    Merge(members, root, report);
+    Merge(next.members, root, report);
+    if (next.last) return;
     outputs.insert(number);
   }
 }
@@ -392,7 +391,8 @@ std::vector<size_t> IndexState::AbsorbedWithinBudget(double budget) const {
   std::vector<size_t> pick = AbsorbedByNewest(sizes);
   // The newest and the largest of the others that fit: the smallest are the cheapest to
   // leave for a later merge of the lowest tier.
-  while (pick.size() >= 2 && static_cast<double>(EstimateMergeBytes(Sources(pick))) > budget) {
+  while (pick.size() >= 2 &&
+         static_cast<double>(EstimateMergeBytes(Sources(pick), config_.sparse_max_df)) > budget) {
     pick.pop_back();
   }
   if (pick.size() < 2) return {};
@@ -442,7 +442,8 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
       // corpus).
       const size_t at_least = tier == 0 ? members.size() : kMergeFactor / 2;
       auto fits = [&] {
-        return static_cast<double>(EstimateMergeBytes(Sources(members))) <= budget;
+        return static_cast<double>(EstimateMergeBytes(Sources(members), config_.sparse_max_df)) <=
+               budget;
       };
       while (members.size() > at_least && !fits()) members.pop_back();
       if (!fits()) continue;
@@ -456,7 +457,8 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
       for (size_t i = 0; i < segments_.size(); ++i) {
         const LiveSegment& s = segments_[i];
         if (s.entry.deleted.size() * 2 > s.entry.doc_count &&
-            static_cast<double>(EstimateMergeBytes(Sources({i}))) <= budget) {
+            static_cast<double>(EstimateMergeBytes(Sources({i}), config_.sparse_max_df)) <=
+                budget) {
           pick = {i};
           break;
         }

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace bitsift::indexer {
@@ -27,6 +28,24 @@ struct PolicySegment {
 // no larger, so a document is rewritten about log2(index / update) times; an update smaller
 // than every other segment (one file) absorbs nothing.
 std::vector<size_t> AbsorbedByNewest(const std::vector<PolicySegment>& segments);
+
+// The next merge of a full build's flushes (IndexState::MergeFlushes), with fits(indices)
+// saying whether merging those segments fits the memory budget and written_by_merges[i]
+// whether segment i is the output of an earlier one of these merges. The segments not written
+// by them, smallest first, as many as fit (at least 2); when fewer than 2 of them fit and
+// these merges have written a segment, all the segments if they fit together (`last`: the
+// build ends in one segment); else nothing.
+//
+// Why: each segment costs a query a dictionary lookup per term and, in a fresh process, about
+// ten first-touched pages to open; a one-shot query on linux-paras was 1.32x `quest` on its
+// build's 2 segments and 1.13x on one (docs/design.md, "One-shot costs").
+struct FlushMerge {
+  std::vector<size_t> members;
+  bool last = false;
+};
+FlushMerge NextFlushMerge(const std::vector<PolicySegment>& segments,
+                          const std::vector<bool>& written_by_merges,
+                          const std::function<bool(const std::vector<size_t>&)>& fits);
 
 }  // namespace bitsift::indexer
 

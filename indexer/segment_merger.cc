@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <queue>
@@ -70,13 +71,38 @@ std::vector<DocRef> LiveDocuments(const std::vector<MergeSource>& sources) {
   return refs;
 }
 
-// Phase 2: the document frequency of every source term among the live documents (a term of
-// deleted documents only gets 0 and is dropped).
-std::vector<std::vector<uint32_t>> LiveDf(const std::vector<MergeSource>& sources,
-                                          const std::vector<DocRef>& refs) {
-  std::vector<std::vector<uint32_t>> df(sources.size());
-  for (size_t s = 0; s < sources.size(); ++s)
-    df[s].assign(sources[s].reader->dictionary().term_count(), 0);
+bool HasDeleted(const MergeSource& s) {
+  if (s.deleted == nullptr) return false;
+  return std::any_of(s.deleted->begin(), s.deleted->end(), [](uint64_t w) { return w != 0; });
+}
+
+// The document frequencies of the sources' terms among their live documents: by source and
+// term id, for the sources with deleted documents; empty for the others, whose terms' live df
+// is the df their dictionary records (4 bytes a term not held: 24 MB of linux-paras' 6M).
+struct LiveDfs {
+  const std::vector<MergeSource>* sources;
+  std::vector<std::vector<uint32_t>> counted;
+
+  uint32_t Of(uint32_t source, uint32_t id) const {
+    const std::vector<uint32_t>& c = counted[source];
+    return c.empty() ? (*sources)[source].reader->dictionary().Df(id) : c[id];
+  }
+};
+
+// Phase 2: the live document frequencies (a term of deleted documents only gets 0 and is
+// dropped), counted from the live documents' records of the sources with deleted documents.
+LiveDfs CountLiveDf(const std::vector<MergeSource>& sources, const std::vector<DocRef>& refs) {
+  LiveDfs out{&sources, std::vector<std::vector<uint32_t>>(sources.size())};
+  std::vector<uint8_t> count(sources.size(), 0);
+  bool any = false;
+  for (size_t s = 0; s < sources.size(); ++s) {
+    if (!HasDeleted(sources[s])) continue;
+    count[s] = 1;
+    any = true;
+    out.counted[s].assign(sources[s].reader->dictionary().term_count(), 0);
+  }
+  if (!any) return out;
+  std::vector<std::vector<uint32_t>>& df = out.counted;
   // In slices, the sources' pages released after each (their forward stores would otherwise
   // all be resident at the end: 35 MB of linux-files' 7 segments).
   for (size_t first = 0; first < refs.size(); first += kReleaseDocuments) {
@@ -85,13 +111,14 @@ std::vector<std::vector<uint32_t>> LiveDf(const std::vector<MergeSource>& source
                       [&](const tbb::blocked_range<size_t>& range) {
                         for (size_t i = range.begin(); i != range.end(); ++i) {
                           const DocRef& r = refs[i];
+                          if (!count[r.source]) continue;
                           for (uint32_t id : sources[r.source].reader->DocumentTerms(r.local))
                             __atomic_fetch_add(&df[r.source][id], 1, __ATOMIC_RELAXED);
                         }
                       });
     ReleaseSourcePages(sources);
   }
-  return df;
+  return out;
 }
 
 // Calls f(term, sources) for every distinct term of the sources' dictionaries in byte order,
@@ -126,25 +153,44 @@ void ForEachMergedTerm(const std::vector<MergeSource>& sources, F&& f) {
   }
 }
 
-// The merged dictionary: new ids for the sources' ids, hashes by new id, its df runs.
+// The merged dictionary: new ids for the sources' ids, its df runs, where its exact and
+// sparse terms start, and the hashes of the terms that set Bloom bits.
 struct MergedTerms {
   std::vector<std::vector<uint32_t>> new_id;  // [source][old id], kNoId for a dropped term
-  std::vector<uint64_t> hashes;               // by new id
   std::vector<format::DfRun> runs;
   uint64_t count = 0;
+  uint32_t exact_terms = 0;
+  uint32_t segment_max_df = 0;  // the sparse threshold of the new segment
+  uint32_t sparse_first = 0;
+  // By new id, for the ids below sparse_first only: the rows need no other (a sparse term
+  // sets no bit), and these are a few thousand of millions (46 MB of linux-paras' 5.7M).
+  std::vector<uint64_t> hashes;
+  uint64_t fingerprint = 0;  // format::TermFingerprint of all the terms
+};
+
+// What the new segment's documents are: how many there are and have terms (which fix the
+// exact terms and the sparse threshold).
+struct DocumentCounts {
+  uint64_t documents = 0;
+  uint64_t nonempty = 0;
 };
 
 // Phase 3: two passes over the merged dictionaries. The first counts the terms of each
-// document frequency, which fixes where each frequency's ids start (ids by decreasing df);
-// the second, in byte order again, gives the terms of one frequency consecutive ids in byte
-// order (the builder's tie rule), and writes the new dictionary's sections to w as it goes.
-MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
-                              std::vector<std::vector<uint32_t>>& live_df,
+// document frequency, which fixes where each frequency's ids start (ids by decreasing df)
+// and so the exact and sparse terms; the second, in byte order again, gives the terms of one
+// frequency consecutive ids in byte order (the builder's tie rule), and writes the new
+// dictionary's sections to w as it goes.
+MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& live_df,
+                              DocumentCounts docs, uint32_t sparse_max_df,
                               format::IndexFileWriter& w) {
+  auto df_of = [&](const auto& holders) {
+    uint64_t df = 0;
+    for (auto [s, id] : holders) df += live_df.Of(s, id);
+    return df;
+  };
   std::map<uint32_t, uint64_t, std::greater<>> terms_with_df;
   ForEachMergedTerm(sources, [&](std::string_view, const auto& holders) {
-    uint64_t df = 0;
-    for (auto [s, id] : holders) df += live_df[s][id];
+    const uint64_t df = df_of(holders);
     if (df > 0) ++terms_with_df[static_cast<uint32_t>(df)];
   });
   MergedTerms out;
@@ -156,21 +202,26 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
     next_id[df] = out.count;
     out.count += n;
   }
+  out.exact_terms = CountExactTerms(out.runs, out.count, docs.nonempty);
+  out.segment_max_df = format::SegmentSparseMaxDf(sparse_max_df, docs.documents);
+  out.sparse_first = format::SparseFirst(out.runs, out.count, out.exact_terms, out.segment_max_df);
   const uint32_t singles_first = !out.runs.empty() && out.runs.back().df == 1
                                      ? out.runs.back().first_id
                                      : static_cast<uint32_t>(out.count);
   out.new_id.resize(sources.size());
-  for (size_t s = 0; s < sources.size(); ++s) out.new_id[s].assign(live_df[s].size(), kNoId);
-  out.hashes.resize(out.count);
+  for (size_t s = 0; s < sources.size(); ++s)
+    out.new_id[s].assign(sources[s].reader->dictionary().term_count(), kNoId);
+  out.hashes.resize(out.sparse_first);
   format::DictionaryWriter writer(singles_first, out.count);
   w.BeginSection(SectionId::kDictBlocks);
   ForEachMergedTerm(sources, [&](std::string_view term, const auto& holders) {
-    uint64_t df = 0;
-    for (auto [s, id] : holders) df += live_df[s][id];
+    const uint64_t df = df_of(holders);
     if (df == 0) return;
     const auto id = static_cast<uint32_t>(next_id[static_cast<uint32_t>(df)]++);
     for (auto [s, old] : holders) out.new_id[s][old] = id;
-    out.hashes[id] = format::HashTerm(term);
+    const uint64_t hash = format::HashTerm(term);
+    out.fingerprint ^= format::TermFingerprintPart(hash, id);
+    if (id < out.sparse_first) out.hashes[id] = hash;
     writer.Add(term, id);
     if (writer.pending_bytes() >= (1 << 20)) {
       const std::string bytes = writer.TakeBlocks();
@@ -186,7 +237,7 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources,
   w.AddSection(SectionId::kDictTop, top.data(), top.size() * sizeof(uint64_t));
   w.AddSection(SectionId::kDfRuns, out.runs.data(), out.runs.size() * sizeof(format::DfRun));
   w.AddSection(SectionId::kTermFilter, writer.filter().data(), writer.filter().size() * 4);
-  std::vector<std::vector<uint32_t>>().swap(live_df);
+  std::vector<std::vector<uint32_t>>().swap(live_df.counted);
   return out;
 }
 
@@ -202,32 +253,80 @@ void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& ter
 // The live documents' forward records under the new ids, in the output order: FORWARD_DATA
 // as it will be written, and where each record starts (FORWARD_OFFSETS). Mapping a source's
 // record to the new ids (decode, map, sort) is most of a merge's work; it is done once, and
-// the rows and the sparse rows decode these records instead.
-struct NewRecords {
-  std::string data;
-  std::vector<uint64_t> offsets;  // refs.size() + 1 entries
+// the rows and the sparse rows decode these records instead. The records wait in a scratch
+// file beside the output, mapped, not in memory: they were most of what merging a whole index
+// held (97 MB of linux-paras' 1.2M paragraphs, which then could not be merged into one
+// segment within the default budget). Their mapped pages are dropped from the resident set
+// after every kReleaseRecords records decoded.
+class NewRecords {
+ public:
+  NewRecords(MappedFile data, std::vector<uint64_t> offsets)
+      : data_(std::move(data)), offsets_(std::move(offsets)) {}
 
-  // The sorted new ids of document d (the output's numbering), decoded into *ids.
+  uint64_t count() const { return offsets_.size() - 1; }
+  const std::vector<uint64_t>& offsets() const { return offsets_; }
+
+  // The sorted new ids of document d (the output's numbering), decoded into *ids, for readers
+  // in document order (the sparse rows): through the mapping, whose pages are dropped from the
+  // resident set after every kReleaseRecords records. Thread-safe.
   void Decode(uint64_t d, std::vector<uint32_t>* ids) const {
-    const auto* p = reinterpret_cast<const uint8_t*>(data.data());
-    const bool ok = format::DecodeForwardRecord(p + offsets[d], p + offsets[d + 1], ids);
+    static const uint8_t kNone = 0;
+    const uint8_t* p = data_.size() > 0 ? data_.data() : &kNone;
+    DecodeRange(p + offsets_[d], p + offsets_[d + 1], ids);
+    // Another thread may be reading a page this drops: it faults it in again from the page
+    // cache (the mapping is of an unmodified file).
+    if (decoded_.fetch_add(1, std::memory_order_relaxed) % kReleaseRecords == kReleaseRecords - 1)
+      data_.ReleasePages();
+  }
+
+  // The same for readers all over the file (the rows: a band's documents in order of their
+  // term counts), copied into *buffer with pread: a fault on the mapping maps the page cache's
+  // whole folio (up to 2 MiB of a file written in large pieces), so a few hundred scattered
+  // records made the whole file resident (53 MB more of linux-paras at the end of the rows).
+  void DecodeByCopy(uint64_t d, std::vector<uint32_t>* ids, std::string* buffer) const {
+    const uint64_t n = offsets_[d + 1] - offsets_[d];
+    buffer->resize(n);
+    if (n > 0) data_.Read(offsets_[d], n, buffer->data());
+    const auto* p = reinterpret_cast<const uint8_t*>(buffer->data());
+    DecodeRange(p, p + n, ids);
+  }
+
+  // Appends all the records to w's open section, in pieces read with pread (not mapped).
+  void CopyTo(format::IndexFileWriter& w) const {
+    std::string piece;
+    for (uint64_t at = 0; at < data_.size(); at += kCopyBytes) {
+      const uint64_t n = std::min<uint64_t>(kCopyBytes, data_.size() - at);
+      piece.resize(n);
+      data_.Read(at, n, piece.data());
+      w.Append(piece.data(), n);
+    }
+  }
+
+ private:
+  static void DecodeRange(const uint8_t* begin, const uint8_t* end, std::vector<uint32_t>* ids) {
+    const bool ok = format::DecodeForwardRecord(begin, end, ids);
     Ensure(ok, ErrorKind::kCorrupt, "merge: a record it encoded does not decode (a bug)");
   }
+
+  // Records decoded in order between two releases of the mapping's pages.
+  static constexpr uint64_t kReleaseRecords = 4096;
+  static constexpr uint64_t kCopyBytes = uint64_t{1} << 20;
+
+  MappedFile data_;
+  std::vector<uint64_t> offsets_;  // count() + 1 entries
+  mutable std::atomic<uint64_t> decoded_{0};
 };
 
-// Phase 4: every live document's new forward record and its Bloom-hashed term count (for the
-// bands), in slices of documents (each slice's records in parallel, then appended in order).
+// Phase 4: every live document's new forward record (into a scratch file in `dir`) and its
+// Bloom-hashed term count (for the bands), in slices of documents (each slice's records in
+// parallel, then appended in order).
 NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const MergedTerms& terms,
                            const std::vector<DocRef>& refs, uint32_t exact_terms,
-                           uint32_t sparse_first, std::vector<uint64_t>* bloom_counts) {
+                           uint32_t sparse_first, const std::string& dir,
+                           std::vector<uint64_t>* bloom_counts) {
   constexpr size_t kSlice = 4096;
-  NewRecords out;
-  out.offsets.assign(refs.size() + 1, 0);
-  // Reserved, not grown: a string that doubles holds both copies while it moves (1.5-3x the
-  // records at that moment). Pages reserved but never written are not resident.
-  uint64_t forward = 0;
-  for (const MergeSource& s : sources) forward += s.reader->SectionBytes(SectionId::kForwardData);
-  out.data.reserve(forward * 5 / 4 + 4096);
+  ScratchFile scratch_file(dir);
+  std::vector<uint64_t> offsets(refs.size() + 1, 0);
   bloom_counts->assign(refs.size(), 0);
   std::vector<std::string> records(std::min(kSlice, refs.size()));
   tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
@@ -244,31 +343,35 @@ NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const Merged
           }
         });
     for (size_t i = 0; i < n; ++i) {
-      out.data += records[i];
-      out.offsets[first + i + 1] = out.data.size();
+      scratch_file.Append(records[i].data(), records[i].size());
+      offsets[first + i + 1] = scratch_file.size();
     }
     ReleaseSourcePages(sources);
   }
-  return out;
+  return NewRecords(scratch_file.Map(), std::move(offsets));
 }
 
 // Phase 5: the rows, band by band (one band's rows in memory at a time), from the new records.
 void WriteRows(format::IndexFileWriter& w, const NewRecords& records, const MergedTerms& terms,
                const RowPlan& plan, uint32_t exact_terms, uint32_t sparse_first) {
   w.BeginSection(SectionId::kRows);
-  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
+  struct Scratch {
+    std::vector<uint32_t> ids;
+    std::string bytes;
+  };
+  tbb::enumerable_thread_specific<Scratch> scratch;
   for (const format::BandRecord& band : plan.bands) {
     format::BandRecord alone = band;
     alone.rows_offset = 0;
     alone.first_column = 0;
     // BuildSignatureRows is done with a column's ids before it asks this thread for the next.
-    const std::vector<uint64_t> rows =
-        BuildSignatureRows({alone}, exact_terms, sparse_first, terms.hashes,
-                           [&](uint64_t, uint64_t column) -> const std::vector<uint32_t>& {
-                             std::vector<uint32_t>& ids = scratch.local();
-                             records.Decode(plan.band_docs[band.first_column + column], &ids);
-                             return ids;
-                           });
+    const std::vector<uint64_t> rows = BuildSignatureRows(
+        {alone}, exact_terms, sparse_first, terms.hashes,
+        [&](uint64_t, uint64_t column) -> const std::vector<uint32_t>& {
+          Scratch& mine = scratch.local();
+          records.DecodeByCopy(plan.band_docs[band.first_column + column], &mine.ids, &mine.bytes);
+          return mine.ids;
+        });
     w.Append(rows.data(), rows.size() * sizeof(uint64_t));
   }
   w.EndSection();
@@ -289,7 +392,8 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
   std::unordered_map<std::string, uint32_t> encoding_ids = {{format::kUtf8EncodingName, 0}};
   format::DocFactsWriter facts;
   w.BeginSection(SectionId::kDocFacts);
-  for (const DocRef& r : refs) {
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const DocRef& r = refs[i];
     const query::IndexReader& reader = *sources[r.source].reader;
     format::DocRecord d = reader.doc(r.local);
     const std::string& encoding = reader.encoding(d);
@@ -303,7 +407,9 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
       w.Append(facts.pending().data(), facts.pending().size());
       facts.ClearPending();
     }
+    if (i % kReleaseDocuments == kReleaseDocuments - 1) ReleaseSourcePages(sources);
   }
+  ReleaseSourcePages(sources);
   const std::vector<uint64_t> index = facts.Finish();
   w.Append(facts.pending().data(), facts.pending().size());
   facts.ClearPending();
@@ -324,7 +430,7 @@ void WriteSparseRows(format::IndexFileWriter& w, const NewRecords& records,
   }
   w.BeginSection(SectionId::kSparseData);
   const std::vector<uint64_t> index = WriteSparseLists(
-      records.offsets.size() - 1, sparse_first, df,
+      records.count(), sparse_first, df,
       [&](uint64_t d, std::vector<uint32_t>& scratch) -> const std::vector<uint32_t>& {
         records.Decode(d, &scratch);
         return scratch;
@@ -341,37 +447,45 @@ void AddSection(format::IndexFileWriter& w, SectionId id, const std::vector<T>& 
 
 }  // namespace
 
-uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources) {
+uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources, uint32_t sparse_max_df) {
   // The largest of the phases' memory (docs/living-index.md, "Merging"), with S the sources'
-  // terms, M <= S the merged terms (counted as S), D the documents and F the sources' forward
-  // stores (FORWARD_DATA bytes):
-  //   dictionaries (phase 3): a live df and a new id per source term (4 + 4), a hash per
-  //     merged term (8), the new dictionary's block index (about 1 a term);
-  //   records (phase 4): the new ids (4 S), the hashes (8 M), the new records (9/8 F: ids
-  //     renumbered by the merged df change the gaps a little);
-  //   rows (phase 5): the hashes, the records, one band's rows (at most half the sources');
-  //   sparse rows (phase 7): the records, a df per merged term (4 M), a slice of the
-  //     transposition: its ids (4 bytes a posting; at most kSparseSlicePostings, and a posting
-  //     takes at least a byte of F) and its list starts (8 bytes a term, at most one a posting);
-  // and throughout about 64 bytes a document (references, columns, offsets, counts, the new
-  // DOC_FACTS). The
-  // sources' mapped pages are released between passes and slices. Plus 1/8 for the
-  // allocator's slack. Measured against the resident peak in docs/living-index.md, "Merging".
-  uint64_t terms = 0, docs = 0, rows = 0, forward = 0;
+  // terms, M <= S the merged terms (counted as S), S' the terms of the sources with deleted
+  // documents, H the merged terms that set Bloom bits (those in more than the new segment's
+  // sparse threshold T of documents: at most F / T of them, F the sources' FORWARD_DATA
+  // bytes, since a posting takes at least a byte) and D the documents:
+  //   dictionaries (phase 3): a live df per term of S' (4), a new id per source term (4), a
+  //     hash per term of H (8), the new dictionary's block index (about 1 a term);
+  //   records (phase 4): the new ids (4 S), the hashes (8 H); the new records go to a
+  //     scratch file, not to memory;
+  //   rows (phase 5): the hashes, one band's rows (at most half the sources');
+  //   sparse rows (phase 7): a df per merged term (4 M), a slice of the transposition: its ids
+  //     (4 bytes a posting; at most kSparseSlicePostings, and a posting takes at least a byte
+  //     of F) and its list starts (8 bytes a term, at most one a posting);
+  // and throughout 48 bytes a document (its reference 24, its new record's offset 8, its
+  // Bloom-term count 8, its band column and column 8), mapped pages (the sources' or the new
+  // records', dropped as passes go: at most kMappedWindowBytes, at most the records') and
+  // 1/8 for the allocator's slack.
+  // Measured against the resident peak in docs/living-index.md, "Merging".
+  constexpr uint64_t kMappedWindowBytes = uint64_t{16} << 20;
+  uint64_t terms = 0, counted = 0, docs = 0, rows = 0, forward = 0;
   for (const MergeSource& s : sources) {
-    terms += s.reader->dictionary().term_count();
+    const uint64_t n = s.reader->dictionary().term_count();
+    terms += n;
+    if (HasDeleted(s)) counted += n;
     docs += s.reader->doc_count();
     rows += s.reader->SectionBytes(SectionId::kRows);
     forward += s.reader->SectionBytes(SectionId::kForwardData);
   }
-  const uint64_t records = forward * 9 / 8;
+  const uint32_t threshold = format::SegmentSparseMaxDf(sparse_max_df, docs);
+  const uint64_t hashed = threshold == 0 ? terms : std::min(terms, forward / threshold);
   const uint64_t slice = std::min(kSparseSlicePostings, forward);
-  const uint64_t dictionaries = terms * 17;
-  const uint64_t mapping = terms * 12 + records;
-  const uint64_t signature_rows = terms * 8 + records + rows / 2;
-  const uint64_t sparse_rows = records + terms * 4 + slice * 4 + std::min(terms, slice) * 8;
+  const uint64_t dictionaries = counted * 4 + terms * 5 + hashed * 8;
+  const uint64_t mapping = terms * 4 + hashed * 8;
+  const uint64_t signature_rows = hashed * 8 + rows / 2;
+  const uint64_t sparse_rows = terms * 4 + slice * 4 + std::min(terms, slice) * 8;
   const uint64_t peak = std::max({dictionaries, mapping, signature_rows, sparse_rows});
-  return (peak + docs * 64) * 9 / 8;
+  const uint64_t mapped = std::min(kMappedWindowBytes, forward);
+  return (peak + docs * 48 + mapped) * 9 / 8;
 }
 
 SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
@@ -384,24 +498,28 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   if (refs.empty()) return summary;
   Ensure(refs.size() < UINT32_MAX, ErrorKind::kInvalidArgument,
          "too many documents for one segment");
-  std::vector<std::vector<uint32_t>> live_df = LiveDf(sources, refs);
+  DocumentCounts counts{refs.size(), 0};
+  uint64_t input_bytes = 0;
+  for (const DocRef& r : refs) {
+    const format::DocRecord d = sources[r.source].reader->doc(r.local);
+    counts.nonempty += d.term_count > 0;
+    input_bytes += d.size;
+  }
+  ReleaseSourcePages(sources);
+  LiveDfs live_df = CountLiveDf(sources, refs);
   ReleaseSourcePages(sources);
   format::IndexFileWriter w(path);
-  MergedTerms terms = MergeDictionaries(sources, live_df, w);
+  MergedTerms terms = MergeDictionaries(sources, live_df, counts, sparse_max_df, w);
   ReleaseSourcePages(sources);
   // Each free of a phase goes back to the system (malloc_trim) before the next phase grows:
   // in a process that has freed large blocks before (a build, before its last merge) glibc
   // serves blocks of up to 32 MB from its heaps, whose holes stay resident.
   ::malloc_trim(0);
-  uint64_t nonempty = 0;
-  for (const DocRef& r : refs) nonempty += sources[r.source].reader->doc(r.local).term_count > 0;
-  const uint32_t exact_terms = CountExactTerms(terms.runs, terms.count, nonempty);
-  const uint32_t segment_max_df = format::SegmentSparseMaxDf(sparse_max_df, refs.size());
-  const uint32_t sparse_first =
-      format::SparseFirst(terms.runs, terms.count, exact_terms, segment_max_df);
+  const uint32_t exact_terms = terms.exact_terms;
+  const uint32_t sparse_first = terms.sparse_first;
   std::vector<uint64_t> bloom_counts;
-  NewRecords records =
-      EncodeDocuments(sources, terms, refs, exact_terms, sparse_first, &bloom_counts);
+  const NewRecords records = EncodeDocuments(sources, terms, refs, exact_terms, sparse_first,
+                                             DirectoryOf(path), &bloom_counts);
   std::vector<std::vector<uint32_t>>().swap(terms.new_id);  // the records were their last use
   const RowPlan plan = PlanRows(bloom_counts, fp_rate, exact_terms);
   std::vector<uint64_t>().swap(bloom_counts);
@@ -411,12 +529,12 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   m.doc_count = refs.size();
   m.term_count = terms.count;
   m.band_count = plan.bands.size();
-  m.term_fingerprint = format::TermFingerprint(terms.hashes);
+  m.term_fingerprint = terms.fingerprint;
   m.fp_rate = fp_rate;
   m.exact_terms = exact_terms;
-  m.sparse_max_df = segment_max_df;
+  m.sparse_max_df = terms.segment_max_df;
   m.sparse_first = sparse_first;
-  for (const DocRef& r : refs) m.input_bytes += sources[r.source].reader->doc(r.local).size;
+  m.input_bytes = input_bytes;
   const std::string meta = NewSegmentMeta(m, root);
 
   w.AddSection(SectionId::kMeta, meta.data(), meta.size());
@@ -427,10 +545,11 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   ::malloc_trim(0);
   const std::string encodings =
       WriteDocuments(w, sources, refs, plan, &summary.input_bytes, &summary.postings);
-  AddSection(w, SectionId::kForwardOffsets, records.offsets);
-  w.AddSection(SectionId::kForwardData, records.data.data(), records.data.size());
+  AddSection(w, SectionId::kForwardOffsets, records.offsets());
+  w.BeginSection(SectionId::kForwardData);
+  records.CopyTo(w);
+  w.EndSection();
   WriteSparseRows(w, records, terms, sparse_first);
-  records = NewRecords{};
   w.AddSection(SectionId::kEncodings, encodings.data(), encodings.size());
   summary.file_bytes = w.Finish();
   summary.documents = refs.size();

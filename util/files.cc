@@ -69,6 +69,18 @@ MappedFile::MappedFile(const std::string& path) {
     throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
                 ErrnoMessage(path, "cannot open", err));
   }
+  MapDescriptor(fd, path);
+}
+
+MappedFile MappedFile::OfDescriptor(int fd, const std::string& name) {
+  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) throw Error(ErrorKind::kIo, ErrnoMessage(name, "cannot duplicate", errno));
+  MappedFile m;
+  m.MapDescriptor(own, name);
+  return m;
+}
+
+void MappedFile::MapDescriptor(int fd, const std::string& path) {
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int err = errno;
@@ -311,6 +323,42 @@ void AtomicFileWriter::RemoveStaleTemporaries(const std::string& path) {
     if (!alive) ::unlink((dir + "/" + name).c_str());
   }
   ::closedir(d);
+}
+
+ScratchFile::ScratchFile(const std::string& dir) : name_(dir + "/(scratch file)") {
+  fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd_ < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    // No O_TMPFILE here: a unique name, gone from the directory at once.
+    std::string name = dir + "/.scratch.XXXXXX";
+    fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd_ >= 0) ::unlink(name.c_str());
+  }
+  if (fd_ < 0) throw Error(ErrorKind::kIo, ErrnoMessage(name_, "cannot create", errno));
+  buffer_.reserve(1 << 20);
+}
+
+ScratchFile::~ScratchFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ScratchFile::FlushBuffer() {
+  WriteAll(fd_, buffer_.data(), buffer_.size(), name_);
+  buffer_.clear();
+}
+
+void ScratchFile::Append(const void* data, size_t n) {
+  size_ += n;
+  if (buffer_.size() + n > (1 << 20)) FlushBuffer();
+  if (n >= (1 << 20)) {
+    WriteAll(fd_, static_cast<const char*>(data), n, name_);
+  } else {
+    buffer_.append(static_cast<const char*>(data), n);
+  }
+}
+
+MappedFile ScratchFile::Map() {
+  FlushBuffer();
+  return MappedFile::OfDescriptor(fd_, name_);
 }
 
 void LookAtFiles(const std::string& root, size_t n,

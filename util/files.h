@@ -24,6 +24,10 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
+  // A mapping of the open file `fd` (a duplicate of it is kept; the caller keeps fd), named
+  // `name` in messages: a file that has no name (ScratchFile's).
+  static MappedFile OfDescriptor(int fd, const std::string& name);
+
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   // Drops the pages of the mapping from this process's resident set (the file's pages stay
@@ -49,6 +53,8 @@ class MappedFile {
   void Read(size_t offset, size_t length, void* dst) const;
 
  private:
+  void MapDescriptor(int fd, const std::string& path);  // takes fd
+
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   int fd_ = -1;  // kept open for Read
@@ -120,6 +126,32 @@ class AtomicFileWriter {
   uint64_t offset_ = 0;
   std::string buffer_;
   bool committed_ = false;
+};
+
+// A temporary file without a name in directory `dir`, for bytes a process writes once and
+// reads back (a merge's new forward records, too many to hold in memory): opened O_TMPFILE, so
+// that nothing is left behind however the process ends (where the file system cannot, a file
+// with a unique name, unlinked as soon as it is created). The file's pages live in the page
+// cache, not in the process, until they are mapped and touched. Usage: (Append)* Map. Throws
+// Error(kIo), e.g. on a full disk. Not thread-safe.
+class ScratchFile {
+ public:
+  explicit ScratchFile(const std::string& dir);
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+
+  void Append(const void* data, size_t n);
+  uint64_t size() const { return size_; }
+  // Everything appended, mapped read-only (the mapping stays valid after this object is gone).
+  MappedFile Map();
+
+ private:
+  void FlushBuffer();
+  std::string name_;  // for messages
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::string buffer_;
 };
 
 // The directory part of a path ("." if none).

@@ -240,8 +240,8 @@ TEST_CASE("a full build merges the segments its flushes wrote when they fit the 
     WriteFile(dir / Cat("tree/d", i % 7, "/f", i), text);
     texts[Cat("d", i % 7, "/f", i)] = text;
   }
-  // A budget that flushes after each batch, while a merge (about 17 bytes a source term,
-  // against the builder's ~120) fits for some of them: 4 flushes, merged two by two.
+  // A budget that flushes after each batch, while a merge (about 9-13 bytes a source term,
+  // against the builder's ~120) fits for some of them.
   IndexOptions kept;
   kept.memory_budget = 1 << 20;
   kept.merge = false;

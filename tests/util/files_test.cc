@@ -1,4 +1,5 @@
 // LookAtFiles: every file looked at once, with its own lstat, on one thread or several.
+// ScratchFile: what is appended is what is mapped, and nothing is left in the directory.
 #include "util/files.h"
 
 #include <atomic>
@@ -122,6 +123,44 @@ TEST_CASE("LookAtFiles rethrows what a callback throws on any thread, once all h
       CHECK(looked.load() < n);
     }
   }
+}
+
+TEST_CASE("a scratch file maps what was appended and leaves nothing behind", "[files]") {
+  TempDir dir;
+  std::string expected;
+  MappedFile mapped;
+  {
+    ScratchFile scratch(dir.path());
+    // Small pieces (buffered), a piece larger than the buffer (written at once), small again.
+    for (int i = 0; i < 5000; ++i) {
+      const std::string piece = "record " + std::to_string(i) + ";";
+      scratch.Append(piece.data(), piece.size());
+      expected += piece;
+    }
+    const std::string large(3 << 20, 'x');
+    scratch.Append(large.data(), large.size());
+    expected += large;
+    scratch.Append("end", 3);
+    expected += "end";
+    CHECK(scratch.size() == expected.size());
+    mapped = scratch.Map();
+    // No name in the directory, even while the file is open.
+    CHECK(std::filesystem::is_empty(dir.path()));
+  }
+  // The mapping outlives the scratch file's object; it reads by copy too, and after a release.
+  REQUIRE(mapped.size() == expected.size());
+  CHECK(std::string(reinterpret_cast<const char*>(mapped.data()), mapped.size()) == expected);
+  std::string copy(16, '\0');
+  mapped.Read(expected.size() - 16, 16, copy.data());
+  CHECK(copy == expected.substr(expected.size() - 16));
+  mapped.ReleasePages();
+  CHECK(mapped.data()[0] == 'r');
+  CHECK(std::filesystem::is_empty(dir.path()));
+  // An empty scratch file maps to nothing.
+  ScratchFile empty(dir.path());
+  CHECK(empty.Map().size() == 0);
+  // A directory that does not exist is an error, not a crash.
+  CHECK_THROWS_AS(ScratchFile(dir / "missing"), Error);
 }
 
 }  // namespace

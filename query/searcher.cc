@@ -294,18 +294,9 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
   std::vector<uint8_t> keep(candidates->size(), 0);      // by position in *candidates
   std::vector<std::pair<uint32_t, uint32_t>> by_column;  // {column, position}, when read
   bool columns_read = false;
-  // Candidates met through BAND_DOCS: an open-addressed table of the candidates (far fewer
-  // than the documents; a bitmap over all documents would touch N / 8 bytes of fresh memory, a
-  // page fault per 4 KiB where faults are dear), filled on first use.
-  size_t slots = 16;
-  while (slots < 2 * candidates->size()) slots *= 2;
-  constexpr uint64_t kEmpty = UINT64_MAX;
-  std::vector<uint64_t> table;  // candidate id << 32 | position
-  auto slot_of = [&](uint32_t d) {
-    size_t i = static_cast<size_t>((d * 0x9E3779B97F4A7C15ull) >> 32) & (slots - 1);
-    while (table[i] != kEmpty && (table[i] >> 32) != d) i = (i + 1) & (slots - 1);
-    return i;
-  };
+  // Candidates met through BAND_DOCS are looked up by binary search among the candidates
+  // (ascending): no table, whose fresh pages cost more where a first touch traps (a bitmap over
+  // all documents would touch N / 8 bytes; an open-addressed table, 16 bytes a candidate).
   for (uint64_t b = 0; b < index_.band_count(); ++b) {
     const format::BandRecord& band = index_.band(b);
     BandBits(b, rows, false, &bits, &o);
@@ -339,16 +330,9 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
       }
       continue;
     }
-    if (table.empty()) {
-      table.assign(slots, kEmpty);
-      for (size_t i = 0; i < candidates->size(); ++i) {
-        const uint32_t d = (*candidates)[i];
-        table[slot_of(d)] = uint64_t{d} << 32 | i;
-      }
-    }
     ForEachBandDoc(index_, band, bits, [&](uint32_t d) {
-      const size_t i = slot_of(d);
-      if (table[i] != kEmpty) keep[table[i] & 0xFFFFFFFFu] = 1;
+      const auto it = std::lower_bound(candidates->begin(), candidates->end(), d);
+      if (it != candidates->end() && *it == d) keep[it - candidates->begin()] = 1;
     });
   }
   stats->rows_read += o.rows_read;

@@ -294,6 +294,52 @@ void IndexReader::WillNeedColumns(const uint32_t* ids, size_t n) const {
   });
 }
 
+template <typename Entry>
+void IndexReader::ReadEntries(SectionId id, size_t n, const Entry& entry, uint32_t* out) const {
+  if (!file_.copies(id)) {
+    for (size_t i = 0; i < n; ++i) file_.Read(id, entry(i) * 4, 4, &out[i]);
+    return;
+  }
+  thread_local std::vector<uint32_t> span;
+  const uint64_t chunk = format::kChunkBytes;
+  for (size_t i = 0; i < n;) {
+    // The span: from the first entry's chunk, as far as the next entry is at most one chunk
+    // past the span's end and the span stays within kColumnSpanBytes (a chunk read for nothing
+    // costs less than another pread).
+    const uint64_t begin = entry(i) * 4 / chunk * chunk;
+    uint64_t end = entry(i) * 4 + 4;
+    size_t j = i + 1;
+    for (; j < n; ++j) {
+      const uint64_t at = entry(j) * 4 + 4;
+      const uint64_t span_end = (end + chunk - 1) / chunk * chunk;
+      if (at > span_end + chunk || at - begin > kColumnSpanBytes) break;
+      end = at;
+    }
+    span.resize((end - begin) / 4);
+    file_.Read(id, begin, end - begin, span.data());
+    for (; i < j; ++i) out[i] = span[entry(i) - begin / 4];
+  }
+}
+
+void IndexReader::Columns(const uint32_t* ids, size_t n, uint32_t* out) const {
+  for (size_t i = 0; i < n; ++i) {
+    if (ids[i] >= meta_.doc_count) [[unlikely]]
+      BadDocId(ids[i]);
+  }
+  ReadEntries(
+      SectionId::kDocColumns, n, [&](size_t i) { return uint64_t{ids[i]}; }, out);
+}
+
+void IndexReader::BandDocs(const format::BandRecord& band, const uint32_t* columns, size_t n,
+                           uint32_t* out) const {
+  ReadEntries(
+      SectionId::kBandDocs, n, [&](size_t i) { return band.first_column + columns[i]; }, out);
+  for (size_t i = 0; i < n; ++i) {
+    if (out[i] >= meta_.doc_count) [[unlikely]]
+      BadBandDoc(out[i]);
+  }
+}
+
 void IndexReader::WillNeedExactRow(uint32_t t) const {
   if (!file_.random_access() || t >= meta_.exact_terms) return;
   file_.WillNeedPieces(SectionId::kRows, meta_.band_count, [&](size_t b) {

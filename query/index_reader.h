@@ -89,6 +89,17 @@ class IndexReader {
     file_.Read(format::SectionId::kDocColumns, uint64_t{id} * 4, 4, &c);
     return c;
   }
+  // The columns of documents ids[0..n) (ascending, each < doc_count()) into out[0..n), as
+  // column(id) gives them. Read by copy, the entries are read in spans of up to kColumnSpanBytes
+  // (neighbouring candidates' chunks in one pread, a chunk between them read rather than
+  // skipped): thousands of candidates cost a few hundred reads instead of one a chunk. Throws as
+  // column(id).
+  void Columns(const uint32_t* ids, size_t n, uint32_t* out) const;
+  static constexpr uint64_t kColumnSpanBytes = uint64_t{64} << 10;
+  // The document ids of band columns columns[0..n) (ascending, each < band.doc_count) into
+  // out[0..n), as BandDoc gives them, read in spans as Columns reads. Throws as BandDoc.
+  void BandDocs(const format::BandRecord& band, const uint32_t* columns, size_t n,
+                uint32_t* out) const;
   // The record of document id from its DOC_FACTS block: every field but path_offset (0) and
   // column (kNoColumn; column(id) reads it). Reads the block's DOC_FACTS_INDEX entry and its
   // bytes, as path(id) does: one read for both. Throws Error(kCorrupt) if id >= doc_count() or
@@ -182,6 +193,10 @@ class IndexReader {
   // (valid until the calling thread's next Record: by copy they are in a buffer of its own).
   std::pair<const uint8_t*, const uint8_t*> Record(uint32_t id) const;
   [[noreturn]] void BadBandDoc(uint32_t id) const;
+  // out[i] = the 4-byte entry entry(i) of section `id`, for i < n (entries ascending, inside
+  // the section), by copy in spans of up to kColumnSpanBytes, else one by one.
+  template <typename Entry>
+  void ReadEntries(format::SectionId id, size_t n, const Entry& entry, uint32_t* out) const;
   [[noreturn]] void BadColumn(uint32_t id, uint32_t column) const;
   [[noreturn]] void BadDocId(uint32_t id) const;
   [[noreturn]] void BadEncoding(uint32_t index) const;

@@ -212,12 +212,24 @@ void ForEachBandDoc(const IndexReader& index, const format::BandRecord& band,
       });
     }
   }
+  // In batches of columns, whose entries are read in spans (IndexReader::BandDocs).
+  constexpr size_t kBatch = 1024;
+  uint32_t columns[kBatch], docs[kBatch];
+  size_t n = 0;
+  auto flush = [&] {
+    index.BandDocs(band, columns, n, docs);
+    for (size_t i = 0; i < n; ++i) fn(docs[i]);
+    n = 0;
+  };
   for (uint64_t w = 0; w < band.words_per_row; ++w) {
     for (uint64_t v = bits[w]; v != 0; v &= v - 1) {
       const uint64_t col = w * 64 + static_cast<uint64_t>(__builtin_ctzll(v));
-      if (col < band.doc_count) fn(index.BandDoc(band, col));
+      if (col >= band.doc_count) continue;
+      columns[n++] = static_cast<uint32_t>(col);
+      if (n == kBatch) flush();
     }
   }
+  flush();
 }
 
 }  // namespace
@@ -307,8 +319,10 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
       index_.WillNeedColumns(candidates->data(), candidates->size());
       const format::BandRecord& last = index_.band(index_.band_count() - 1);
       const uint64_t columns = last.first_column + last.doc_count;
+      std::vector<uint32_t> column_of(candidates->size());
+      index_.Columns(candidates->data(), candidates->size(), column_of.data());
       for (size_t i = 0; i < candidates->size(); ++i) {
-        const uint32_t column = index_.column((*candidates)[i]);
+        const uint32_t column = column_of[i];
         // A document without terms is in no band: it lacks the rows' terms.
         if (column == format::kNoColumn) continue;
         // (As IndexReader::HasExactTerm: a column outside the bands is a damaged file's.)

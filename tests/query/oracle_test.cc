@@ -13,6 +13,7 @@
 #include "query/index_reader.h"
 #include "query/searcher.h"
 #include "test_util.h"
+#include "util/error.h"
 
 using namespace bitsift;
 using bitsift::testing::Oracle;
@@ -248,8 +249,17 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
   indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
   const std::string segment = bitsift::testing::OnlySegment(dir / "index");
   const std::vector<std::vector<std::string>> queries = {
-      {"rare", "mid"},       {"rare", "xa"},       {"rare", "xa", "yb"},
-      {"rare", "mid", "xa"}, {"rare", "yb", "f3"}, {"rare", "mid", "f40"}};
+      {"rare", "mid"},
+      {"rare", "xa"},
+      {"rare", "xa", "yb"},
+      {"rare", "mid", "xa"},
+      {"rare", "yb", "f3"},
+      {"rare", "mid", "f40"},
+      // No sparse term: candidates from the rows, thousands of set bits a band mapped through
+      // BAND_DOCS in batches (IndexReader::BandDocs).
+      {"mid"},
+      {"xa", "f3"},
+      {"f1"}};
   for (auto reads :
        {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {
     format::IndexFile::SetOneShotReads(reads);
@@ -270,6 +280,53 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
       CHECK(stats.candidates < 153);
       CHECK(stats.matches == 0);
     }
+  }
+  format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
+}
+TEST_CASE("columns and band documents read in spans equal those read one by one", "[oracle]") {
+  // 40,000 documents: DOC_COLUMNS and a band's BAND_DOCS span ~40 chunks, more than one span
+  // (IndexReader::kColumnSpanBytes) and more than a batch of ForEachBandDoc.
+  std::vector<indexer::MemoryDocument> docs;
+  for (uint32_t i = 0; i < 40000; ++i) {
+    std::string text = Cat("w", i);
+    for (uint32_t f = 0; f < i % 37; ++f) text += Cat(" f", f);
+    docs.push_back({Cat("d", 100000 + i), text, 0});
+  }
+  docs.push_back({"empty", "", 0});  // no terms: no column
+  TempDir dir;
+  indexer::BuildConfig config;
+  config.rebuild = true;
+  indexer::BuildReport report;
+  indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+  const std::string segment = bitsift::testing::OnlySegment(dir / "index");
+  std::mt19937_64 rng(77);
+  for (auto reads :
+       {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {
+    format::IndexFile::SetOneShotReads(reads);
+    query::IndexReader reader(segment, format::IndexFile::Access::kOneShot);
+    REQUIRE(reader.doc_count() == docs.size());
+    // Every density, from all the documents to a few: ascending subsets.
+    for (uint32_t every : {1u, 3u, 700u, 2000u, 9000u}) {
+      std::vector<uint32_t> ids;
+      for (uint32_t d = static_cast<uint32_t>(rng() % every); d < reader.doc_count(); d += every)
+        ids.push_back(d);
+      std::vector<uint32_t> columns(ids.size());
+      reader.Columns(ids.data(), ids.size(), columns.data());
+      for (size_t i = 0; i < ids.size(); ++i) REQUIRE(columns[i] == reader.column(ids[i]));
+      for (uint64_t b = 0; b < reader.band_count(); ++b) {
+        const format::BandRecord& band = reader.band(b);
+        std::vector<uint32_t> cols;
+        for (uint32_t c = static_cast<uint32_t>(rng() % every); c < band.doc_count; c += every)
+          cols.push_back(c);
+        std::vector<uint32_t> got(cols.size());
+        reader.BandDocs(band, cols.data(), cols.size(), got.data());
+        for (size_t i = 0; i < cols.size(); ++i) REQUIRE(got[i] == reader.BandDoc(band, cols[i]));
+      }
+    }
+    // An id past the documents is an error, not a read past the section.
+    const uint32_t bad = static_cast<uint32_t>(reader.doc_count());
+    uint32_t out = 0;
+    CHECK_THROWS_AS(reader.Columns(&bad, 1, &out), Error);
   }
   format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
 }

@@ -106,6 +106,16 @@ Totals CheckAgainstOracle(const query::IndexReader& reader, const Oracle& oracle
   return totals;
 }
 
+// Builds `docs` with default settings into dir/index (one segment: they fit the default
+// memory budget) and returns that segment's path.
+std::string BuildOneSegment(const std::vector<indexer::MemoryDocument>& docs, const TempDir& dir) {
+  indexer::BuildConfig config;
+  config.rebuild = true;
+  indexer::BuildReport report;
+  indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+  return bitsift::testing::OnlySegment(dir / "index");
+}
+
 }  // namespace
 
 TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]") {
@@ -243,11 +253,7 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
     docs.push_back({name, text, 0});
   }
   TempDir dir;
-  indexer::BuildConfig config;
-  config.rebuild = true;
-  indexer::BuildReport report;
-  indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
-  const std::string segment = bitsift::testing::OnlySegment(dir / "index");
+  const std::string segment = BuildOneSegment(docs, dir);
   const std::vector<std::vector<std::string>> queries = {
       {"rare", "mid"},
       {"rare", "xa"},
@@ -294,11 +300,7 @@ TEST_CASE("columns and band documents read in spans equal those read one by one"
   }
   docs.push_back({"empty", "", 0});  // no terms: no column
   TempDir dir;
-  indexer::BuildConfig config;
-  config.rebuild = true;
-  indexer::BuildReport report;
-  indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
-  const std::string segment = bitsift::testing::OnlySegment(dir / "index");
+  const std::string segment = BuildOneSegment(docs, dir);
   std::mt19937_64 rng(77);
   for (auto reads :
        {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {

@@ -169,11 +169,26 @@ struct MergedTerms {
 };
 
 // What the new segment's documents are: how many there are and have terms (which fix the
-// exact terms and the sparse threshold).
+// exact terms and the sparse threshold), and the bytes of text they were read from.
 struct DocumentCounts {
   uint64_t documents = 0;
   uint64_t nonempty = 0;
+  uint64_t input_bytes = 0;
 };
+
+// Phase 1b: the counts of the live documents, from their records in the sources.
+DocumentCounts CountDocuments(const std::vector<MergeSource>& sources,
+                              const std::vector<DocRef>& refs) {
+  DocumentCounts counts;
+  counts.documents = refs.size();
+  for (const DocRef& r : refs) {
+    const format::DocRecord d = sources[r.source].reader->doc(r.local);
+    counts.nonempty += d.term_count > 0;
+    counts.input_bytes += d.size;
+  }
+  ReleaseSourcePages(sources);
+  return counts;
+}
 
 // Phase 3: two passes over the merged dictionaries. The first counts the terms of each
 // document frequency, which fixes where each frequency's ids start (ids by decreasing df)
@@ -498,14 +513,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   if (refs.empty()) return summary;
   Ensure(refs.size() < UINT32_MAX, ErrorKind::kInvalidArgument,
          "too many documents for one segment");
-  DocumentCounts counts{refs.size(), 0};
-  uint64_t input_bytes = 0;
-  for (const DocRef& r : refs) {
-    const format::DocRecord d = sources[r.source].reader->doc(r.local);
-    counts.nonempty += d.term_count > 0;
-    input_bytes += d.size;
-  }
-  ReleaseSourcePages(sources);
+  const DocumentCounts counts = CountDocuments(sources, refs);
   LiveDfs live_df = CountLiveDf(sources, refs);
   ReleaseSourcePages(sources);
   format::IndexFileWriter w(path);
@@ -534,7 +542,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   m.exact_terms = exact_terms;
   m.sparse_max_df = terms.segment_max_df;
   m.sparse_first = sparse_first;
-  m.input_bytes = input_bytes;
+  m.input_bytes = counts.input_bytes;
   const std::string meta = NewSegmentMeta(m, root);
 
   w.AddSection(SectionId::kMeta, meta.data(), meta.size());

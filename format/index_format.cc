@@ -415,6 +415,55 @@ void IndexFile::CopyFromChunk(SectionId id, const Span& s, uint64_t chunk, uint6
   cache.Put(uid_, chunk, scratch, length);
 }
 
+namespace {
+
+// The scratch of ReadToScratch, one a thread, reused: at least a span of entries
+// (kScratchMinBytes) and grown to the longest piece read, its contents not kept when it grows
+// (a vector's growth would copy them into fresh pages, each a trap where faults are dear).
+class Scratch {
+ public:
+  uint8_t* Get(uint64_t bytes) {
+    if (bytes > capacity_) {
+      capacity_ = std::max<uint64_t>({bytes, capacity_ * 2, kScratchMinBytes});
+      bytes_.reset(new uint8_t[capacity_]);  // uninitialized: pread fills what is read
+    }
+    return bytes_.get();
+  }
+
+ private:
+  static constexpr uint64_t kScratchMinBytes = 128 << 10;
+  std::unique_ptr<uint8_t[]> bytes_;
+  uint64_t capacity_ = 0;
+};
+thread_local Scratch scratch;
+
+}  // namespace
+
+const uint8_t* IndexFile::ReadToScratch(SectionId id, const Span& s, uint64_t offset,
+                                        uint64_t length) const {
+  if (offset > s.length || length > s.length - offset) [[unlikely]] {
+    OutOfBounds(id, offset, length);
+  }
+  if (length == 0) return scratch.Get(0);
+  const uint64_t first = s.first_chunk + (offset >> kChunkShift);
+  const uint64_t last = s.first_chunk + ((offset + length - 1) >> kChunkShift);
+  // A cold run of chunks is asked for at once (one round of reads, as VerifyChunks does).
+  if (random_ && last > first && !IsVerified(first) && !(IsRequested(first) && IsRequested(last)) &&
+      ColdRun(id, first, last)) {
+    WillNeedChunks(s, first, last);
+  }
+  const uint64_t begin = (first - s.first_chunk) << kChunkShift;
+  const uint64_t end = std::min<uint64_t>(s.length, (last + 1 - s.first_chunk) << kChunkShift);
+  uint8_t* bytes = scratch.Get(end - begin);
+  file_.Read(FileOffset(s, begin), end - begin, bytes);
+  for (uint64_t c = first; c <= last; ++c) {
+    if (IsVerified(c)) continue;
+    const uint64_t at = (c - first) << kChunkShift;
+    VerifyChunk(id, c, bytes + at, std::min<uint64_t>(kChunkBytes, end - begin - at));
+  }
+  return bytes + (offset - begin);
+}
+
 void IndexFile::CopyRange(SectionId id, const Span& s, uint64_t offset, uint64_t length,
                           void* dst) const {
   if (offset > s.length || length > s.length - offset) [[unlikely]] {
@@ -423,12 +472,11 @@ void IndexFile::CopyRange(SectionId id, const Span& s, uint64_t offset, uint64_t
   if (length == 0) return;
   const uint64_t first = s.first_chunk + (offset >> kChunkShift);
   const uint64_t last = s.first_chunk + ((offset + length - 1) >> kChunkShift);
-  // A cold run of chunks is asked for at once (one round of reads, as VerifyChunks does).
-  if (random_ && last > first && !IsVerified(first) && !(IsRequested(first) && IsRequested(last)) &&
-      ColdRun(id, first, last)) {
-    WillNeedChunks(s, first, last);
-  }
   if (last - first <= 1) {  // a record (one that straddles two chunks too): from the cache
+    if (random_ && last > first && !IsVerified(first) &&
+        !(IsRequested(first) && IsRequested(last)) && ColdRun(id, first, last)) {
+      WillNeedChunks(s, first, last);
+    }
     uint8_t* out = static_cast<uint8_t*>(dst);
     const uint64_t chunk_start = (first - s.first_chunk) << kChunkShift;
     const uint64_t head = std::min<uint64_t>(length, chunk_start + kChunkBytes - offset);
@@ -437,18 +485,8 @@ void IndexFile::CopyRange(SectionId id, const Span& s, uint64_t offset, uint64_t
     return;
   }
   // A longer piece (a row, a dictionary's runs): its chunks whole in one read into the
-  // thread's scratch (reused), each verified there if it is not yet, then the piece copied.
-  thread_local std::vector<uint8_t> scratch;
-  const uint64_t begin = (first - s.first_chunk) << kChunkShift;
-  const uint64_t end = std::min<uint64_t>(s.length, (last + 1 - s.first_chunk) << kChunkShift);
-  if (scratch.size() < end - begin) scratch.resize(end - begin);
-  file_.Read(FileOffset(s, begin), end - begin, scratch.data());
-  for (uint64_t c = first; c <= last; ++c) {
-    if (IsVerified(c)) continue;
-    const uint64_t at = (c - first) << kChunkShift;
-    VerifyChunk(id, c, scratch.data() + at, std::min<uint64_t>(kChunkBytes, end - begin - at));
-  }
-  std::memcpy(dst, scratch.data() + (offset - begin), length);
+  // thread's scratch, each verified there if it is not yet, then the piece copied.
+  std::memcpy(dst, ReadToScratch(id, s, offset, length), length);
 }
 
 uint64_t IndexFile::OneShotReleaseChunks() {

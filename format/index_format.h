@@ -301,6 +301,19 @@ class IndexFile {
     CopyRange(id, s, offset, length, buffer->data());
     return buffer->data();
   }
+  // Touch's bytes, valid until this thread's next read of a copied section through Read,
+  // ReadView or ScratchView: the mapping itself unless copies(id), then the chunks around them
+  // read with one pread into the thread's scratch, the one buffer of all such reads (no copy
+  // out of it, no chunk cache: a scan of long pieces, as a row's AND or a span of entries,
+  // touches no memory but the scratch, whose pages are fresh only the first time).
+  const uint8_t* ScratchView(SectionId id, uint64_t offset, uint64_t length) const {
+    const Span& s = span(id);
+    if (!copies(id)) {
+      Verify(id, s, offset, length);
+      return s.data + offset;
+    }
+    return ReadToScratch(id, s, offset, length);
+  }
   // Whether reads go through pread instead of the mapping (Access::kOneShot on a machine
   // where page faults are dear: OneShotCopyReads). The mapping is then only used for
   // read-ahead hints, the parts opening verifies and the sections copies() leaves mapped.
@@ -445,6 +458,10 @@ class IndexFile {
   // copy_reads(): [offset, offset + length) of span s (section id) copied to dst, chunk by
   // chunk from the process's chunk cache (CopyFromChunk), after the bounds check.
   void CopyRange(SectionId id, const Span& s, uint64_t offset, uint64_t length, void* dst) const;
+  // copy_reads(): [offset, offset + length) of span s (section id), after the bounds check,
+  // with the chunks around it read in one pread into the thread's scratch and verified there
+  // (those not yet); returns where the range starts in the scratch.
+  const uint8_t* ReadToScratch(SectionId id, const Span& s, uint64_t offset, uint64_t length) const;
   // copy_reads(): CopyRange into the arena.
   const uint8_t* CopyOut(SectionId id, const Span& s, uint64_t offset, uint64_t length) const;
   // copy_reads(): n bytes from byte `from` of chunk `chunk` (a number among all chunks) of

@@ -300,7 +300,6 @@ void IndexReader::ReadEntries(SectionId id, size_t n, const Entry& entry, uint32
     for (size_t i = 0; i < n; ++i) file_.Read(id, entry(i) * 4, 4, &out[i]);
     return;
   }
-  thread_local std::vector<uint32_t> span;
   const uint64_t chunk = format::kChunkBytes;
   for (size_t i = 0; i < n;) {
     // The span: from the first entry's chunk, as far as the next entry is at most one chunk
@@ -315,9 +314,9 @@ void IndexReader::ReadEntries(SectionId id, size_t n, const Entry& entry, uint32
       if (at > span_end + chunk || at - begin > kColumnSpanBytes) break;
       end = at;
     }
-    span.resize((end - begin) / 4);
-    file_.Read(id, begin, end - begin, span.data());
-    for (; i < j; ++i) out[i] = span[entry(i) - begin / 4];
+    // In the thread's scratch: no buffer of its own to touch.
+    const uint8_t* span = file_.ScratchView(id, begin, end - begin);
+    for (; i < j; ++i) std::memcpy(&out[i], span + (entry(i) * 4 - begin), 4);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -143,27 +144,27 @@ void Searcher::BandBits(uint64_t b, const std::vector<RowTerm>& terms, bool para
     bits.assign(band.words_per_row, ~uint64_t{0});
   } else if (index_.file().copies(format::SectionId::kRows)) {
     // Read by copy (a one-shot reader where page faults are dear): row by row (each verified
-    // as it is read), the first into `bits`, each other into one reused row and ANDed in, so
-    // that the memory touched is two rows however many the terms have (a fresh page is a trap
-    // there). A row that leaves no bit set ends the band: the rows after it are not read.
+    // as it is read), the first into `bits`, each other ANDed in from the thread's scratch
+    // (IndexFile::ScratchView), so that the memory touched is `bits` and the scratch however
+    // many rows the terms have (a fresh page is a trap there). A row that leaves no bit set
+    // ends the band: the rows after it are not read.
     const uint64_t words = band.words_per_row, bytes = words * 8;
-    auto read_row = [&](size_t i, uint64_t* to) {
-      index_.file().Read(format::SectionId::kRows, band.rows_offset + row_ids[i] * bytes, bytes,
-                         to);
-      read += words;
-    };
+    const format::IndexFile& file = index_.file();
+    auto row_offset = [&](size_t i) { return band.rows_offset + row_ids[i] * bytes; };
     bits.resize(words);
-    read_row(0, bits.data());
-    // Thread-local: nothing between its use and the end of the loop waits on TBB (a waiting
-    // thread may run another query's band).
-    thread_local std::vector<uint64_t> row;
-    if (row.size() < words) row.resize(words);
+    file.Read(format::SectionId::kRows, row_offset(0), bytes, bits.data());
+    read = words;
     rows_read = 1;
     for (size_t i = 1; i < row_ids.size(); ++i) {
       if (std::all_of(bits.begin(), bits.end(), [](uint64_t w) { return w == 0; })) break;
-      read_row(i, row.data());
+      const uint8_t* row = file.ScratchView(format::SectionId::kRows, row_offset(i), bytes);
       ++rows_read;
-      for (uint64_t w = 0; w < words; ++w) bits[w] &= row[w];
+      read += words;
+      for (uint64_t w = 0; w < words; ++w) {
+        uint64_t v;
+        std::memcpy(&v, row + w * 8, 8);  // 64-byte aligned in the file, not in the scratch
+        bits[w] &= v;
+      }
     }
   } else {
     // Through the mapping: the AND verifies a row's chunks as it reaches them; the rows after

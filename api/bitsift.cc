@@ -879,7 +879,7 @@ IndexStats Index::Stats() const {
     forward += r.SectionBytes(SectionId::kForwardData) + r.SectionBytes(SectionId::kForwardOffsets);
     dictionary += r.SectionBytes(SectionId::kDictIndex) + r.SectionBytes(SectionId::kDictBlocks) +
                   r.SectionBytes(SectionId::kDfRuns);
-    doc_table += r.SectionBytes(SectionId::kDocColumns) + r.SectionBytes(SectionId::kDocFacts) +
+    doc_table += r.SectionBytes(SectionId::kDocBands) + r.SectionBytes(SectionId::kDocFacts) +
                  r.SectionBytes(SectionId::kDocFactsIndex);
     meta += r.SectionBytes(SectionId::kMeta);
   }

@@ -1,5 +1,5 @@
 // DOC_FACTS and DOC_FACTS_INDEX: every document's record (its path, term count, sizes, file
-// facts, encoding), varint-coded in blocks; its column is in DOC_COLUMNS.
+// facts, encoding), varint-coded in blocks; its column follows from DOC_BANDS.
 //
 // Documents are grouped in blocks of kDocFactsBlock by id; DOC_FACTS_INDEX holds the offset of
 // every block in DOC_FACTS, then DOC_FACTS' size (ceil(doc_count / kDocFactsBlock) + 1 u64).

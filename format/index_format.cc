@@ -27,8 +27,8 @@ const char* SectionName(SectionId id) {
       return "BAND_DOCS";
     case SectionId::kRows:
       return "ROWS";
-    case SectionId::kDocColumns:
-      return "DOC_COLUMNS";
+    case SectionId::kDocBands:
+      return "DOC_BANDS";
     case SectionId::kForwardOffsets:
       return "FORWARD_OFFSETS";
     case SectionId::kForwardData:

@@ -29,16 +29,18 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
-// 8: a document's path is in its DOC_FACTS record (one read per result for its path and facts,
-// not three: DOCS, PATHS, DOC_FACTS); DOCS and PATHS are retired, DOC_COLUMNS holds the
-// columns. 7: DOCS holds 16-byte DocEntry records (path, column); the other fields moved to
-// DOC_FACTS, varint-coded (81 -> ~30 bytes a document on linux-paras' 1.2M paragraphs). A term's
-// Bloom positions come from SplitMix64 instead of double hashing (format/bloom.h). TERM_FILTER. 6:
-// DocRecord::column. 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord of
-// 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS,
-// DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments
-// (0.2).
-inline constexpr uint32_t kFormatVersion = 8;
+// 9: DOC_BANDS (format/doc_bands.h) replaces DOC_COLUMNS: a document's band in a few bits and
+// per-block counts, its column following from them (columns follow ids within a band), ~0.55
+// instead of 4 bytes a document. 8: a document's path is in its DOC_FACTS record (one read per
+// result for its path and facts, not three: DOCS, PATHS, DOC_FACTS); DOCS and PATHS are retired,
+// DOC_COLUMNS holds the columns. 7: DOCS holds 16-byte DocEntry records (path, column); the other
+// fields moved to DOC_FACTS, varint-coded (81 -> ~30 bytes a document on linux-paras' 1.2M
+// paragraphs). A term's Bloom positions come from SplitMix64 instead of double hashing
+// (format/bloom.h). TERM_FILTER. 6: DocRecord::column. 5: sparse rows (SPARSE_DATA, SPARSE_INDEX)
+// for the rarest terms, MetaRecord of 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded
+// dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding
+// indexes it) and 4 KiB chunks. 2: segments (0.2).
+inline constexpr uint32_t kFormatVersion = 9;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
 
@@ -75,11 +77,12 @@ enum class SectionId : uint32_t {
   kDocFacts = 22,        // the documents' records, paths included (format/doc_table.h)
   kDocFactsIndex = 23,   // u64 offset into kDocFacts per kDocFactsBlock documents, and the end
   kTermFilter = 24,      // split-block Bloom filter of the dictionary's terms (term_filter.h)
-  kDocColumns = 25,      // u32 column of every document (DocRecord::column), by id
+  // 25 held format 8's DOC_COLUMNS (a u32 column per document): retired.
+  kDocBands = 26,  // every document's band, whence its column (format/doc_bands.h)
 };
 // Sections in a file, and the largest id (spans are indexed by id - 1).
 inline constexpr uint32_t kSectionCount = 19;
-inline constexpr uint32_t kMaxSectionId = 25;
+inline constexpr uint32_t kMaxSectionId = 26;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
 // all the others, and CHUNK_SUMS_INDEX, which covers CHUNK_SUMS, come last (the writer's
 // Finish writes them).
@@ -89,7 +92,7 @@ inline constexpr SectionId kSectionOrder[kSectionCount] = {
     SectionId::kDictBlocks,     SectionId::kDictIndex,   SectionId::kDictTop,
     SectionId::kDfRuns,         SectionId::kTermFilter,  SectionId::kMeta,
     SectionId::kBands,          SectionId::kBandDocs,    SectionId::kRows,
-    SectionId::kDocColumns,     SectionId::kDocFacts,    SectionId::kDocFactsIndex,
+    SectionId::kDocBands,       SectionId::kDocFacts,    SectionId::kDocFactsIndex,
     SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kSparseData,
     SectionId::kSparseIndex,    SectionId::kEncodings,   SectionId::kChunkSums,
     SectionId::kChunkSumsIndex};
@@ -160,9 +163,9 @@ struct BandRecord {
 static_assert(sizeof(BandRecord) == 48);
 
 // One document of a segment, whole (in memory). On disk its path and facts are its DOC_FACTS
-// record (format/doc_table.h) and its column is DOC_COLUMNS[id]. The file facts (file_size,
-// mtime_ns, ctime_ns, inode) are what an update compares with a fresh stat to decide that a
-// file is unchanged and need not be read.
+// record (format/doc_table.h) and its column follows from DOC_BANDS (format/doc_bands.h). The file
+// facts (file_size, mtime_ns, ctime_ns, inode) are what an update compares with a fresh stat to
+// decide that a file is unchanged and need not be read.
 struct DocRecord {
   uint64_t path_offset;  // the builder's: into its buffer of paths (not stored)
   uint32_t path_length;
@@ -329,7 +332,7 @@ class IndexFile {
   // neighbouring pages, cost less than a copy per record. From then on it is read through the
   // mapping, as without copy_reads().
   // Only the sections read per candidate or per result are copied (ROWS, BAND_DOCS, the
-  // forward store, DOC_COLUMNS, the documents' records): the dictionary's few pages cost less
+  // forward store, DOC_BANDS, the documents' records): the dictionary's few pages cost less
   // through the mapping, whose faults map their neighbours too (a copy touches a new page of the
   // reader's memory for each chunk it reads first).
   bool copies(SectionId id) const {
@@ -348,7 +351,7 @@ class IndexFile {
       uint64_t{1} << static_cast<uint32_t>(SectionId::kBandDocs) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kForwardOffsets) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kForwardData) |
-      uint64_t{1} << static_cast<uint32_t>(SectionId::kDocColumns) |
+      uint64_t{1} << static_cast<uint32_t>(SectionId::kDocBands) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kDocFacts) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kDocFactsIndex);
   static constexpr uint64_t kDenseMinMisses = 256, kDenseHits = 8;

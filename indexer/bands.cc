@@ -67,7 +67,15 @@ RowPlan PlanRows(const std::vector<uint64_t>& bloom_counts, double fp_rate, uint
     row_words += (r.width + exact_terms) * r.words_per_row;
     row_words = (row_words + 7) / 8 * 8;  // every band's rows start 64-byte aligned
   }
-  // Documents too large for signatures: a last band without Bloom rows (exact rows only).
+  // Within a band, columns follow document ids: a document's column is then its band's first
+  // column plus the band's documents below it, which DOC_BANDS stores in a few bits a document
+  // (format/doc_bands.h). Their order within a band is otherwise free.
+  for (const format::BandRecord& r : out.bands) {
+    std::sort(by_size.begin() + static_cast<std::ptrdiff_t>(r.first_column),
+              by_size.begin() + static_cast<std::ptrdiff_t>(r.first_column + r.doc_count));
+  }
+  // Documents too large for signatures: a last band without Bloom rows (exact rows only), in
+  // id order too.
   if (!huge.empty()) {
     format::BandRecord r{};
     r.rows_offset = row_words * 8;

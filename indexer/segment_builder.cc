@@ -19,6 +19,7 @@
 
 #include "format/bloom.h"
 #include "format/dictionary.h"
+#include "format/doc_bands.h"
 #include "format/doc_table.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
@@ -132,7 +133,8 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   // Write adds, at its peak: per term 16 (sort record) + 8 (final id maps) + 4 (df) + 8 (hash)
   // + 8 (offset) + 8 (table) + 8 (sparse list start) bytes and the term bytes again; per
   // posting about 3 bytes of sparse rows and 1.5 bytes of forward store; per document 64
-  // bytes of DocRecord, 4 of DOC_COLUMNS, ~16 and its path of DOC_FACTS and 4 of band column; and
+  // bytes of DocRecord, 4 of its column (DOC_BANDS' input), ~16 and its path of DOC_FACTS and 4 of
+  // band column; and
   // the signature rows, planned here as Write plans them (without exact rows, which only make them
   // smaller): a per-posting rate misjudges segments of few documents with very many terms each,
   // whose bands are mostly padding.
@@ -349,7 +351,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
       columns.push_back(d.column);
       facts.Add(d, std::string_view(table.paths).substr(d.path_offset, d.path_length));
     }
-    AddSection(w, SectionId::kDocColumns, columns);
+    AddSection(w, SectionId::kDocBands, format::EncodeDocBands(columns, plan.bands));
     const std::vector<uint64_t> index = facts.Finish();
     w.AddSection(SectionId::kDocFacts, facts.pending().data(), facts.pending().size());
     AddSection(w, SectionId::kDocFactsIndex, index);

@@ -14,6 +14,7 @@
 
 #include "format/bloom.h"
 #include "format/dictionary.h"
+#include "format/doc_bands.h"
 #include "format/doc_table.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
@@ -392,7 +393,7 @@ void WriteRows(format::IndexFileWriter& w, const NewRecords& records, const Merg
   w.EndSection();
 }
 
-// Phase 6: DOC_COLUMNS, DOC_FACTS and DOC_FACTS_INDEX (and the ENCODINGS table they index) in
+// Phase 6: DOC_BANDS, DOC_FACTS and DOC_FACTS_INDEX (and the ENCODINGS table they index) in
 // the output order, DOC_FACTS streamed (its paths are ~20-60 bytes a document).
 std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSource>& sources,
                            const std::vector<DocRef>& refs, const RowPlan& plan,
@@ -401,7 +402,8 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
     std::vector<uint32_t> column(refs.size(), format::kNoColumn);
     for (size_t c = 0; c < plan.band_docs.size(); ++c)
       column[plan.band_docs[c]] = static_cast<uint32_t>(c);
-    w.AddSection(SectionId::kDocColumns, column.data(), column.size() * sizeof(uint32_t));
+    const std::vector<uint8_t> bands = format::EncodeDocBands(column, plan.bands);
+    w.AddSection(SectionId::kDocBands, bands.data(), bands.size());
   }
   std::vector<std::string> encodings = {format::kUtf8EncodingName};
   std::unordered_map<std::string, uint32_t> encoding_ids = {{format::kUtf8EncodingName, 0}};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "format/bloom.h"
+#include "format/doc_bands.h"
 #include "format/doc_table.h"
 #include "format/forward_store.h"
 #include "format/sparse_rows.h"
@@ -120,6 +121,44 @@ std::vector<T> SectionArray(const IndexReader& index, SectionId id) {
 // ENCODINGS (which opening parsed), forward and term offsets ascending and inside their data, every
 // band column naming a document. Reports the first violation. Runs after VerifyAll, so raw reads
 // are verified ones.
+// DOC_BANDS (format/doc_bands.h): every block's counts are those of the codes before it, every
+// code names a band or none (none past the last document), and each band gets its doc_count
+// documents. (That each document's column is right is checked with the bands, through
+// IndexReader::column.)
+void CheckDocBands(const IndexReader& index) {
+  const uint64_t docs = index.doc_count(), bands = index.band_count();
+  const std::string_view bytes = index.Section(SectionId::kDocBands);
+  const uint64_t block_bytes = format::DocBandsBlockBytes(bands);
+  const uint32_t bits = format::DocBandCodeBits(bands);
+  const uint64_t none = format::NoBandCode(bands);
+  std::vector<uint32_t> before(bands, 0);
+  for (uint64_t b = 0; b < format::DocBandsBlocks(docs); ++b) {
+    const auto* block = reinterpret_cast<const uint8_t*>(bytes.data()) + b * block_bytes;
+    const std::string name = "document bands block " + std::to_string(b);
+    if (std::memcmp(block, before.data(), 4 * bands) != 0)
+      Fail(index, name + ": a band's count of the documents before it is wrong");
+    const uint8_t* codes = block + 4 * bands;
+    for (uint64_t pos = 0; pos < format::kDocBandsBlock; ++pos) {
+      uint64_t code = 0;
+      for (uint32_t i = 0; i < bits; i += 4) {
+        code |= uint64_t{(codes[(pos * bits + i) / 8] >> ((pos * bits + i) % 8)) & 0xFu} << i;
+      }
+      if (code == none) continue;
+      if (b * format::kDocBandsBlock + pos >= docs)
+        Fail(index, name + ": a band code past the last document");
+      if (code >= bands)
+        Fail(index, name + ": the band code at " + std::to_string(pos) + " names no band");
+      ++before[code];
+    }
+  }
+  for (uint64_t band = 0; band < bands; ++band) {
+    if (before[band] != index.band(band).doc_count)
+      Fail(index, "document bands: band " + std::to_string(band) + " gets " +
+                      std::to_string(before[band]) + " documents, not its " +
+                      std::to_string(index.band(band).doc_count));
+  }
+}
+
 void CheckStructure(const IndexReader& index) {
   const uint64_t docs = index.doc_count();
   // DOC_FACTS: every block starts where the last ended and holds exactly its documents' records.
@@ -160,6 +199,7 @@ void CheckStructure(const IndexReader& index) {
     if (band_docs[i] >= docs)
       Fail(index, "band column " + std::to_string(i) + " names no document");
   }
+  CheckDocBands(index);
 }
 
 }  // namespace

@@ -38,7 +38,6 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   Check(docs <= UINT32_MAX, path, "document count");
   Check(terms <= UINT32_MAX, path, "term count");
   expect(SectionId::kBands, meta_.band_count, sizeof(format::BandRecord), "bands");
-  expect(SectionId::kDocColumns, docs, 4, "document columns");
   expect(SectionId::kDocFactsIndex, format::DocFactsIndexEntries(docs), 8, "document facts index");
   expect(SectionId::kForwardOffsets, docs + 1, 8, "forward offsets");
   bands_ = file_.SectionAs<format::BandRecord>(SectionId::kBands);
@@ -63,6 +62,9 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   }
   Check(columns == band_doc_entries && file_.Section(SectionId::kBandDocs).size() % 4 == 0, path,
         "band columns");
+  Check(meta_.band_count <= format::kMaxBands, path, "band count");
+  expect(SectionId::kDocBands, format::DocBandsBlocks(docs),
+         format::DocBandsBlockBytes(meta_.band_count), "document bands");
   dict_ = format::DictionaryView(&file_, terms);
   Check(meta_.exact_terms <= meta_.sparse_first && meta_.sparse_first <= terms, path,
         "sparse term range");
@@ -289,9 +291,26 @@ void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n) const {
 
 void IndexReader::WillNeedColumns(const uint32_t* ids, size_t n) const {
   if (!file_.random_access()) return;
-  file_.WillNeedPieces(SectionId::kDocColumns, n, [&](size_t i) {
-    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} * 4, 4};
+  const uint64_t block_bytes = format::DocBandsBlockBytes(meta_.band_count);
+  file_.WillNeedPieces(SectionId::kDocBands, n, [&](size_t i) {
+    return std::pair<uint64_t, uint64_t>{ids[i] / kBlock * block_bytes, block_bytes};
   });
+}
+
+const uint8_t* IndexReader::DocBandsBlock(uint64_t b) const {
+  const uint64_t block_bytes = format::DocBandsBlockBytes(meta_.band_count);
+  return file_.ScratchView(SectionId::kDocBands, b * block_bytes, block_bytes);
+}
+
+uint32_t IndexReader::ColumnInBlock(uint32_t id, const uint8_t* block) const {
+  if (id >= meta_.doc_count) [[unlikely]]
+    BadDocId(id);
+  uint32_t column;
+  if (!format::DocColumnInBlock(block, id % kBlock, bands_, meta_.band_count, &column))
+      [[unlikely]] {
+    Check(false, path(), "damaged band code of document " + std::to_string(id));
+  }
+  return column;
 }
 
 template <typename Entry>
@@ -325,8 +344,30 @@ void IndexReader::Columns(const uint32_t* ids, size_t n, uint32_t* out) const {
     if (ids[i] >= meta_.doc_count) [[unlikely]]
       BadDocId(ids[i]);
   }
-  ReadEntries(
-      SectionId::kDocColumns, n, [&](size_t i) { return uint64_t{ids[i]}; }, out);
+  const uint64_t block_bytes = format::DocBandsBlockBytes(meta_.band_count);
+  const uint64_t chunk = format::kChunkBytes;
+  for (size_t i = 0; i < n;) {
+    // A span of blocks, as ReadEntries' spans of entries: from the first id's block, as far as
+    // the next id's block ends at most one chunk past the span's end and the span stays within
+    // kColumnSpanBytes.
+    const uint64_t first = ids[i] / kBlock;
+    uint64_t last = first;
+    size_t j = i + 1;
+    for (; j < n; ++j) {
+      const uint64_t b = ids[j] / kBlock;
+      const uint64_t span_end = ((last + 1) * block_bytes + chunk - 1) / chunk * chunk;
+      if ((b + 1) * block_bytes > span_end + chunk ||
+          (b + 1 - first) * block_bytes > kColumnSpanBytes)
+        break;
+      last = b;
+    }
+    // In the thread's scratch: no buffer of its own to touch.
+    const uint8_t* span = file_.ScratchView(SectionId::kDocBands, first * block_bytes,
+                                            (last + 1 - first) * block_bytes);
+    for (; i < j; ++i) {
+      out[i] = ColumnInBlock(ids[i], span + (ids[i] / kBlock - first) * block_bytes);
+    }
+  }
 }
 
 void IndexReader::BandDocs(const format::BandRecord& band, const uint32_t* columns, size_t n,

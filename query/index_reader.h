@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "format/dictionary.h"
+#include "format/doc_bands.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
 
@@ -80,19 +81,13 @@ class IndexReader {
     return id;
   }
   // The column of document id (DocRecord::column: its place among the bands' columns, or
-  // kNoColumn), from DOC_COLUMNS. Throws Error(kCorrupt) if id >= doc_count() or the entry's
-  // chunk is damaged.
-  uint32_t column(uint32_t id) const {
-    if (id >= meta_.doc_count) [[unlikely]]
-      BadDocId(id);
-    uint32_t c;
-    file_.Read(format::SectionId::kDocColumns, uint64_t{id} * 4, 4, &c);
-    return c;
-  }
+  // kNoColumn), from its DOC_BANDS block (format/doc_bands.h). Throws Error(kCorrupt) if id >=
+  // doc_count(), the block's chunks are damaged or the block is inconsistent.
+  uint32_t column(uint32_t id) const { return ColumnInBlock(id, DocBandsBlock(id / kBlock)); }
   // The columns of documents ids[0..n) (ascending, each < doc_count()) into out[0..n), as
-  // column(id) gives them. Read by copy, the entries are read in spans of up to kColumnSpanBytes
+  // column(id) gives them. Read by copy, the blocks are read in spans of up to kColumnSpanBytes
   // (neighbouring candidates' chunks in one pread, a chunk between them read rather than
-  // skipped): thousands of candidates cost a few hundred reads instead of one a chunk. Throws as
+  // skipped): thousands of candidates cost a few reads instead of one a chunk. Throws as
   // column(id).
   void Columns(const uint32_t* ids, size_t n, uint32_t* out) const;
   static constexpr uint64_t kColumnSpanBytes = uint64_t{64} << 10;
@@ -139,7 +134,7 @@ class IndexReader {
   // results do not change; cheap when the file is warm). ids best ascending; ids out of range
   // are ignored. WillNeedRecords: the forward records Contains will read (their offsets first).
   // WillNeedDocs: the DOC_FACTS blocks doc() and path() will read (their DOC_FACTS_INDEX
-  // entries first). WillNeedColumns: the DOC_COLUMNS entries column() will read.
+  // entries first). WillNeedColumns: the DOC_BANDS blocks column() will read.
   // WillNeedExactRow: exact term t's row in every band (HasExactTerm's words).
   void WillNeedRecords(const uint32_t* ids, size_t n) const;
   void WillNeedDocs(const uint32_t* ids, size_t n) const;
@@ -198,6 +193,11 @@ class IndexReader {
   template <typename Entry>
   void ReadEntries(format::SectionId id, size_t n, const Entry& entry, uint32_t* out) const;
   [[noreturn]] void BadColumn(uint32_t id, uint32_t column) const;
+  // DOC_BANDS: block b (verified; valid until the thread's next scratch read, ScratchView),
+  // and the column of document id in the block that holds it.
+  static constexpr uint64_t kBlock = format::kDocBandsBlock;
+  const uint8_t* DocBandsBlock(uint64_t b) const;
+  uint32_t ColumnInBlock(uint32_t id, const uint8_t* block) const;
   [[noreturn]] void BadDocId(uint32_t id) const;
   [[noreturn]] void BadEncoding(uint32_t index) const;
 

@@ -44,3 +44,24 @@ TEST_CASE("bands cover every document and meet the target for their largest", "[
   }
   CHECK(PlanBands({}, 0.01).empty());
 }
+
+TEST_CASE("within a band, columns follow document ids", "[bands]") {
+  // DOC_BANDS derives a document's column from its band and the band's documents below it
+  // (format/doc_bands.h): that holds only if each band's BAND_DOCS ascend.
+  std::mt19937_64 rng(3);
+  std::vector<uint64_t> counts(20000);
+  for (uint64_t& c : counts) c = rng() % 7 == 0 ? 0 : 1 + rng() % (rng() % 4 == 0 ? 3000 : 40);
+  counts[5] = bitsift::format::kMaxSignatureTerms + 1;  // a huge document: the last band
+  counts[17] = bitsift::format::kMaxSignatureTerms + 2;
+  const RowPlan plan = PlanRows(counts, 0.01, 0);
+  REQUIRE(plan.bands.size() > 2);
+  uint64_t columns = 0;
+  for (const bitsift::format::BandRecord& band : plan.bands) {
+    const auto begin = plan.band_docs.begin() + static_cast<std::ptrdiff_t>(band.first_column);
+    CHECK(std::is_sorted(begin, begin + band.doc_count));
+    for (auto it = begin; it != begin + band.doc_count; ++it) CHECK(counts[*it] <= band.max_terms);
+    columns += band.doc_count;
+  }
+  CHECK(columns == plan.band_docs.size());
+  CHECK(plan.band_docs[plan.bands.back().first_column] == 5);
+}

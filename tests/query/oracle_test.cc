@@ -231,7 +231,7 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
 // FilterByRows: a sparse term's candidates (at least kRowFilterMinCandidates) filtered by the
 // rows of the Bloom terms beside it, band by band either by mapping the rows' set bits to
 // documents (BAND_DOCS: fewer set bits than candidates) or by testing each candidate's column
-// (DOC_COLUMNS: more). Both, through the mapping and by copy, against the oracle.
+// (DOC_BANDS: more). Both, through the mapping and by copy, against the oracle.
 TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by columns",
           "[oracle]") {
   // 20,000 documents: sparse terms have df <= 156. `rare` is in 153 of them; `mid` (2,858) and
@@ -290,8 +290,9 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
   format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
 }
 TEST_CASE("columns and band documents read in spans equal those read one by one", "[oracle]") {
-  // 40,000 documents: DOC_COLUMNS and a band's BAND_DOCS span ~40 chunks, more than one span
-  // (IndexReader::kColumnSpanBytes) and more than a batch of ForEachBandDoc.
+  // 40,000 documents: a band's BAND_DOCS spans ~40 chunks, more than one span
+  // (IndexReader::kColumnSpanBytes) and more than a batch of ForEachBandDoc; DOC_BANDS (~6
+  // chunks) is read in several spans where the ids are far apart (every 9,000th).
   std::vector<indexer::MemoryDocument> docs;
   for (uint32_t i = 0; i < 40000; ++i) {
     std::string text = Cat("w", i);
@@ -325,6 +326,16 @@ TEST_CASE("columns and band documents read in spans equal those read one by one"
         for (size_t i = 0; i < cols.size(); ++i) REQUIRE(got[i] == reader.BandDoc(band, cols[i]));
       }
     }
+    // DOC_BANDS against BAND_DOCS, its inverse: every column's document has that column, and
+    // the document without terms has none.
+    for (uint64_t b = 0; b < reader.band_count(); ++b) {
+      const format::BandRecord& band = reader.band(b);
+      for (uint32_t c = 0; c < band.doc_count; ++c)
+        REQUIRE(reader.column(reader.BandDoc(band, c)) == band.first_column + c);
+    }
+    uint32_t empty = 0;
+    while (reader.path(empty) != "empty") ++empty;
+    CHECK(reader.column(empty) == format::kNoColumn);
     // An id past the documents is an error, not a read past the section.
     const uint32_t bad = static_cast<uint32_t>(reader.doc_count());
     uint32_t out = 0;

@@ -131,6 +131,7 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   const auto [rows, rows_len] = SectionSpan(good, SectionId::kRows);
   const auto [bands, bands_len] = SectionSpan(good, SectionId::kBands);
   const auto band = Load<bitsift::format::BandRecord>(good, bands);
+  const uint64_t band_count = bands_len / sizeof(bitsift::format::BandRecord);
   expect_damage(
       "a signature bit cleared",
       [&, rows = rows, rows_len = rows_len](std::string& b) {
@@ -195,6 +196,19 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
         Store<uint32_t>(b, bd + 4, x);
       },
       "bit");
+  // DOC_BANDS: block 0 starts with each band's count of documents before it (0), then the
+  // documents' band codes (format/doc_bands.h).
+  const auto [doc_bands, doc_bands_len] = SectionSpan(good, SectionId::kDocBands);
+  expect_damage(
+      "a band's count of documents before a block changed",
+      [&, at = doc_bands](std::string& b) { Store<uint32_t>(b, at, Load<uint32_t>(b, at) + 1); },
+      "document bands block 0");
+  expect_damage(
+      "a document's band code changed",
+      [&, at = doc_bands + 4 * band_count](std::string& b) {
+        b[at] = static_cast<char>(b[at] ^ 1);
+      },
+      "document bands");  // block 0's code names no band, or a band ends up with too many
   const auto [fwd, fwd_len] = SectionSpan(good, SectionId::kForwardData);
   expect_damage(
       "a forward record's count changed",
@@ -211,9 +225,10 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   // DOC_FACTS: document 0's record follows block 0's table of record starts
   // (format/doc_table.h): kDocFactsFields varints, then its path.
   const auto [facts_at, facts_len] = SectionSpan(good, SectionId::kDocFacts);
-  const auto [columns_at, columns_len] = SectionSpan(good, SectionId::kDocColumns);
+  const auto [offsets_at, offsets_len] = SectionSpan(good, SectionId::kForwardOffsets);
+  const uint64_t docs = offsets_len / 8 - 1;
   const uint64_t record0 =
-      facts_at + 2 * (std::min<uint64_t>(columns_len / 4, bitsift::format::kDocFactsBlock) - 1);
+      facts_at + 2 * (std::min<uint64_t>(docs, bitsift::format::kDocFactsBlock) - 1);
   REQUIRE(facts_len >= record0 - facts_at + bitsift::format::kDocFactsFields);
   REQUIRE(static_cast<uint8_t>(good[record0]) < 0x7f);  // a one-byte term count
   expect_damage(

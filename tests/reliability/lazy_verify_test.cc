@@ -305,8 +305,8 @@ TEST_CASE("reads by copy give the mapping's bytes, from many threads at once",
           "[lazy][concurrent][copy]") {
   // A one-shot reader where page faults are dear reads with pread through a cache of chunks
   // shared by its threads (IndexFile::copy_reads): every piece, within a chunk or across
-  // several, by Read, ReadView or Touch, must equal what the mapping holds, and a damaged
-  // chunk must be refused by every read that covers it and never be recorded as verified.
+  // several, by Read, ReadView, Touch or ScratchView, must equal what the mapping holds, and a
+  // damaged chunk must be refused by every read that covers it and never be recorded as verified.
   using bitsift::format::IndexFile;
   Fixture f;
   IndexFile::SetOneShotReads(IndexFile::OneShotReads::kCopy);
@@ -314,7 +314,7 @@ TEST_CASE("reads by copy give the mapping's bytes, from many threads at once",
     ~Restore() { IndexFile::SetOneShotReads(IndexFile::OneShotReads::kAuto); }
   } restore;
   const std::vector<SectionId> lazy = {SectionId::kRows,          SectionId::kBandDocs,
-                                       SectionId::kDocColumns,    SectionId::kForwardOffsets,
+                                       SectionId::kDocBands,      SectionId::kForwardOffsets,
                                        SectionId::kForwardData,   SectionId::kDocFacts,
                                        SectionId::kDocFactsIndex, SectionId::kDictBlocks,
                                        SectionId::kSparseData,    SectionId::kDfRuns};
@@ -335,14 +335,16 @@ TEST_CASE("reads by copy give the mapping's bytes, from many threads at once",
         const uint64_t n = std::min<uint64_t>(len - offset, 1 + rng() % max);
         try {
           got.assign(n, 0);
-          const int how = static_cast<int>(rng() % 3);
+          const int how = static_cast<int>(rng() % 4);
           const uint8_t* bytes = got.data();
           if (how == 0) {
             copy.Read(id, offset, n, got.data());
           } else if (how == 1) {
             bytes = copy.ReadView(id, offset, n, &view_buffer);
-          } else {
+          } else if (how == 2) {
             bytes = copy.Touch(id, offset, n);
+          } else {  // the thread's scratch, valid until its next read: compared below first
+            bytes = copy.ScratchView(id, offset, n);
           }
           bool covers_damage = false;
           for (uint64_t c = offset >> bitsift::format::kChunkShift;
@@ -393,6 +395,8 @@ TEST_CASE("reads by copy give the mapping's bytes, from many threads at once",
     // A piece across the damaged chunk and a sound one is refused too.
     std::vector<uint8_t> buffer;
     CHECK_THROWS_AS(copy.ReadView(SectionId::kRows, 100, 2 * bitsift::format::kChunkBytes, &buffer),
+                    bitsift::Error);
+    CHECK_THROWS_AS(copy.ScratchView(SectionId::kRows, 100, 2 * bitsift::format::kChunkBytes),
                     bitsift::Error);
     copy.Read(SectionId::kRows, 0, 8, &word);  // chunk 0 is sound
     CHECK(copy.ChunkVerified(SectionId::kRows, 0));

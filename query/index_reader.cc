@@ -303,8 +303,6 @@ const uint8_t* IndexReader::DocBandsBlock(uint64_t b) const {
 }
 
 uint32_t IndexReader::ColumnInBlock(uint32_t id, const uint8_t* block) const {
-  if (id >= meta_.doc_count) [[unlikely]]
-    BadDocId(id);
   uint32_t column;
   if (!format::DocColumnInBlock(block, id % kBlock, bands_, meta_.band_count, &column))
       [[unlikely]] {

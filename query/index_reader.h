@@ -83,7 +83,11 @@ class IndexReader {
   // The column of document id (DocRecord::column: its place among the bands' columns, or
   // kNoColumn), from its DOC_BANDS block (format/doc_bands.h). Throws Error(kCorrupt) if id >=
   // doc_count(), the block's chunks are damaged or the block is inconsistent.
-  uint32_t column(uint32_t id) const { return ColumnInBlock(id, DocBandsBlock(id / kBlock)); }
+  uint32_t column(uint32_t id) const {
+    if (id >= meta_.doc_count) [[unlikely]]
+      BadDocId(id);
+    return ColumnInBlock(id, DocBandsBlock(id / kBlock));
+  }
   // The columns of documents ids[0..n) (ascending, each < doc_count()) into out[0..n), as
   // column(id) gives them. Read by copy, the blocks are read in spans of up to kColumnSpanBytes
   // (neighbouring candidates' chunks in one pread, a chunk between them read rather than

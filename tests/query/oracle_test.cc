@@ -340,6 +340,8 @@ TEST_CASE("columns and band documents read in spans equal those read one by one"
     const uint32_t bad = static_cast<uint32_t>(reader.doc_count());
     uint32_t out = 0;
     CHECK_THROWS_AS(reader.Columns(&bad, 1, &out), Error);
+    CHECK_THROWS_AS(reader.column(bad), Error);
+    CHECK_THROWS_AS(reader.column(UINT32_MAX - 1), Error);  // far past DOC_BANDS' last block
   }
   format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
 }

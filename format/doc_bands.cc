@@ -56,7 +56,7 @@ std::vector<uint8_t> EncodeDocBands(const std::vector<uint32_t>& column_of,
   std::vector<uint32_t> before(band_count, 0);  // each band's documents so far
   for (uint64_t b = 0; b < DocBandsBlocks(column_of.size()); ++b) {
     uint8_t* block = out.data() + b * block_bytes;
-    std::memcpy(block, before.data(), 4 * band_count);
+    if (band_count != 0) std::memcpy(block, before.data(), 4 * band_count);
     uint8_t* codes = block + 4 * band_count;
     for (uint64_t pos = 0; pos < kDocBandsBlock; ++pos) {
       const uint64_t d = b * kDocBandsBlock + pos;

@@ -404,15 +404,29 @@ void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
   const uint64_t g = (id - meta_.sparse_first) / format::kSparseGroupTerms;
   uint64_t range[2];
   file_.Read(SectionId::kSparseIndex, g * 8, 16, range);
-  Check(range[0] <= range[1], path(), "sparse index of term " + std::to_string(id));
-  // ReadView bounds-checks the end against the section.
-  thread_local std::vector<uint8_t> buffer;
-  const uint8_t* p = file_.ReadView(SectionId::kSparseData, range[0], range[1] - range[0], &buffer);
+  const std::string_view data = file_.Section(SectionId::kSparseData);
+  Check(range[0] <= range[1] && range[1] <= data.size(), path(),
+        "sparse index of term " + std::to_string(id));
+  // The term's list is decoded in the mapping first, and only the bytes the decoding used (the
+  // group's lists up to the term's end) are verified before the list is returned: a group of
+  // 16 lists of a few thousand ids is ~100 KB, and the lists after the term's are not read.
+  // Bytes that are damaged either lie in the verified prefix (the query fails naming the
+  // chunk) or did not take part in the decoding.
+  const uint64_t length = range[1] - range[0];
+  // A cold file: the group asked for in one request (decoding reads the mapping page by page).
+  file_.WillNeedPieces(SectionId::kSparseData, 1, [&](size_t) {
+    return std::pair<uint64_t, uint64_t>{range[0], length};
+  });
+  const auto* p = reinterpret_cast<const uint8_t*>(data.data()) + range[0];
+  const uint8_t* end = p + length;
+  const uint8_t* stop = end;
   const auto group_first =
       static_cast<uint32_t>(meta_.sparse_first + g * format::kSparseGroupTerms);
-  Check(format::DecodeSparseRow(p, p + (range[1] - range[0]), group_first, id, dict_,
-                                meta_.doc_count, docs),
-        path(), "damaged sparse row of term " + std::to_string(id));
+  const bool ok =
+      format::DecodeSparseRow(p, end, group_first, id, dict_, meta_.doc_count, docs, &stop);
+  // A failed decoding verifies the whole group: a damaged chunk is named as such.
+  file_.Touch(SectionId::kSparseData, range[0], static_cast<uint64_t>((ok ? stop : end) - p));
+  Check(ok, path(), "damaged sparse row of term " + std::to_string(id));
 }
 
 std::vector<uint32_t> IndexReader::DocumentTerms(uint32_t id) const {

@@ -605,3 +605,75 @@ TEST_CASE("Touch refuses a range outside its section", "[lazy]") {
   CHECK_THROWS_AS(reader.path(static_cast<uint32_t>(reader.doc_count())), bitsift::Error);
   CHECK_THROWS_AS(reader.column(static_cast<uint32_t>(reader.doc_count())), bitsift::Error);
 }
+
+TEST_CASE("a sparse list is verified up to its end, not the rest of its group", "[lazy]") {
+  // 20 terms "sN" in ~1,000 of 40,000 documents each, all sparse (sparse_max_df 1,100; exact
+  // rows start at 1/32 of the documents): each list is ~1,000 varints, so a group of 16 spans
+  // several 4 KiB chunks of SPARSE_DATA.
+  auto term = [](int t) { return std::string("s").append(std::to_string(t)); };
+  std::vector<bitsift::Document> docs;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 40000; ++i) {
+    std::string text = std::string("doc").append(std::to_string(i));
+    for (int t = 0; t < 20; ++t) {
+      if (static_cast<int>(rng() % 40000) < 1000 + t) text.append(" ").append(term(t));
+    }
+    docs.push_back({std::string("d").append(std::to_string(100000 + i)), text, i});
+  }
+  TempDir dir;
+  bitsift::IndexOptions options;
+  options.sparse_max_df = 1100;
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "good", options).ok());
+  const std::string good = dir / "good";
+  const std::string image = ReadFile(SegmentOf(good));
+  bitsift::query::IndexReader reader(SegmentOf(good));
+  // A group with a term whose list ends at least a chunk before the group's last chunk.
+  const auto [index_at, index_len] = SectionSpan(image, SectionId::kSparseIndex);
+  const auto [data_at, data_len] = SectionSpan(image, SectionId::kSparseData);
+  std::optional<std::string> early, last;
+  uint64_t damage = 0;
+  for (int t = 0; t < 20 && !early; ++t) {
+    const std::optional<uint32_t> id = reader.dictionary().Find(term(t));
+    REQUIRE(id.has_value());
+    REQUIRE(reader.IsSparse(*id));
+    const uint64_t g = (*id - reader.meta().sparse_first) / bitsift::format::kSparseGroupTerms;
+    const uint64_t begin = Load<uint64_t>(image, index_at + g * 8);
+    const uint64_t end = Load<uint64_t>(image, index_at + (g + 1) * 8);
+    std::vector<uint32_t> list;
+    const auto* p = reinterpret_cast<const uint8_t*>(image.data()) + data_at + begin;
+    const uint8_t* stop = nullptr;
+    REQUIRE(bitsift::format::DecodeSparseRow(
+        p, p + (end - begin),
+        reader.meta().sparse_first + static_cast<uint32_t>(g) * bitsift::format::kSparseGroupTerms,
+        *id, reader.dictionary(), reader.doc_count(), &list, &stop));
+    const uint64_t list_end = begin + static_cast<uint64_t>(stop - p);
+    if ((end - 1) / bitsift::format::kChunkBytes > list_end / bitsift::format::kChunkBytes) {
+      early = term(t);
+      damage = data_at + end - 1;     // the group's last byte: in the last term's list
+      for (int u = 0; u < 20; ++u) {  // a term of the same group whose list holds that byte
+        const uint32_t other = *reader.dictionary().Find(term(u));
+        if ((other - reader.meta().sparse_first) / bitsift::format::kSparseGroupTerms == g &&
+            (!last || other > *reader.dictionary().Find(*last)))
+          last = term(u);
+      }
+    }
+  }
+  REQUIRE(early.has_value());
+  REQUIRE(last.has_value());
+  const Answer expected = Ask(good, {*early});
+  REQUIRE(expected.status.ok());
+  REQUIRE(expected.paths.size() >= 900);
+  const std::string bad = dir / "bad";
+  WriteCopy(good, bad, Flip(image, damage));
+  for (bool by_copy : {false, true}) {
+    // The damage is past the early term's list: its answer is exact.
+    Answer a = Ask(bad, {*early}, by_copy);
+    CHECK(a.status.ok());
+    CHECK(a.paths == expected.paths);
+    // The group's last list holds it: that query fails naming the section.
+    Answer b = Ask(bad, {*last}, by_copy);
+    CHECK(b.status.code() == Status::Code::kCorrupt);
+    CHECK(Contains(b.status.message(), "of section SPARSE_DATA"));
+  }
+  CHECK(bitsift::CheckIndex(bad).code() == Status::Code::kCorrupt);
+}

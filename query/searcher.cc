@@ -296,11 +296,13 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
     return;
   // Band by band, the rows' AND settles the candidates whose columns fall in the band. Two
   // ways to meet them: map every set bit to its document (BAND_DOCS, a read a bit) and look
-  // the documents up among the candidates, or look up every candidate's column (DOC_COLUMNS, a
-  // read a candidate, once for all bands) and test its bit. The cheaper is taken per band: the
+  // the documents up among the candidates, or look up every candidate's column (DOC_BANDS, its
+  // 512-document block, once for all bands) and test its bit. The cheaper is taken per band: the
   // columns once a band has more set bits than there are candidates. (linux-paras, `res
   // pm_runtime_mark_last_busy`: ~800 candidates against ~13k bits of `res`, whose mapping
-  // touched 1,059 of BAND_DOCS' 1,179 chunks in a one-shot query.)
+  // touched 1,059 of BAND_DOCS' 1,179 chunks in a one-shot query. Counting chunks instead
+  // chose the columns for `break second s more`, whose arrays' fresh pages cost more: session
+  // 22, docs/design.md.)
   WillNeedRows(rows);  // a cold file: all the rows in one round of reads, not a fault a page
   BandOutput o;
   std::vector<uint64_t> bits;

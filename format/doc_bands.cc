@@ -83,13 +83,19 @@ std::vector<uint8_t> EncodeDocBands(const std::vector<uint32_t>& column_of,
   return out;
 }
 
+uint32_t DocBandCode(const uint8_t* block, uint64_t pos, uint64_t band_count) {
+  const uint32_t bits = DocBandCodeBits(band_count);
+  const uint64_t lanes = 64 / bits;
+  return static_cast<uint32_t>(
+      (LoadWord(block + 4 * band_count + pos / lanes * 8) >> (pos % lanes * bits)) &
+      ((uint64_t{1} << bits) - 1));
+}
+
 bool DocColumnInBlock(const uint8_t* block, uint64_t pos, const BandRecord* bands,
                       uint64_t band_count, uint32_t* column) {
   const uint32_t bits = DocBandCodeBits(band_count);
   const uint8_t* codes = block + 4 * band_count;
-  const uint64_t lanes = 64 / bits;
-  const uint64_t code =
-      (LoadWord(codes + pos / lanes * 8) >> (pos % lanes * bits)) & ((uint64_t{1} << bits) - 1);
+  const uint64_t code = DocBandCode(block, pos, band_count);
   if (code == NoBandCode(band_count)) {
     *column = kNoColumn;
     return true;

@@ -56,6 +56,10 @@ constexpr uint64_t DocBandsBytes(uint64_t doc_count, uint64_t band_count) {
 std::vector<uint8_t> EncodeDocBands(const std::vector<uint32_t>& column_of,
                                     const std::vector<BandRecord>& bands);
 
+// The band code of the document at position `pos` (< kDocBandsBlock) of the block at `block`
+// (a band below band_count, NoBandCode(band_count), or a damaged block's other value).
+uint32_t DocBandCode(const uint8_t* block, uint64_t pos, uint64_t band_count);
+
 // The column of the document at position `pos` (< kDocBandsBlock) of the block at `block`
 // (DocBandsBlockBytes(band_count) bytes) into *column (kNoColumn for a document in no band).
 // Returns false if the block is inconsistent: a code naming no band, or a column past its

@@ -129,7 +129,6 @@ void CheckDocBands(const IndexReader& index) {
   const uint64_t docs = index.doc_count(), bands = index.band_count();
   const std::string_view bytes = index.Section(SectionId::kDocBands);
   const uint64_t block_bytes = format::DocBandsBlockBytes(bands);
-  const uint32_t bits = format::DocBandCodeBits(bands);
   const uint64_t none = format::NoBandCode(bands);
   std::vector<uint32_t> before(bands, 0);
   for (uint64_t b = 0; b < format::DocBandsBlocks(docs); ++b) {
@@ -137,12 +136,8 @@ void CheckDocBands(const IndexReader& index) {
     const std::string name = "document bands block " + std::to_string(b);
     if (bands != 0 && std::memcmp(block, before.data(), 4 * bands) != 0)
       Fail(index, name + ": a band's count of the documents before it is wrong");
-    const uint8_t* codes = block + 4 * bands;
     for (uint64_t pos = 0; pos < format::kDocBandsBlock; ++pos) {
-      uint64_t code = 0;
-      for (uint32_t i = 0; i < bits; i += 4) {
-        code |= uint64_t{(codes[(pos * bits + i) / 8] >> ((pos * bits + i) % 8)) & 0xFu} << i;
-      }
+      const uint64_t code = format::DocBandCode(block, pos, bands);
       if (code == none) continue;
       if (b * format::kDocBandsBlock + pos >= docs)
         Fail(index, name + ": a band code past the last document");

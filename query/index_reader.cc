@@ -1,5 +1,6 @@
 #include "query/index_reader.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <iterator>
@@ -311,30 +312,42 @@ uint32_t IndexReader::ColumnInBlock(uint32_t id, const uint8_t* block) const {
   return column;
 }
 
+template <typename Piece, typename Fn>
+void IndexReader::ForEachInSpans(SectionId id, size_t n, const Piece& piece, const Fn& fn) const {
+  const uint64_t chunk = format::kChunkBytes;
+  for (size_t i = 0; i < n;) {
+    // The span: from the first piece's chunk, as far as the next piece ends at most one chunk
+    // past the span's end and the span stays within kColumnSpanBytes (a chunk read for nothing
+    // costs less than another pread).
+    const auto [offset, length] = piece(i);
+    const uint64_t begin = offset / chunk * chunk;
+    uint64_t end = offset + length;
+    size_t j = i + 1;
+    for (; j < n; ++j) {
+      const auto [next, next_length] = piece(j);
+      const uint64_t at = next + next_length;
+      const uint64_t span_end = (end + chunk - 1) / chunk * chunk;
+      if (at > span_end + chunk || at - begin > kColumnSpanBytes) break;
+      end = std::max(end, at);
+    }
+    // In the thread's scratch: no buffer of its own to touch.
+    const uint8_t* span = file_.ScratchView(id, begin, end - begin);
+    for (; i < j; ++i) fn(i, span + (piece(i).first - begin));
+  }
+}
+
 template <typename Entry>
 void IndexReader::ReadEntries(SectionId id, size_t n, const Entry& entry, uint32_t* out) const {
   if (!file_.copies(id)) {
     for (size_t i = 0; i < n; ++i) file_.Read(id, entry(i) * 4, 4, &out[i]);
     return;
   }
-  const uint64_t chunk = format::kChunkBytes;
-  for (size_t i = 0; i < n;) {
-    // The span: from the first entry's chunk, as far as the next entry is at most one chunk
-    // past the span's end and the span stays within kColumnSpanBytes (a chunk read for nothing
-    // costs less than another pread).
-    const uint64_t begin = entry(i) * 4 / chunk * chunk;
-    uint64_t end = entry(i) * 4 + 4;
-    size_t j = i + 1;
-    for (; j < n; ++j) {
-      const uint64_t at = entry(j) * 4 + 4;
-      const uint64_t span_end = (end + chunk - 1) / chunk * chunk;
-      if (at > span_end + chunk || at - begin > kColumnSpanBytes) break;
-      end = at;
-    }
-    // In the thread's scratch: no buffer of its own to touch.
-    const uint8_t* span = file_.ScratchView(id, begin, end - begin);
-    for (; i < j; ++i) std::memcpy(&out[i], span + (entry(i) * 4 - begin), 4);
-  }
+  ForEachInSpans(
+      id, n,
+      [&](size_t i) {
+        return std::pair<uint64_t, uint64_t>{entry(i) * 4, 4};
+      },
+      [&](size_t i, const uint8_t* bytes) { std::memcpy(&out[i], bytes, 4); });
 }
 
 void IndexReader::Columns(const uint32_t* ids, size_t n, uint32_t* out) const {
@@ -343,29 +356,12 @@ void IndexReader::Columns(const uint32_t* ids, size_t n, uint32_t* out) const {
       BadDocId(ids[i]);
   }
   const uint64_t block_bytes = format::DocBandsBlockBytes(meta_.band_count);
-  const uint64_t chunk = format::kChunkBytes;
-  for (size_t i = 0; i < n;) {
-    // A span of blocks, as ReadEntries' spans of entries: from the first id's block, as far as
-    // the next id's block ends at most one chunk past the span's end and the span stays within
-    // kColumnSpanBytes.
-    const uint64_t first = ids[i] / kBlock;
-    uint64_t last = first;
-    size_t j = i + 1;
-    for (; j < n; ++j) {
-      const uint64_t b = ids[j] / kBlock;
-      const uint64_t span_end = ((last + 1) * block_bytes + chunk - 1) / chunk * chunk;
-      if ((b + 1) * block_bytes > span_end + chunk ||
-          (b + 1 - first) * block_bytes > kColumnSpanBytes)
-        break;
-      last = b;
-    }
-    // In the thread's scratch: no buffer of its own to touch.
-    const uint8_t* span = file_.ScratchView(SectionId::kDocBands, first * block_bytes,
-                                            (last + 1 - first) * block_bytes);
-    for (; i < j; ++i) {
-      out[i] = ColumnInBlock(ids[i], span + (ids[i] / kBlock - first) * block_bytes);
-    }
-  }
+  ForEachInSpans(
+      SectionId::kDocBands, n,
+      [&](size_t i) {
+        return std::pair<uint64_t, uint64_t>{ids[i] / kBlock * block_bytes, block_bytes};
+      },
+      [&](size_t i, const uint8_t* block) { out[i] = ColumnInBlock(ids[i], block); });
 }
 
 void IndexReader::BandDocs(const format::BandRecord& band, const uint32_t* columns, size_t n,

@@ -194,6 +194,10 @@ class IndexReader {
   [[noreturn]] void BadBandDoc(uint32_t id) const;
   // out[i] = the 4-byte entry entry(i) of section `id`, for i < n (entries ascending, inside
   // the section), by copy in spans of up to kColumnSpanBytes, else one by one.
+  // Pieces 0..n-1 of section `id` (piece(i) = {offset, length}, ascending) read in spans of
+  // up to kColumnSpanBytes through ScratchView; fn(i, bytes) with each piece's bytes.
+  template <typename Piece, typename Fn>
+  void ForEachInSpans(format::SectionId id, size_t n, const Piece& piece, const Fn& fn) const;
   template <typename Entry>
   void ReadEntries(format::SectionId id, size_t n, const Entry& entry, uint32_t* out) const;
   [[noreturn]] void BadColumn(uint32_t id, uint32_t column) const;

@@ -516,6 +516,7 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
   file_.WillNeed(size - std::min<size_t>(size, kOpenTailBytes), kOpenTailBytes);
   if (size < sizeof(FileHeader))
     Corrupt(path, "file too short (" + Plural(size, "byte", "bytes") + ")");
+  if (random_) file_.Populate(0, sizeof(FileHeader));
   FileHeader h;
   std::memcpy(&h, base, sizeof(h));
   if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) Corrupt(path, "bad magic number");
@@ -536,6 +537,7 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
     Corrupt(path, "section table out of bounds");
   }
   entries_.resize(h.section_count);
+  if (random_) file_.Populate(h.section_table_offset, table_bytes);
   std::memcpy(entries_.data(), base + h.section_table_offset, table_bytes);
   if (Checksum(entries_.data(), table_bytes) != h.section_table_checksum) {
     Corrupt(path, "section table checksum mismatch");
@@ -570,6 +572,7 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
     verified_[w].store(0, std::memory_order_relaxed);
     requested_[w].store(0, std::memory_order_relaxed);
   }
+  if (random_) PopulateVerifiedAtOpen();
   for (uint32_t i = 0; i < kSectionCount; ++i) {
     const SectionEntry& e = entries_[i];
     const SectionId id{e.id};
@@ -601,6 +604,23 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
   repair_ = "rebuild it with 'bitsift index --rebuild " + root + "'";
 }
 
+void IndexFile::PopulateVerifiedAtOpen() const {
+  // Sections that lie less than a page apart share a request.
+  constexpr uint64_t kGap = 4096;
+  uint64_t begin = 0, end = 0;
+  for (const SectionEntry& e : entries_) {
+    if (!VerifiedAtOpen(SectionId{e.id}, e.length) || e.length == 0) continue;
+    if (end != 0 && e.offset <= end + kGap) {
+      end = std::max(end, e.offset + e.length);
+      continue;
+    }
+    if (end != 0) file_.Populate(begin, end - begin);
+    begin = e.offset;
+    end = e.offset + e.length;
+  }
+  if (end != 0) file_.Populate(begin, end - begin);
+}
+
 uint64_t IndexFile::ChunkSum(uint64_t chunk) const {
   const Span& sums = span(SectionId::kChunkSums);
   const uint64_t at = chunk * sizeof(uint64_t);
@@ -621,7 +641,10 @@ uint64_t IndexFile::ChunkSum(uint64_t chunk) const {
     SumPieces().Put(uid_, piece, scratch, length);
     return LoadU64(scratch + (at - begin));
   }
-  if (!verified) PieceMatches(piece, sums.data + begin, length);
+  if (!verified) {
+    if (random_) file_.Populate(FileOffset(sums, begin), length);
+    PieceMatches(piece, sums.data + begin, length);
+  }
   return LoadU64(sums.data + at);
 }
 
@@ -687,6 +710,17 @@ void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
   // a sign of a warm file.)
   if (random_ && !(IsRequested(from) && IsRequested(last)) && ColdRun(id, from, last))
     WillNeedChunks(s, from, last);
+  if (random_) {  // the pages of the chunks not yet verified, mapped in one request
+    uint64_t first = from;
+    while (first <= last && IsVerified(first)) ++first;
+    uint64_t end = last;
+    while (end > first && IsVerified(end)) --end;
+    if (first <= end) {
+      const uint64_t at = (first - s.first_chunk) << kChunkShift;
+      const uint64_t to = std::min<uint64_t>((end + 1 - s.first_chunk) << kChunkShift, s.length);
+      file_.Populate(FileOffset(s, at), to - at);
+    }
+  }
   uint64_t verified = 0;
   for (uint64_t c = from; c <= last; ++c) {
     if (IsVerified(c)) continue;

@@ -417,6 +417,15 @@ class IndexFile {
     }
     if (run && ColdRun(id, first, last)) WillNeedChunks(s, first, last);
   }
+  // With AdviseRandomAccess: maps the pages of [offset, offset + length) of section `id` into
+  // the process in one request (MappedFile::Populate), for a reader about to walk them in the
+  // mapping before it knows where it stops (a sparse list's group). A hint: it verifies and
+  // returns nothing; a range outside the section is ignored.
+  void Populate(SectionId id, uint64_t offset, uint64_t length) const {
+    const Span& s = span(id);
+    if (!random_ || offset > s.length || length > s.length - offset) return;
+    file_.Populate(FileOffset(s, offset), length);
+  }
   // Whether chunk `chunk` (< ChunkCount(Section(id).size())) of section `id` has been verified.
   bool ChunkVerified(SectionId id, uint64_t chunk) const {
     return IsVerified(span(id).first_chunk + chunk);
@@ -506,6 +515,9 @@ class IndexFile {
   // copy_reads() mode: the reader touches those pages next anyway, so verifying them by pread
   // would read each chunk twice).
   void VerifyMappedChunk(SectionId id, const Span& s, uint64_t chunk) const;
+  // With random access: maps the pages of the sections opening verifies (MappedFile::Populate)
+  // before they are read, a request for each group of them, instead of a fault for each page.
+  void PopulateVerifiedAtOpen() const;
   // The checksum of chunk `chunk` from CHUNK_SUMS, after verifying the piece that holds it.
   uint64_t ChunkSum(uint64_t chunk) const;
   // Throws Error(kCorrupt) unless the bytes of piece `piece` of CHUNK_SUMS match

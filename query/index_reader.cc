@@ -409,10 +409,13 @@ void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
   // Bytes that are damaged either lie in the verified prefix (the query fails naming the
   // chunk) or did not take part in the decoding.
   const uint64_t length = range[1] - range[0];
-  // A cold file: the group asked for in one request (decoding reads the mapping page by page).
+  // A cold file: the group asked for in one request (decoding reads the mapping page by page),
+  // and its pages mapped in one (a fault each would cost more than mapping the pages after the
+  // term's list too).
   file_.WillNeedPieces(SectionId::kSparseData, 1, [&](size_t) {
     return std::pair<uint64_t, uint64_t>{range[0], length};
   });
+  file_.Populate(SectionId::kSparseData, range[0], length);
   const auto* p = reinterpret_cast<const uint8_t*>(data.data()) + range[0];
   const uint8_t* end = p + length;
   const uint8_t* stop = end;

@@ -139,6 +139,25 @@ void MappedFile::WillNeed(size_t offset, size_t length) const {
   (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
 }
 
+void MappedFile::Populate(size_t offset, size_t length) const {
+#ifdef MADV_POPULATE_READ
+  // Set once the kernel refuses the advice (before 5.14: EINVAL), so it is asked once.
+  static std::atomic<bool> unsupported{false};
+  if (offset >= size_ || length == 0 || unsupported.load(std::memory_order_relaxed)) return;
+  length = std::min(length, size_ - offset);
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
+  const auto end = reinterpret_cast<uintptr_t>(data_ + offset + length);
+  if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ) != 0 &&
+      errno == EINVAL) {
+    unsupported.store(true, std::memory_order_relaxed);
+  }
+#else
+  (void)offset;
+  (void)length;
+#endif
+}
+
 void MappedFile::AdviseRandom() const {
   if (size_ > 0) (void)::madvise(const_cast<uint8_t*>(data_), size_, MADV_RANDOM);
 }

@@ -3,6 +3,7 @@
 #include "util/memory.h"
 
 #include <malloc.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,33 +40,40 @@ long HugePageFallbacks() {
 // Exit codes of the child below.
 constexpr int kHugePages = 0, kSmallPages = 1, kAskedTwice = 2, kNotPossible = 3;
 
-TEST_CASE("PrepareHugePageHeap: 2 MiB of fresh blocks cost a few faults, not 512", "[memory]") {
-  // In a child process: the heap's settings are the process's, and this one runs other tests.
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    std::string thp;
-    std::getline(std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"), thp);
-    if (thp.find("[never]") != std::string::npos || thp.empty()) ::_exit(kNotPossible);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    if (util::PrepareHugePageHeap(4 << 20) == 0) ::_exit(kNotPossible);  // a sanitizer's
-    if (util::PrepareHugePageHeap(4 << 20) != 0) ::_exit(kAskedTwice);   // allocator
-    // 32 blocks of 64 KiB, as a query's buffers (some may come from blocks freed before, which
-    // are mapped already): in huge pages, a fault or two; in 4 KiB pages, 512.
-    std::vector<void*> blocks;
-    const long fallbacks = HugePageFallbacks();
-    const long before = MinorFaults();
-    for (int i = 0; i < 32; ++i) {
-      blocks.push_back(std::malloc(64 << 10));
-      std::memset(blocks.back(), i + 1, 64 << 10);
-    }
-    const long faults = MinorFaults() - before;
-    if (faults < 64) ::_exit(kHugePages);
-    if (HugePageFallbacks() != fallbacks) ::_exit(kNotPossible);
-    std::fprintf(stderr, "2 MiB of fresh blocks took %ld page faults\n", faults);
-    ::_exit(kSmallPages);
+// Run by the test below in a process of its own (a fresh heap: in this process, blocks that
+// earlier tests freed, some with their pages given back by malloc_trim, would be handed out
+// first): exits with the code that says what it found.
+TEST_CASE("PrepareHugePageHeap in a fresh process (run by the test below)",
+          "[.][huge-heap-child]") {
+  std::string thp;
+  std::getline(std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"), thp);
+  if (thp.find("[never]") != std::string::npos || thp.empty()) ::_exit(kNotPossible);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  if (util::PrepareHugePageHeap(4 << 20) == 0) ::_exit(kNotPossible);  // a sanitizer's
+  if (util::PrepareHugePageHeap(4 << 20) != 0) ::_exit(kAskedTwice);   // allocator
+  // 32 blocks of 64 KiB, as a query's buffers: in huge pages, a fault or two; in 4 KiB pages,
+  // 512.
+  std::vector<void*> blocks;
+  const long fallbacks = HugePageFallbacks();
+  const long before = MinorFaults();
+  for (int i = 0; i < 32; ++i) {
+    blocks.push_back(std::malloc(64 << 10));
+    std::memset(blocks.back(), i + 1, 64 << 10);
   }
+  const long faults = MinorFaults() - before;
+  if (faults < 64) ::_exit(kHugePages);
+  if (HugePageFallbacks() != fallbacks) ::_exit(kNotPossible);
+  std::fprintf(stderr, "2 MiB of fresh blocks took %ld page faults\n", faults);
+  ::_exit(kSmallPages);
+}
+
+TEST_CASE("PrepareHugePageHeap: 2 MiB of fresh blocks cost a few faults, not 512", "[memory]") {
+  char name[] = "bitsift_tests";
+  char tag[] = "[huge-heap-child]";
+  char* argv[] = {name, tag, nullptr};
+  pid_t pid = 0;
+  REQUIRE(::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, environ) == 0);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   REQUIRE(WIFEXITED(status));

@@ -40,7 +40,7 @@ inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 // for the rarest terms, MetaRecord of 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded
 // dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding
 // indexes it) and 4 KiB chunks. 2: segments (0.2).
-inline constexpr uint32_t kFormatVersion = 9;
+inline constexpr uint32_t kFormatVersion = 10;
 // Version of the token contract (README); an index is only valid for the same contract.
 inline constexpr uint32_t kContractVersion = 1;
 
@@ -146,6 +146,13 @@ struct MetaRecord {
   uint64_t reserved;  // 0
 };
 static_assert(sizeof(MetaRecord) == 96);
+
+// The first term with a document list in SPARSE_DATA (format 10): every term but the exact
+// ones. The Bloom terms, [exact_terms, sparse_first), have their Bloom bits and a list, and a
+// query takes whichever costs it less to read (query::IndexReader::UsesList); the sparse
+// terms, [sparse_first, term_count), only the list. Before format 10 lists began at
+// sparse_first. docs/design.md, "Lists for the Bloom terms".
+inline uint32_t ListFirst(const MetaRecord& m) { return m.exact_terms; }
 
 // A band has `width` Bloom rows followed by MetaRecord::exact_terms exact rows, each
 // words_per_row = ceil(doc_count / 64) words; the band's rows start 64-byte aligned (zero

@@ -20,7 +20,8 @@ uint32_t SparseFirst(const std::vector<DfRun>& runs, uint64_t term_count, uint32
 }
 
 void SparseRowsWriter::Add(const uint32_t* docs, size_t n) {
-  if (terms_ % kSparseGroupTerms == 0) index_.push_back(taken_ + data_.size());
+  if (terms_ < single_ || (terms_ - single_) % kSparseGroupTerms == 0)
+    index_.push_back(taken_ + data_.size());
   ++terms_;
   PutVarint(docs[0], data_);
   for (size_t i = 1; i < n; ++i) PutVarint(docs[i] - docs[i - 1] - 1, data_);

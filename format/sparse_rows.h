@@ -9,11 +9,15 @@
 // are exact (no verification for it), and the Bloom rows, freed of half their postings, are
 // narrower. docs/design.md ("Sparse rows") has the measurements.
 //
-// SPARSE_DATA: for each sparse term in id order, its df document ids ascending (df from
+// Since format 10 the Bloom terms have a list too (beside their Bloom bits): the lists start at
+// the first term that is not exact, ListFirst(meta) (format/index_format.h).
+//
+// SPARSE_DATA: for each listed term in id order, its df document ids ascending (df from
 //   DF_RUNS): varint first id, then varint (gap - 1) for each following id.
-// SPARSE_INDEX: u64 byte offset into SPARSE_DATA of each group of kSparseGroupTerms
-//   consecutive sparse terms (group g starts with term sparse_first + g * kSparseGroupTerms),
-//   then the size of SPARSE_DATA: ceil(sparse terms / kSparseGroupTerms) + 1 entries.
+// SPARSE_INDEX: u64 byte offset into SPARSE_DATA of each group of lists (ListGroups), then
+//   the size of SPARSE_DATA: ListGroups::Entries entries. Each Bloom term's list (thousands of
+//   ids) is a group of its own; the sparse terms' lists come in groups of kSparseGroupTerms
+//   consecutive terms (a lookup skips the lists before its own in the group).
 #ifndef BITSIFT_FORMAT_SPARSE_ROWS_H_
 #define BITSIFT_FORMAT_SPARSE_ROWS_H_
 
@@ -53,14 +57,42 @@ constexpr uint32_t SegmentSparseMaxDf(uint32_t setting, uint64_t docs) {
 uint32_t SparseFirst(const std::vector<DfRun>& runs, uint64_t term_count, uint32_t exact_terms,
                      uint32_t max_df);
 
-// Entries of SPARSE_INDEX for `sparse_terms` sparse terms.
-constexpr uint64_t SparseIndexEntries(uint64_t sparse_terms) {
-  return (sparse_terms + kSparseGroupTerms - 1) / kSparseGroupTerms + 1;
-}
+// How SPARSE_INDEX groups the lists of terms [list_first, term_count): the Bloom terms,
+// [list_first, sparse_first), a group each; the sparse terms in groups of kSparseGroupTerms
+// from sparse_first on. (Before format 10 every group had kSparseGroupTerms terms.)
+struct ListGroups {
+  uint32_t list_first;
+  uint32_t sparse_first;
+  uint64_t term_count;
 
-// Encodes sparse rows term by term, in id order; the data can be taken as it grows.
+  // The group of listed term id (list_first <= id < term_count).
+  uint64_t Group(uint32_t id) const {
+    if (id < sparse_first) return id - list_first;
+    return (sparse_first - list_first) + (id - sparse_first) / kSparseGroupTerms;
+  }
+  // The first term of id's group.
+  uint32_t GroupFirst(uint32_t id) const {
+    if (id < sparse_first) return id;
+    return sparse_first + (id - sparse_first) / kSparseGroupTerms * kSparseGroupTerms;
+  }
+  // Whether id is the last term of its group.
+  bool LastInGroup(uint32_t id) const {
+    return id < sparse_first || id + 1 == term_count ||
+           (id + 1 - sparse_first) % kSparseGroupTerms == 0;
+  }
+  // Entries of SPARSE_INDEX: one a group, and the end.
+  uint64_t Entries() const {
+    return (sparse_first - list_first) +
+           (term_count - sparse_first + kSparseGroupTerms - 1) / kSparseGroupTerms + 1;
+  }
+};
+
+// Encodes the lists term by term, in id order; the data can be taken as it grows.
 class SparseRowsWriter {
  public:
+  // The first `single_terms` terms added (the Bloom terms) get a group each; the others come
+  // in groups of kSparseGroupTerms (ListGroups).
+  explicit SparseRowsWriter(uint64_t single_terms = 0) : single_(single_terms) {}
   // Appends the next sparse term's documents: n >= 1 ids, strictly ascending.
   void Add(const uint32_t* docs, size_t n);
   // Bytes of SPARSE_DATA encoded and not taken yet.
@@ -71,14 +103,15 @@ class SparseRowsWriter {
   std::vector<uint64_t> Index() const;
 
  private:
+  uint64_t single_ = 0;
   std::string data_;
   uint64_t taken_ = 0;  // bytes returned by TakeData
   uint64_t terms_ = 0;
   std::vector<uint64_t> index_;
 };
 
-// Decodes the documents of sparse term `id` from the bytes [p, end) of its group, whose first
-// term is `group_first` (group_first <= id < group_first + kSparseGroupTerms); dict gives the
+// Decodes the documents of listed term `id` from the bytes [p, end) of its group, whose first
+// term is `group_first` (ListGroups::GroupFirst(id)); dict gives the
 // df of each term of the group. Returns false if the bytes are damaged: a varint past `end`, an
 // id not below doc_count, ids out of order. *stop, if not null, receives where the list ended.
 bool DecodeSparseRow(const uint8_t* p, const uint8_t* end, uint32_t group_first, uint32_t id,

@@ -299,11 +299,12 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
                          [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {
                            return docs_[plan.band_docs[plan.bands[band].first_column + column]].ids;
                          });
-  // Phase 6: the sparse rows, transposed from the documents' ids (indexer/sparse_lists.h).
+  // Phase 6: the lists of the Bloom and sparse terms, transposed from the documents' ids
+  // (indexer/sparse_lists.h; format::ListFirst).
   std::string sparse_data;
   const std::vector<uint64_t> sparse_index = WriteSparseLists(
-      docs_.size(), sparse_first,
-      std::vector<uint32_t>(terms.df.begin() + sparse_first, terms.df.end()),
+      docs_.size(), exact_terms, sparse_first - exact_terms,
+      std::vector<uint32_t>(terms.df.begin() + exact_terms, terms.df.end()),
       [&](uint64_t d, std::vector<uint32_t>&) -> const std::vector<uint32_t>& {
         return docs_[d].ids;
       },

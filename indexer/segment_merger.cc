@@ -435,19 +435,20 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
   return format::EncodeEncodingTable(encodings);
 }
 
-// Phase 7: SPARSE_DATA and SPARSE_INDEX (indexer/sparse_lists.h), from the new records.
+// Phase 7: SPARSE_DATA and SPARSE_INDEX (indexer/sparse_lists.h), from the new records: the
+// lists of the terms from list_first (format::ListFirst) on.
 void WriteSparseRows(format::IndexFileWriter& w, const NewRecords& records,
-                     const MergedTerms& terms, uint32_t sparse_first) {
-  // The df of every sparse term, from the runs.
-  std::vector<uint32_t> df(terms.count - sparse_first);
+                     const MergedTerms& terms, uint32_t list_first, uint32_t sparse_first) {
+  // The df of every listed term, from the runs.
+  std::vector<uint32_t> df(terms.count - list_first);
   for (size_t r = 0; r < terms.runs.size(); ++r) {
     const uint64_t end = r + 1 < terms.runs.size() ? terms.runs[r + 1].first_id : terms.count;
-    for (uint64_t id = std::max<uint64_t>(terms.runs[r].first_id, sparse_first); id < end; ++id)
-      df[id - sparse_first] = terms.runs[r].df;
+    for (uint64_t id = std::max<uint64_t>(terms.runs[r].first_id, list_first); id < end; ++id)
+      df[id - list_first] = terms.runs[r].df;
   }
   w.BeginSection(SectionId::kSparseData);
   const std::vector<uint64_t> index = WriteSparseLists(
-      records.count(), sparse_first, df,
+      records.count(), list_first, sparse_first - list_first, df,
       [&](uint64_t d, std::vector<uint32_t>& scratch) -> const std::vector<uint32_t>& {
         records.Decode(d, &scratch);
         return scratch;
@@ -559,7 +560,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   w.BeginSection(SectionId::kForwardData);
   records.CopyTo(w);
   w.EndSection();
-  WriteSparseRows(w, records, terms, sparse_first);
+  WriteSparseRows(w, records, terms, format::ListFirst(m), sparse_first);
   w.AddSection(SectionId::kEncodings, encodings.data(), encodings.size());
   summary.file_bytes = w.Finish();
   summary.documents = refs.size();

@@ -18,22 +18,22 @@ constexpr size_t kAppendBytes = size_t{1} << 20;
 
 }  // namespace
 
-std::vector<uint64_t> WriteSparseLists(uint64_t doc_count, uint32_t sparse_first,
-                                       const std::vector<uint32_t>& sparse_df,
+std::vector<uint64_t> WriteSparseLists(uint64_t doc_count, uint32_t list_first,
+                                       uint64_t single_terms, const std::vector<uint32_t>& list_df,
                                        const DocumentIds& ids,
                                        const std::function<void(std::string_view)>& append) {
-  format::SparseRowsWriter writer;
+  format::SparseRowsWriter writer(single_terms);
   std::vector<std::vector<uint32_t>> slice_ids(std::min(kDocumentStep, doc_count));
   tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
-  for (uint64_t lo = 0; lo < sparse_df.size();) {
+  for (uint64_t lo = 0; lo < list_df.size();) {
     // Phase 1: the slice, terms [lo, hi): at least one, at most kSparseSlicePostings postings.
     uint64_t hi = lo, total = 0;
-    while (hi < sparse_df.size() && (hi == lo || total + sparse_df[hi] <= kSparseSlicePostings))
-      total += sparse_df[hi++];
+    while (hi < list_df.size() && (hi == lo || total + list_df[hi] <= kSparseSlicePostings))
+      total += list_df[hi++];
     std::vector<uint64_t> start(hi - lo + 1, 0);
-    for (uint64_t t = lo; t < hi; ++t) start[t - lo + 1] = start[t - lo] + sparse_df[t];
-    const auto first_id = static_cast<uint32_t>(sparse_first + lo);
-    const auto end_id = static_cast<uint32_t>(sparse_first + hi);
+    for (uint64_t t = lo; t < hi; ++t) start[t - lo + 1] = start[t - lo] + list_df[t];
+    const auto first_id = static_cast<uint32_t>(list_first + lo);
+    const auto end_id = static_cast<uint32_t>(list_first + hi);
 
     // Phase 2: one pass over the documents; each step finds its documents' ids of the slice in
     // parallel, then files them in document order (so every list ascends).

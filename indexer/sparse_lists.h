@@ -21,14 +21,15 @@ inline constexpr uint64_t kSparseSlicePostings = uint64_t{4} << 20;
 using DocumentIds =
     std::function<const std::vector<uint32_t>&(uint64_t doc, std::vector<uint32_t>& scratch)>;
 
-// Writes the sparse rows of terms sparse_first .. sparse_first + sparse_df.size() - 1, whose
-// document frequencies are sparse_df, from the term ids of documents 0 .. doc_count - 1 (each
-// list ascending by document). Terms are taken in slices of at most kSparseSlicePostings
+// Writes the lists of terms list_first .. list_first + list_df.size() - 1, whose document
+// frequencies are list_df, from the term ids of documents 0 .. doc_count - 1 (each list
+// ascending by document); the first single_terms of them (the Bloom terms) a group each in
+// SPARSE_INDEX, the rest in groups of format::kSparseGroupTerms (format::ListGroups). Terms are taken in slices of at most kSparseSlicePostings
 // postings (one pass over the documents per slice, in parallel with TBB); `append` receives
 // the SPARSE_DATA bytes in order, in pieces of about 1 MiB. Returns SPARSE_INDEX.
-// Precondition: every document's ids ascend and sparse_df counts them exactly.
-std::vector<uint64_t> WriteSparseLists(uint64_t doc_count, uint32_t sparse_first,
-                                       const std::vector<uint32_t>& sparse_df,
+// Precondition: every document's ids ascend and list_df counts them exactly.
+std::vector<uint64_t> WriteSparseLists(uint64_t doc_count, uint32_t list_first,
+                                       uint64_t single_terms, const std::vector<uint32_t>& list_df,
                                        const DocumentIds& ids,
                                        const std::function<void(std::string_view)>& append);
 

@@ -376,10 +376,12 @@ void CheckIndex(const IndexReader& index) {
   }
   if (row_cursor != row_words) Fail(index, "rows section holds unused bytes");
 
-  // Sparse rows: each list is strictly ascending (SparseRow checks), as long as its term's df
-  // and every document on it holds the term; df documents hold it, so the list is exactly
-  // them. Groups are packed: each starts where the one before ended.
+  // Lists (the sparse terms' and, since format 10, the Bloom terms'): each list is strictly
+  // ascending (SparseRow checks), as long as its term's df and every document on it holds the
+  // term; df documents hold it, so the list is exactly them. Groups are packed: each starts
+  // where the one before ended.
   const uint32_t sparse_first = meta.sparse_first;
+  const uint32_t list_first = format::ListFirst(meta);
   if (sparse_first < terms && dict.Df(sparse_first) > meta.sparse_max_df)
     Fail(index, "a term above the sparse threshold has a sparse row");
   if (sparse_first > meta.exact_terms && sparse_first > 0 &&
@@ -391,14 +393,15 @@ void CheckIndex(const IndexReader& index) {
     Fail(index, "the sparse index does not cover the sparse rows");
   }
   std::vector<uint32_t> list;
-  for (uint64_t t = sparse_first; t < terms; ++t) {
-    const uint64_t g = (t - sparse_first) / format::kSparseGroupTerms;
-    const bool last = t + 1 == terms || (t + 1 - sparse_first) % format::kSparseGroupTerms == 0;
+  const format::ListGroups groups = index.ListGroups();
+  for (uint64_t t = list_first; t < terms; ++t) {
+    const uint64_t g = groups.Group(static_cast<uint32_t>(t));
+    const bool last = groups.LastInGroup(static_cast<uint32_t>(t));
     if (last) {  // the group's lists end exactly where the next group starts
       const auto* data =
           reinterpret_cast<const uint8_t*>(index.Section(SectionId::kSparseData).data());
       const uint8_t* stop = nullptr;
-      const auto group_first = static_cast<uint32_t>(sparse_first + g * format::kSparseGroupTerms);
+      const uint32_t group_first = groups.GroupFirst(static_cast<uint32_t>(t));
       if (sparse_index[g] > sparse_index[g + 1] ||
           !format::DecodeSparseRow(data + sparse_index[g], data + sparse_index[g + 1], group_first,
                                    static_cast<uint32_t>(t), dict, docs, &list, &stop) ||
@@ -409,11 +412,11 @@ void CheckIndex(const IndexReader& index) {
     index.SparseRow(static_cast<uint32_t>(t), &list);
     if (list.size() != df[t] ||
         std::adjacent_find(list.begin(), list.end(), std::greater_equal<uint32_t>()) != list.end())
-      Fail(index, "the sparse row of term " + std::to_string(t) + " is not its documents");
+      Fail(index, "the document list of term " + std::to_string(t) + " is not its documents");
     const uint32_t id = static_cast<uint32_t>(t);
     for (uint32_t d : list) {
       if (!index.Contains(d, &id, 1))
-        Fail(index, "the sparse row of term " + std::to_string(t) + " lists document " +
+        Fail(index, "the document list of term " + std::to_string(t) + " lists document " +
                         std::to_string(d) + ", which does not hold it");
     }
   }

@@ -21,7 +21,9 @@ void Check(bool ok, const std::string& path, const std::string& what) {
 }  // namespace
 
 IndexReader::IndexReader(const std::string& path, format::IndexFile::Access access)
-    : serial_(NextSerial()), file_(path, access) {
+    : serial_(NextSerial()),
+      file_(path, access),
+      prefer_lists_(access == format::IndexFile::Access::kOneShot) {
   // IndexFile verified META and BANDS. These checks are O(bands): they keep every row inside
   // ROWS and every count consistent with its section's size, even for a file whose checksums
   // were forged. Per-record bounds (ids, paths, offsets) are checked where records are read.
@@ -69,7 +71,7 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   dict_ = format::DictionaryView(&file_, terms);
   Check(meta_.exact_terms <= meta_.sparse_first && meta_.sparse_first <= terms, path,
         "sparse term range");
-  expect(SectionId::kSparseIndex, format::SparseIndexEntries(terms - meta_.sparse_first), 8,
+  expect(SectionId::kSparseIndex, ListGroups().Entries(), 8,
          "sparse index");
   // A few dozen bytes, read by every document() call: verified (Touch) and parsed here.
   const uint64_t encodings_size = file_.Section(SectionId::kEncodings).size();
@@ -395,9 +397,10 @@ bool IndexReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {
 }
 
 void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
-  Check(id >= meta_.sparse_first && id < meta_.term_count, path(),
-        "term " + std::to_string(id) + " has no sparse row");
-  const uint64_t g = (id - meta_.sparse_first) / format::kSparseGroupTerms;
+  Check(HasList(id) && id < meta_.term_count, path(),
+        "term " + std::to_string(id) + " has no document list");
+  const format::ListGroups groups = ListGroups();
+  const uint64_t g = groups.Group(id);
   uint64_t range[2];
   file_.Read(SectionId::kSparseIndex, g * 8, 16, range);
   const std::string_view data = file_.Section(SectionId::kSparseData);
@@ -419,8 +422,7 @@ void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
   const auto* p = reinterpret_cast<const uint8_t*>(data.data()) + range[0];
   const uint8_t* end = p + length;
   const uint8_t* stop = end;
-  const auto group_first =
-      static_cast<uint32_t>(meta_.sparse_first + g * format::kSparseGroupTerms);
+  const uint32_t group_first = groups.GroupFirst(id);
   const bool ok =
       format::DecodeSparseRow(p, end, group_first, id, dict_, meta_.doc_count, docs, &stop);
   // A failed decoding verifies the whole group: a damaged chunk is named as such.

@@ -15,6 +15,7 @@
 #include "format/doc_bands.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
+#include "format/sparse_rows.h"
 
 namespace bitsift::query {
 
@@ -32,7 +33,8 @@ class IndexReader {
  public:
   // Opens path and verifies what opening verifies (above). Throws Error(kNotFound) or
   // Error(kCorrupt) with a message naming the path and the problem. A query's reader opens
-  // with Access::kRandom (format::IndexFile::Access).
+  // with Access::kRandom (format::IndexFile::Access); a one-shot query's, Access::kOneShot,
+  // prefers lists (PreferLists).
   explicit IndexReader(const std::string& path,
                        format::IndexFile::Access access = format::IndexFile::Access::kScan);
   IndexReader(const IndexReader&) = delete;
@@ -121,8 +123,28 @@ class IndexReader {
   // Whether term id (< term count) has a sparse row (format/sparse_rows.h): no Bloom bits,
   // its exact document list instead.
   bool IsSparse(uint32_t id) const { return id >= meta_.sparse_first; }
-  // The documents of sparse term id (IsSparse), ascending, into *docs. Throws Error(kCorrupt)
-  // if the list's bytes or chunks are damaged or inconsistent.
+  // Whether term id has a document list (SparseRow): the sparse terms and, since format 10,
+  // the Bloom terms (format::ListFirst).
+  bool HasList(uint32_t id) const { return id >= format::ListFirst(meta_); }
+  // Whether a query takes term id's list rather than its rows: for a sparse term (it has no
+  // Bloom bits), and for a Bloom term when this reader prefers lists (PreferLists). A Bloom
+  // term's list is its exact documents, some KB to some tens of KB; its rows are k of N bits in
+  // every band (~1 MB for a million documents) and leave candidates to verify by their forward
+  // records. docs/design.md, "Lists for the Bloom terms".
+  bool UsesList(uint32_t id) const { return IsSparse(id) || (prefer_lists_ && HasList(id)); }
+  // Makes queries take a Bloom term's list (UsesList): for a reader whose pages are not in
+  // the process yet (a one-shot query), where every byte of a row costs a read or a fault.
+  // A reader that answers many queries from mapped, warm rows keeps them (ANDing mapped rows
+  // costs a warm query less than decoding lists of thousands of ids). Call it before the
+  // reader is shared between threads. Results do not change.
+  void PreferLists(bool prefer) { prefer_lists_ = prefer; }
+  bool prefers_lists() const { return prefer_lists_; }
+  // How SPARSE_INDEX groups the lists (format::ListGroups).
+  format::ListGroups ListGroups() const {
+    return {format::ListFirst(meta_), meta_.sparse_first, meta_.term_count};
+  }
+  // The documents of term id (HasList), ascending, into *docs. Throws Error(kCorrupt) if the
+  // list's bytes or chunks are damaged or inconsistent.
   void SparseRow(uint32_t id, std::vector<uint32_t>* docs) const;
   // Hints the CPU to start loading document id's forward record (no effect on results: the
   // offset read here is not verified, and a prefetch of any address is harmless).
@@ -211,6 +233,7 @@ class IndexReader {
 
   format::IndexFile file_;
   format::MetaRecord meta_{};
+  bool prefer_lists_ = false;  // see PreferLists
   std::string_view root_;
   const format::BandRecord* bands_ = nullptr;
   const uint64_t* forward_offsets_ = nullptr;  // raw: for PrefetchRecord only

@@ -35,6 +35,13 @@ double MicrosSince(Clock::time_point t) {
 constexpr size_t kRowFilterMinCandidates = 64;
 constexpr uint64_t kRowFilterMaxDfPerCandidate = 32;
 
+// A one-shot reader takes a Bloom term's list (IndexReader::UsesList) unless the candidates of
+// the rarer lists are so few that reading their forward records costs less: decoding a list
+// costs ~7 ns an id (its pages, checksums and varints), a candidate's record ~20-50 us by copy
+// in a fresh process. linux-paras, `cells 193 keystone clocks` (5 candidates of the sparse
+// terms, `cells` and `clocks` ~21k ids each): lists 420-500 us, records ~270 us.
+constexpr uint64_t kListIdsPerCandidate = 4096;
+
 // Verification of this many candidates or more is spread over threads.
 constexpr size_t kParallelVerifyMin = 4096;
 // A reader that reads by copy (a one-shot query where page faults are dear) pays a pread or
@@ -79,7 +86,7 @@ Searcher::RowTerm Searcher::PlanFound(uint32_t id, uint64_t hash) const {
   RowTerm t{hash, -1, 0, id, false};
   t.df = index_.dictionary().Df(id);
   if (id < index_.exact_terms()) t.exact = id;
-  t.sparse = index_.IsSparse(id);
+  t.sparse = index_.UsesList(id);
   return t;
 }
 
@@ -89,7 +96,7 @@ std::vector<uint32_t> Searcher::Candidates(const std::vector<std::string>& terms
   for (const std::string& t : terms) planned.push_back(Plan(t));
   std::stable_sort(planned.begin(), planned.end(),
                    [](const RowTerm& a, const RowTerm& b) { return a.df < b.df; });
-  return CandidatesFor(planned, parallel, stats, nullptr, nullptr, nullptr);
+  return CandidatesFor(&planned, parallel, stats, nullptr, nullptr, nullptr);
 }
 
 namespace {
@@ -250,14 +257,19 @@ void Searcher::BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, boo
   });
 }
 
-std::vector<uint32_t> Searcher::SparseCandidates(const std::vector<RowTerm>& terms,
-                                                 QueryStats* stats,
+std::vector<uint32_t> Searcher::SparseCandidates(std::vector<RowTerm>* terms, QueryStats* stats,
                                                  const std::vector<IdRange>* scope,
                                                  uint64_t* all) const {
   std::vector<uint32_t> out, list, both;
   bool first = true;
-  for (const RowTerm& t : terms) {  // rarest first (the caller sorted them by df)
+  for (RowTerm& t : *terms) {  // rarest first (the caller sorted them by df)
     if (!t.sparse) continue;
+    // A Bloom term's list (sparse terms, with df at most sparse_max_df, come before any):
+    // not when the candidates so far are too few to be worth it.
+    if (!first && !index_.IsSparse(t.id) && out.size() * kListIdsPerCandidate < t.df) {
+      t.sparse = false;
+      continue;
+    }
     index_.SparseRow(t.id, first ? &out : &list);
     ++stats->rows_read;
     if (!first) {
@@ -269,7 +281,7 @@ std::vector<uint32_t> Searcher::SparseCandidates(const std::vector<RowTerm>& ter
     first = false;
     if (out.empty()) break;
   }
-  FilterByRows(terms, &out, stats);
+  FilterByRows(*terms, &out, stats);
   const uint64_t before = out.size();
   if (scope != nullptr) {
     out.erase(
@@ -361,13 +373,14 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
   candidates->resize(kept);
 }
 
-std::vector<uint32_t> Searcher::CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
+std::vector<uint32_t> Searcher::CandidatesFor(std::vector<RowTerm>* planned, bool parallel,
                                               QueryStats* stats, const std::vector<IdRange>* scope,
                                               const uint64_t* deleted, uint64_t* all) const {
   auto is_deleted = [deleted](uint32_t d) { return (deleted[d / 64] >> (d % 64)) & 1; };
+  const std::vector<RowTerm>& terms = *planned;
   for (const RowTerm& t : terms) {
     if (!t.sparse) continue;
-    std::vector<uint32_t> out = SparseCandidates(terms, stats, scope, all);
+    std::vector<uint32_t> out = SparseCandidates(planned, stats, scope, all);
     if (deleted != nullptr) {
       out.erase(std::remove_if(out.begin(), out.end(), is_deleted), out.end());
       stats->candidates = out.size();
@@ -479,10 +492,21 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     sparse = sparse || rt.sparse;
     planned.push_back(rt);
   }
+  // Rarest terms first: their rows are sparsest and zero whole blocks soonest.
+  std::stable_sort(planned.begin(), planned.end(),
+                   [](const RowTerm& a, const RowTerm& b) { return a.df < b.df; });
+  stats->parse_us = MicrosSince(start);
+
+  const auto and_start = Clock::now();
+  uint64_t all_candidates = 0;
+  std::vector<uint32_t> candidates =
+      CandidatesFor(&planned, true, stats, scope, deleted, &all_candidates);
+  stats->and_us = MicrosSince(and_start);
   // The ids of the terms the candidates do not settle: with a sparse term the candidates are
-  // its documents, exact for every sparse term; otherwise the rows are exact for exact terms.
-  // A sparse query's exact terms are settled by one bit of their rows per candidate
-  // (bit_terms), its Bloom terms by the candidates' forward records (verify_ids).
+  // its documents, exact for every term whose list was read; otherwise the rows are exact for
+  // exact terms. A sparse query's exact terms are settled by one bit of their rows per
+  // candidate (bit_terms), its other terms by the candidates' forward records (verify_ids).
+  // (After CandidatesFor: it may leave a Bloom term's list unread.)
   std::vector<uint32_t> verify_ids, bit_terms;
   for (const RowTerm& rt : planned) {
     if (sparse && !rt.sparse && rt.exact >= 0) {
@@ -491,17 +515,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
       verify_ids.push_back(rt.id);
     }
   }
-  // Rarest terms first: their rows are sparsest and zero whole blocks soonest.
-  std::stable_sort(planned.begin(), planned.end(),
-                   [](const RowTerm& a, const RowTerm& b) { return a.df < b.df; });
   std::sort(verify_ids.begin(), verify_ids.end());
-  stats->parse_us = MicrosSince(start);
-
-  const auto and_start = Clock::now();
-  uint64_t all_candidates = 0;
-  std::vector<uint32_t> candidates =
-      CandidatesFor(planned, true, stats, scope, deleted, &all_candidates);
-  stats->and_us = MicrosSince(and_start);
   // Thousands of candidates read by copy: verification, the merge and the stale-hit checks
   // will share their reads with the helper thread; have it running by then.
   if (limit == 0 && candidates.size() >= kSharedVerifyStart && index_.file().copy_reads())

@@ -54,7 +54,8 @@ class Searcher {
 
  private:
   // A term as the rows see it: its hash, its exact-row id if it has one, its df (0 if absent),
-  // its id (if df > 0) and whether it has a sparse row instead of Bloom bits.
+  // its id (if df > 0) and whether the query takes its list (a sparse term, or a Bloom term
+  // whose list the reader prefers: IndexReader::UsesList) instead of its rows.
   struct RowTerm {
     uint64_t hash;
     int64_t exact;
@@ -87,9 +88,12 @@ class Searcher {
   // Asks for every band's rows of `terms` to be read ahead at once (a hint for a cold index:
   // IndexReader::AdviseRandomAccess), before the bands are ANDed one after another.
   void WillNeedRows(const std::vector<RowTerm>& terms) const;
-  // The documents of every sparse term of `terms` (in `scope` if not null), ascending: their
+  // The documents of every sparse term of *terms (in `scope` if not null), ascending: their
   // lists intersected, rarest first. *all, if not null, receives the number before the scope.
-  std::vector<uint32_t> SparseCandidates(const std::vector<RowTerm>& terms, QueryStats* stats,
+  // A Bloom term whose list is longer than the candidates so far warrant
+  // (kListIdsPerCandidate, searcher.cc) is not read: its `sparse` becomes false, and its rows
+  // or the candidates' forward records settle it.
+  std::vector<uint32_t> SparseCandidates(std::vector<RowTerm>* terms, QueryStats* stats,
                                          const std::vector<IdRange>* scope, uint64_t* all) const;
   // Drops from *candidates (a sparse query's, ascending) the documents whose rows show they
   // lack one of the non-sparse terms of `terms`, when that pays (kRowFilterMinCandidates,
@@ -100,8 +104,9 @@ class Searcher {
   // The candidates of `terms` (in `scope` if not null, and not in `deleted`, a bitmap over the
   // segment's ids, if not null), ascending. *all, if not null, receives the number of
   // candidates before the scope and the deletions were applied (what a term's df counts).
-  // With a sparse term, they are SparseCandidates; otherwise the rows' AND.
-  std::vector<uint32_t> CandidatesFor(const std::vector<RowTerm>& terms, bool parallel,
+  // With a sparse term, they are SparseCandidates (which may turn a Bloom term's `sparse` off:
+  // the caller settles the terms by their flags afterwards); otherwise the rows' AND.
+  std::vector<uint32_t> CandidatesFor(std::vector<RowTerm>* terms, bool parallel,
                                       QueryStats* stats, const std::vector<IdRange>* scope,
                                       const uint64_t* deleted, uint64_t* all) const;
 

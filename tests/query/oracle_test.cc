@@ -149,11 +149,42 @@ TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]
         oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
       }
       std::vector<std::string> common(vocab.begin(), vocab.begin() + 8);
-      Totals t =
-          CheckAgainstOracle(reader, oracle, oracle_doc_of, MakeQueries(oracle, common, 2500, rng));
+      const std::vector<std::vector<std::string>> queries = MakeQueries(oracle, common, 2500, rng);
+      Totals t = CheckAgainstOracle(reader, oracle, oracle_doc_of, queries);
       CHECK(t.with_hits > t.queries / 3);
       CHECK(t.candidates >= t.truth);
       if (seed == 2) CHECK(t.candidates > t.truth);  // verification had work to do
+      // The Bloom terms' lists instead of their rows (as a one-shot reader takes them): the
+      // same answers.
+      reader.PreferLists(true);
+      Totals lists = CheckAgainstOracle(reader, oracle, oracle_doc_of, queries);
+      CHECK(lists.truth == t.truth);
+      // A Bloom term alone: from its list, no row read and no candidate to verify; from its
+      // rows, k rows a band and candidates that verification thins.
+      // (With sparse rows up to 1024 documents these corpora have no Bloom term.)
+      const format::MetaRecord& meta = reader.meta();
+      if (sparse_max_df != format::kDefaultSparseMaxDf)
+        REQUIRE(meta.sparse_first > meta.exact_terms);
+      if (meta.sparse_first > meta.exact_terms) {
+        std::string term;
+        uint32_t bloom = 0;
+        reader.dictionary().ForEachWithPrefix("", [&](std::string_view t, uint32_t id) {
+          if (id < meta.exact_terms || id >= meta.sparse_first) return true;
+          term = t;
+          bloom = id;
+          return false;
+        });
+        REQUIRE(!term.empty());
+        query::Searcher searcher(reader);
+        query::QueryStats by_list, by_rows;
+        const std::vector<uint32_t> from_list = searcher.Search({term}, 0, &by_list);
+        CHECK(by_list.bytes_read == 0);
+        CHECK(by_list.candidates == reader.dictionary().Df(bloom));
+        CHECK(from_list.size() == reader.dictionary().Df(bloom));
+        reader.PreferLists(false);
+        CHECK(searcher.Search({term}, 0, &by_rows) == from_list);
+        CHECK(by_rows.bytes_read > 0);
+      }
     }
 }
 
@@ -269,26 +300,88 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
   for (auto reads :
        {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {
     format::IndexFile::SetOneShotReads(reads);
-    for (auto access : {format::IndexFile::Access::kRandom, format::IndexFile::Access::kOneShot}) {
-      query::IndexReader reader(segment, access);
-      REQUIRE(reader.doc_count() == docs.size());
-      std::vector<size_t> oracle_doc_of(reader.doc_count());
-      for (uint32_t id = 0; id < reader.doc_count(); ++id)
-        oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
-      CheckAgainstOracle(reader, oracle, oracle_doc_of, queries);
-      // The filter ran: fewer candidates than `rare` has documents.
-      query::Searcher searcher(reader);
-      query::QueryStats stats;
-      searcher.Search(query::Searcher::ParseQuery({"rare", "mid"}), 0, &stats);
-      CHECK(stats.candidates < 153);
-      CHECK(stats.matches == 22);  // i % 917 == 0
-      searcher.Search(query::Searcher::ParseQuery({"rare", "xa", "yb"}), 0, &stats);
-      CHECK(stats.candidates < 153);
-      CHECK(stats.matches == 0);
-    }
+    for (auto access : {format::IndexFile::Access::kRandom, format::IndexFile::Access::kOneShot})
+      for (bool lists : {false, true}) {
+        INFO("one-shot " << (access == format::IndexFile::Access::kOneShot) << ", lists " << lists);
+        query::IndexReader reader(segment, access);
+        // A one-shot reader prefers the Bloom terms' lists; the rows, by copy too, stay tested.
+        CHECK(reader.prefers_lists() == (access == format::IndexFile::Access::kOneShot));
+        reader.PreferLists(lists);
+        REQUIRE(reader.doc_count() == docs.size());
+        std::vector<size_t> oracle_doc_of(reader.doc_count());
+        for (uint32_t id = 0; id < reader.doc_count(); ++id)
+          oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
+        CheckAgainstOracle(reader, oracle, oracle_doc_of, queries);
+        // The filter ran: fewer candidates than `rare` has documents.
+        query::Searcher searcher(reader);
+        query::QueryStats stats;
+        searcher.Search(query::Searcher::ParseQuery({"rare", "mid"}), 0, &stats);
+        CHECK(stats.candidates < 153);
+        CHECK(stats.matches == 22);  // i % 917 == 0
+        searcher.Search(query::Searcher::ParseQuery({"rare", "xa", "yb"}), 0, &stats);
+        CHECK(stats.candidates < 153);
+        CHECK(stats.matches == 0);
+      }
   }
   format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
 }
+// A one-shot reader takes a Bloom term's list, unless the rarer terms' candidates are so few
+// that their forward records cost less to read (Searcher::SparseCandidates,
+// kListIdsPerCandidate): then verification settles the term. Both ways against the oracle.
+TEST_CASE("a Bloom term's list is read unless the candidates are few: the oracle's answers",
+          "[oracle]") {
+  // 140,000 documents: exact rows from N/32 (4,375) on, sparse rows up to N/128 (1,093).
+  // `bloomy` (4,243 documents) is a Bloom term; `one` (1 document, with `bloomy`), `lone` (1,
+  // without) and `few` (40, half with it) are sparse.
+  constexpr uint32_t kDocs = 140000;
+  std::vector<indexer::MemoryDocument> docs;
+  Oracle oracle;
+  std::map<std::string, size_t> oracle_of_name;
+  for (uint32_t i = 0; i < kDocs; ++i) {
+    std::string text = Cat("w", i, " z", i % 97);
+    if (i % 33 == 0) text += " bloomy";
+    if (i == 33 * 7) text += " one";
+    if (i == 33 * 7 + 1) text += " lone";
+    if (i % 1650 < 2 && i < 1650 * 20) text += " few";  // i % 1650 == 0: with `bloomy`
+    const std::string name = Cat("d", 1000000 + i);
+    oracle_of_name[name] = oracle.size();
+    oracle.Add(text);
+    docs.push_back({name, text, 0});
+  }
+  TempDir dir;
+  const std::string segment = BuildOneSegment(docs, dir);
+  query::IndexReader reader(segment, format::IndexFile::Access::kOneShot);
+  REQUIRE(reader.prefers_lists());
+  const uint32_t bloomy = *reader.dictionary().Find("bloomy");
+  REQUIRE(bloomy >= reader.exact_terms());
+  REQUIRE(!reader.IsSparse(bloomy));
+  REQUIRE(reader.IsSparse(*reader.dictionary().Find("few")));
+  std::vector<size_t> oracle_doc_of(reader.doc_count());
+  for (uint32_t id = 0; id < reader.doc_count(); ++id)
+    oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
+  CheckAgainstOracle(reader, oracle, oracle_doc_of,
+                     {{"one", "bloomy"},
+                      {"lone", "bloomy"},
+                      {"few", "bloomy"},
+                      {"bloomy"},
+                      {"one", "bloomy", "z7"},
+                      {"few", "bloomy", "z0"}});
+  query::Searcher searcher(reader);
+  query::QueryStats stats;
+  // One candidate: `bloomy` is settled by its forward record, its list not read.
+  CHECK(searcher.Search({"bloomy", "one"}, 0, &stats).size() == 1);
+  CHECK(stats.rows_read == 1);  // `one`'s list only
+  CHECK(stats.false_positives == 0);
+  CHECK(searcher.Search({"bloomy", "lone"}, 0, &stats).empty());
+  CHECK(stats.rows_read == 1);
+  CHECK(stats.false_positives == 1);  // `lone`'s document, refused by its record
+  // 40 candidates: the list is read, and it settles `bloomy` (no candidate to verify).
+  CHECK(searcher.Search({"bloomy", "few"}, 0, &stats).size() == 20);
+  CHECK(stats.rows_read == 2);
+  CHECK(stats.candidates == 20);
+  CHECK(stats.bytes_read == 0);
+}
+
 TEST_CASE("columns and band documents read in spans equal those read one by one", "[oracle]") {
   // 40,000 documents: a band's BAND_DOCS spans ~40 chunks, more than one span
   // (IndexReader::kColumnSpanBytes) and more than a batch of ForEachBandDoc; DOC_BANDS (~6

@@ -237,27 +237,47 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
   const std::string bad = f.dir / "bad";
   // Through the mapping, and by copy (a one-shot reader where page faults are dear).
   const bool by_copy = GENERATE(false, true);
-  auto expect_refused = [&](const char* what, uint64_t pos, const char* section) {
+  // Who reads a section: every reader, or only a reader that answers the Bloom terms "needle"
+  // and "pin" from their rows and verifies the candidates' forward records (a reader of many
+  // queries), or only one that takes their lists (a one-shot reader: the library's by_copy
+  // Ask and the program; IndexReader::UsesList). A reader that does not read the damage
+  // answers exactly.
+  enum class Readers { kAll, kRows, kLists };
+  auto expect_refused = [&](const char* what, uint64_t pos, const char* section,
+                            Readers readers = Readers::kAll) {
     const std::string segment = WriteCopy(f.good, bad, Flip(f.image, pos));
+    const bool library_reads = readers == Readers::kAll || (readers == Readers::kRows) != by_copy;
+    const bool program_reads = readers != Readers::kRows;
     Answer a = Ask(bad, kQuery, by_copy);
     INFO(what << (by_copy ? " (by copy)" : "") << ": " << a.status.message());
-    CHECK(a.status.code() == Status::Code::kCorrupt);
-    CHECK(a.paths.empty());
-    // Read from the disk (cold: the query asks for its chunks ahead), the same refusal.
+    if (library_reads) {
+      CHECK(a.status.code() == Status::Code::kCorrupt);
+      CHECK(a.paths.empty());
+      CHECK(Contains(a.status.message(), segment));
+      CHECK(Contains(a.status.message(), std::string("of section ") + section));
+      // An index of in-memory documents: the repair is to build it again from them.
+      CHECK(Contains(a.status.message(), "rebuild it from its documents"));
+    } else {
+      CHECK(a.status.ok());
+      CHECK(a.paths == f.expected.paths);
+    }
+    // Read from the disk (cold: the query asks for its chunks ahead), the same answer.
     Evict(segment);
     Answer cold = Ask(bad, kQuery, by_copy);
-    CHECK(cold.status.code() == Status::Code::kCorrupt);
-    CHECK(cold.paths.empty());
-    CHECK(Contains(a.status.message(), segment));
-    CHECK(Contains(a.status.message(), std::string("of section ") + section));
-    // An index of in-memory documents: the repair is to build it again from them.
-    CHECK(Contains(a.status.message(), "rebuild it from its documents"));
+    CHECK(cold.status.code() == a.status.code());
+    CHECK(cold.paths == a.paths);
     // The program: exit 2, one line naming the file, nothing on stdout.
     ProcessResult p = RunProcess({BitsiftProgram(), "query", "--index", bad, "needle", "pin"});
-    CHECK(p.exit_code == 2);
-    CHECK(p.out.empty());
-    CHECK(Contains(p.err, segment));
-    CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
+    if (program_reads) {
+      CHECK(p.exit_code == 2);
+      CHECK(p.out.empty());
+      CHECK(Contains(p.err, segment));
+      CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
+    } else {
+      CHECK(p.exit_code == 0);
+      CHECK(static_cast<size_t>(std::count(p.out.begin(), p.out.end(), '\n')) ==
+            f.expected.paths.size());
+    }
   };
 
   // A byte of the first row that the query ANDs in band 0.
@@ -268,7 +288,8 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
   bitsift::format::ForEachPosition(bitsift::format::HashTerm("needle"), band.width, band.k,
                                    [&](uint64_t r) { row = std::min(row, r); });
   expect_refused("a row the query reads",
-                 rows_at + band.rows_offset + row * band.words_per_row * 8 + 3, "ROWS");
+                 rows_at + band.rows_offset + row * band.words_per_row * 8 + 3, "ROWS",
+                 Readers::kRows);
 
   // A byte of the forward record of a candidate (document "needle" and "pin" are in).
   bitsift::query::IndexReader reader(f.segment);
@@ -280,7 +301,21 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
   const auto [offsets_at, offsets_len] = SectionSpan(f.image, SectionId::kForwardOffsets);
   const auto [forward_at, forward_len] = SectionSpan(f.image, SectionId::kForwardData);
   expect_refused("a candidate's forward record",
-                 forward_at + Load<uint64_t>(f.image, offsets_at + doc * 8ULL), "FORWARD_DATA");
+                 forward_at + Load<uint64_t>(f.image, offsets_at + doc * 8ULL), "FORWARD_DATA",
+                 Readers::kRows);
+
+  // A byte of the list of "needle", a Bloom term (format 10: its list beside its rows).
+  {
+    const std::optional<uint32_t> needle = reader.dictionary().Find("needle");
+    REQUIRE(needle.has_value());
+    REQUIRE(!reader.IsSparse(*needle));
+    REQUIRE(reader.HasList(*needle));
+    const auto [index_at, index_len] = SectionSpan(f.image, SectionId::kSparseIndex);
+    const auto [data_at, data_len] = SectionSpan(f.image, SectionId::kSparseData);
+    const uint64_t group = reader.ListGroups().Group(*needle);
+    expect_refused("a Bloom term's list", data_at + Load<uint64_t>(f.image, index_at + group * 8),
+                   "SPARSE_DATA", Readers::kLists);
+  }
 
   // The record of a result (its path is printed): a byte of its path, in its DOC_FACTS block.
   const auto [facts_at, facts_len] = SectionSpan(f.image, SectionId::kDocFacts);
@@ -411,7 +446,7 @@ TEST_CASE("a damaged sparse row that a query reads: the query fails naming the s
   const std::optional<uint32_t> id = reader.dictionary().Find("hapax");
   REQUIRE(id.has_value());
   REQUIRE(reader.IsSparse(*id));
-  const uint64_t group = (*id - reader.meta().sparse_first) / bitsift::format::kSparseGroupTerms;
+  const uint64_t group = reader.ListGroups().Group(*id);
   const auto [index_at, index_len] = SectionSpan(f.image, SectionId::kSparseIndex);
   const auto [data_at, data_len] = SectionSpan(f.image, SectionId::kSparseData);
   const uint64_t pos = data_at + Load<uint64_t>(f.image, index_at + group * 8);
@@ -636,7 +671,7 @@ TEST_CASE("a sparse list is verified up to its end, not the rest of its group", 
     const std::optional<uint32_t> id = reader.dictionary().Find(term(t));
     REQUIRE(id.has_value());
     REQUIRE(reader.IsSparse(*id));
-    const uint64_t g = (*id - reader.meta().sparse_first) / bitsift::format::kSparseGroupTerms;
+    const uint64_t g = reader.ListGroups().Group(*id);
     const uint64_t begin = Load<uint64_t>(image, index_at + g * 8);
     const uint64_t end = Load<uint64_t>(image, index_at + (g + 1) * 8);
     std::vector<uint32_t> list;
@@ -644,7 +679,7 @@ TEST_CASE("a sparse list is verified up to its end, not the rest of its group", 
     const uint8_t* stop = nullptr;
     REQUIRE(bitsift::format::DecodeSparseRow(
         p, p + (end - begin),
-        reader.meta().sparse_first + static_cast<uint32_t>(g) * bitsift::format::kSparseGroupTerms,
+        reader.ListGroups().GroupFirst(*id),
         *id, reader.dictionary(), reader.doc_count(), &list, &stop));
     const uint64_t list_end = begin + static_cast<uint64_t>(stop - p);
     if ((end - 1) / bitsift::format::kChunkBytes > list_end / bitsift::format::kChunkBytes) {
@@ -652,7 +687,7 @@ TEST_CASE("a sparse list is verified up to its end, not the rest of its group", 
       damage = data_at + end - 1;     // the group's last byte: in the last term's list
       for (int u = 0; u < 20; ++u) {  // a term of the same group whose list holds that byte
         const uint32_t other = *reader.dictionary().Find(term(u));
-        if ((other - reader.meta().sparse_first) / bitsift::format::kSparseGroupTerms == g &&
+        if (reader.ListGroups().Group(other) == g &&
             (!last || other > *reader.dictionary().Find(*last)))
           last = term(u);
       }

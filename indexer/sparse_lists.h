@@ -24,9 +24,10 @@ using DocumentIds =
 // Writes the lists of terms list_first .. list_first + list_df.size() - 1, whose document
 // frequencies are list_df, from the term ids of documents 0 .. doc_count - 1 (each list
 // ascending by document); the first single_terms of them (the Bloom terms) a group each in
-// SPARSE_INDEX, the rest in groups of format::kSparseGroupTerms (format::ListGroups). Terms are taken in slices of at most kSparseSlicePostings
-// postings (one pass over the documents per slice, in parallel with TBB); `append` receives
-// the SPARSE_DATA bytes in order, in pieces of about 1 MiB. Returns SPARSE_INDEX.
+// SPARSE_INDEX, the rest in groups of format::kSparseGroupTerms (format::ListGroups). Terms
+// are taken in slices of at most kSparseSlicePostings postings (one pass over the documents
+// per slice, in parallel with TBB); `append` receives the SPARSE_DATA bytes in order, in
+// pieces of about 1 MiB. Returns SPARSE_INDEX.
 // Precondition: every document's ids ascend and list_df counts them exactly.
 std::vector<uint64_t> WriteSparseLists(uint64_t doc_count, uint32_t list_first,
                                        uint64_t single_terms, const std::vector<uint32_t>& list_df,

@@ -71,8 +71,7 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   dict_ = format::DictionaryView(&file_, terms);
   Check(meta_.exact_terms <= meta_.sparse_first && meta_.sparse_first <= terms, path,
         "sparse term range");
-  expect(SectionId::kSparseIndex, ListGroups().Entries(), 8,
-         "sparse index");
+  expect(SectionId::kSparseIndex, ListGroups().Entries(), 8, "sparse index");
   // A few dozen bytes, read by every document() call: verified (Touch) and parsed here.
   const uint64_t encodings_size = file_.Section(SectionId::kEncodings).size();
   const std::string problem = format::ParseEncodingTable(

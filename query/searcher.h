@@ -106,9 +106,9 @@ class Searcher {
   // candidates before the scope and the deletions were applied (what a term's df counts).
   // With a sparse term, they are SparseCandidates (which may turn a Bloom term's `sparse` off:
   // the caller settles the terms by their flags afterwards); otherwise the rows' AND.
-  std::vector<uint32_t> CandidatesFor(std::vector<RowTerm>* terms, bool parallel,
-                                      QueryStats* stats, const std::vector<IdRange>* scope,
-                                      const uint64_t* deleted, uint64_t* all) const;
+  std::vector<uint32_t> CandidatesFor(std::vector<RowTerm>* terms, bool parallel, QueryStats* stats,
+                                      const std::vector<IdRange>* scope, const uint64_t* deleted,
+                                      uint64_t* all) const;
 
   const IndexReader& index_;
 };

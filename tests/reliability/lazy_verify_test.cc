@@ -678,9 +678,8 @@ TEST_CASE("a sparse list is verified up to its end, not the rest of its group", 
     const auto* p = reinterpret_cast<const uint8_t*>(image.data()) + data_at + begin;
     const uint8_t* stop = nullptr;
     REQUIRE(bitsift::format::DecodeSparseRow(
-        p, p + (end - begin),
-        reader.ListGroups().GroupFirst(*id),
-        *id, reader.dictionary(), reader.doc_count(), &list, &stop));
+        p, p + (end - begin), reader.ListGroups().GroupFirst(*id), *id, reader.dictionary(),
+        reader.doc_count(), &list, &stop));
     const uint64_t list_end = begin + static_cast<uint64_t>(stop - p);
     if ((end - 1) / bitsift::format::kChunkBytes > list_end / bitsift::format::kChunkBytes) {
       early = term(t);

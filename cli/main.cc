@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "util/memory.h"
 
 namespace {
 
@@ -52,9 +51,6 @@ int main(int argc, char** argv) {
     // Build and merge processes keep glibc's defaults: they trim on purpose (memory budget).
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    // The query's buffers in huge pages: one fault for each 2 MiB instead of one for each
-    // 4 KiB page, each a trip to the hypervisor in a paravirtualized guest.
-    bitsift::util::PrepareHugePageHeap(4 << 20);
     // A query process ends here: stdout and stderr are flushed and the process exits without
     // destructors (RunQuery leaves its index mapped), so the kernel takes the address space
     // down in one pass instead of the segments being unmapped one by one and TBB's threads

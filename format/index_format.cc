@@ -500,6 +500,7 @@ void IndexFile::SetOneShotReleaseChunks(uint64_t chunks) {
 IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file_(path) {
   if (access != Access::kScan) AdviseRandomAccess();
   if (access == Access::kOneShot) {
+    populate_ = true;
     // A mode that is set is taken now (SetOneShotReads may change before the first read);
     // the machine's measure waits for a read that needs it.
     const std::optional<bool> forced = ForcedCopyReads();
@@ -516,7 +517,7 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
   file_.WillNeed(size - std::min<size_t>(size, kOpenTailBytes), kOpenTailBytes);
   if (size < sizeof(FileHeader))
     Corrupt(path, "file too short (" + Plural(size, "byte", "bytes") + ")");
-  if (random_) file_.Populate(0, sizeof(FileHeader));
+  if (populate_) file_.Populate(0, sizeof(FileHeader));
   FileHeader h;
   std::memcpy(&h, base, sizeof(h));
   if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) Corrupt(path, "bad magic number");
@@ -537,7 +538,7 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
     Corrupt(path, "section table out of bounds");
   }
   entries_.resize(h.section_count);
-  if (random_) file_.Populate(h.section_table_offset, table_bytes);
+  if (populate_) file_.Populate(h.section_table_offset, table_bytes);
   std::memcpy(entries_.data(), base + h.section_table_offset, table_bytes);
   if (Checksum(entries_.data(), table_bytes) != h.section_table_checksum) {
     Corrupt(path, "section table checksum mismatch");
@@ -572,7 +573,7 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
     verified_[w].store(0, std::memory_order_relaxed);
     requested_[w].store(0, std::memory_order_relaxed);
   }
-  if (random_) PopulateVerifiedAtOpen();
+  if (populate_) PopulateVerifiedAtOpen();
   for (uint32_t i = 0; i < kSectionCount; ++i) {
     const SectionEntry& e = entries_[i];
     const SectionId id{e.id};
@@ -642,7 +643,7 @@ uint64_t IndexFile::ChunkSum(uint64_t chunk) const {
     return LoadU64(scratch + (at - begin));
   }
   if (!verified) {
-    if (random_) file_.Populate(FileOffset(sums, begin), length);
+    if (populate_) file_.Populate(FileOffset(sums, begin), length);
     PieceMatches(piece, sums.data + begin, length);
   }
   return LoadU64(sums.data + at);
@@ -710,7 +711,7 @@ void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
   // a sign of a warm file.)
   if (random_ && !(IsRequested(from) && IsRequested(last)) && ColdRun(id, from, last))
     WillNeedChunks(s, from, last);
-  if (random_) {  // the pages of the chunks not yet verified, mapped in one request
+  if (populate_) {  // the pages of the chunks not yet verified, mapped in one request
     uint64_t first = from;
     while (first <= last && IsVerified(first)) ++first;
     uint64_t end = last;

@@ -424,13 +424,13 @@ class IndexFile {
     }
     if (run && ColdRun(id, first, last)) WillNeedChunks(s, first, last);
   }
-  // With AdviseRandomAccess: maps the pages of [offset, offset + length) of section `id` into
-  // the process in one request (MappedFile::Populate), for a reader about to walk them in the
-  // mapping before it knows where it stops (a sparse list's group). A hint: it verifies and
-  // returns nothing; a range outside the section is ignored.
+  // For a one-shot reader (Access::kOneShot): maps the pages of [offset, offset + length) of
+  // section `id` into the process in one request (MappedFile::Populate), for a reader about to
+  // walk them in the mapping before it knows where it stops (a sparse list's group). A hint: it
+  // verifies and returns nothing; a range outside the section is ignored.
   void Populate(SectionId id, uint64_t offset, uint64_t length) const {
     const Span& s = span(id);
-    if (!random_ || offset > s.length || length > s.length - offset) return;
+    if (!populate_ || offset > s.length || length > s.length - offset) return;
     file_.Populate(FileOffset(s, offset), length);
   }
   // Whether chunk `chunk` (< ChunkCount(Section(id).size())) of section `id` has been verified.
@@ -553,6 +553,10 @@ class IndexFile {
   }
   std::string repair_;   // how to repair a damaged index, for messages
   bool random_ = false;  // AdviseRandomAccess was called
+  // Access::kOneShot: pages are mapped (MappedFile::Populate) before they are touched. A
+  // reader of many queries keeps the faults, whose fault-around maps the neighbours its later
+  // queries read, instead of a request for only what each verification covers.
+  bool populate_ = false;
   // Access::kOneShot: drop the mapped pages after this many chunks verified (0: never), and
   // the chunks verified since the last drop.
   uint64_t release_every_ = 0;

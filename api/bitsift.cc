@@ -841,6 +841,7 @@ IndexStats Index::Stats() const {
     s.terms += r.meta().term_count;
     s.exact_terms += r.exact_terms();
     s.sparse_terms += r.meta().term_count - r.meta().sparse_first;
+    s.bloom_terms += r.meta().sparse_first - r.exact_terms();
     s.fp_rate = r.meta().fp_rate;
     s.file_bytes += r.file_size();
     s.segments.push_back({format::SegmentFileName(seg.number), r.doc_count(), seg.deleted_count,
@@ -884,7 +885,7 @@ IndexStats Index::Stats() const {
     meta += r.SectionBytes(SectionId::kMeta);
   }
   s.section_bytes = {{"signature rows", rows},
-                     {"sparse rows", sparse},
+                     {"document lists", sparse},
                      {"band columns", band_bytes},
                      {"forward store", forward},
                      {"dictionary", dictionary},

@@ -1123,10 +1123,11 @@ int RunStats(const std::vector<std::string>& args) {
   IndexStats st = index->Stats();
   std::printf("index      %s\nroot       %s\nicu        %s\ndocuments  %" PRIu64
               "\nterms      %" PRIu64 " (%" PRIu64 " with exact rows, %" PRIu64
-              " with sparse rows; summed over segments)\nfp target  %g\nfiles      %" PRIu64
+              " with Bloom rows and a list, %" PRIu64
+              " with a list only; summed over segments)\nfp target  %g\nfiles      %" PRIu64
               " bytes (%.1f bits per document)\n",
               index->path().c_str(), st.root.c_str(), st.icu_version.c_str(), st.documents,
-              st.terms, st.exact_terms, st.sparse_terms, st.fp_rate, st.file_bytes,
+              st.terms, st.exact_terms, st.bloom_terms, st.sparse_terms, st.fp_rate, st.file_bytes,
               st.documents ? 8.0 * st.file_bytes / st.documents : 0.0);
   std::printf("\nsegments: %zu\n%16s %10s %10s %10s %6s %14s\n", st.segments.size(), "file",
               "documents", "deleted", "terms", "bands", "bytes");

@@ -470,6 +470,7 @@ struct IndexStats {
   uint64_t terms = 0;
   uint64_t exact_terms = 0;            // frequent terms stored as exact rows instead of Bloom bits
   uint64_t sparse_terms = 0;           // rare terms stored as document lists instead of Bloom bits
+  uint64_t bloom_terms = 0;            // the others: Bloom bits, and a document list beside them
   double fp_rate = 0;                  // the target it was built with
   uint64_t file_bytes = 0;             // all live segment files
   std::vector<SegmentStats> segments;  // of every opened index, in order

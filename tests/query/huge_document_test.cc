@@ -59,6 +59,10 @@ TEST_CASE("a document too large for signatures is found exactly", "[oracle][huge
   REQUIRE(bitsift::Index::Open(dir / "index", &index).ok());
   REQUIRE(index->Check().ok());
   bitsift::IndexStats st = index->Stats();
+  // Every term is counted once: exact rows, Bloom rows (and a list), or a list only; the huge
+  // documents' terms are Bloom terms.
+  CHECK(st.exact_terms + st.bloom_terms + st.sparse_terms == st.terms);
+  CHECK(st.bloom_terms >= n);
   bool verify_only_band = false;
   for (const auto& b : st.bands)
     verify_only_band = verify_only_band || (b.width == 0 && b.documents == copies);

@@ -14,19 +14,6 @@ namespace bitsift::util {
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitizerAllocator = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-constexpr bool kSanitizerAllocator = true;
-#else
-constexpr bool kSanitizerAllocator = false;
-#endif
-#else
-constexpr bool kSanitizerAllocator = false;
-#endif
-
 // Whether PrepareHugePageHeap has run; the block below the first huge page, kept for the
 // process's life (reachable, never used).
 bool prepared = false;
@@ -36,7 +23,7 @@ void* volatile spacer = nullptr;  // (volatile: an allocation no code reads is n
 
 size_t PrepareHugePageHeap(size_t bytes) {
 #if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
-  if (kSanitizerAllocator || bytes == 0 || prepared) return 0;
+  if (kSanitizerBuild || bytes == 0 || prepared) return 0;
   prepared = true;
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
   bytes = (bytes + kHuge - 1) & ~(kHuge - 1);

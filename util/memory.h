@@ -6,6 +6,22 @@
 
 namespace bitsift::util {
 
+// Whether this build runs under a sanitizer (ASan, TSan or MSan): its allocator replaces
+// malloc's, and every access also touches shadow memory, whose pages fault and count in the
+// resident set. Code that tunes the heap, and tests that count faults or bytes, ask this.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizerBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+inline constexpr bool kSanitizerBuild = true;
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+
 // Makes the next `bytes` (rounded up to 2 MiB) that the malloc heap hands out lie in memory
 // advised for transparent huge pages (MADV_HUGEPAGE), so that touching them costs a fault
 // for each 2 MiB instead of one for each 4 KiB page. Meant for a process that answers one

@@ -20,6 +20,7 @@
 #include "reliability_util.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
+#include "util/memory.h"
 
 using bitsift::Index;
 using bitsift::Status;
@@ -395,11 +396,8 @@ TEST_CASE("a huge file without a newline is read with bounded memory", "[badinpu
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("indexed 1 document ") != std::string::npos);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  const long limit_kb = 1024 * 1024;  // sanitizer shadow memory and quarantine
-#else
-  const long limit_kb = 200 * 1024;
-#endif
+  // (Under a sanitizer: its shadow memory and quarantine.)
+  const long limit_kb = bitsift::util::kSanitizerBuild ? 1024 * 1024 : 200 * 1024;
   WARN(mb << " MiB file: peak RSS " << r.max_rss_kb / 1024 << " MiB (limit " << limit_kb / 1024
           << ")");
   CHECK(r.max_rss_kb < limit_kb);

@@ -16,6 +16,7 @@
 #include "test_util.h"
 #include "util/error.h"
 #include "util/helper_thread.h"
+#include "util/memory.h"
 
 namespace bitsift {
 using testing::TempDir;
@@ -167,19 +168,6 @@ TEST_CASE("a scratch file maps what was appended and leaves nothing behind", "[f
   CHECK_THROWS_AS(ScratchFile(dir / "missing"), Error);
 }
 
-// Whether this build runs under ASan or TSan (their shadow memory faults on reads).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 // The minor page faults of this process so far.
 long MinorFaults() {
   struct rusage usage {};
@@ -208,7 +196,7 @@ TEST_CASE("Populate maps the pages of a range: reading them takes no page fault"
 #ifdef MADV_POPULATE_READ
   // A kernel before 5.14 refuses the advice (EINVAL): the pages then fault as before. Under a
   // sanitizer each read also touches its shadow memory, whose pages fault: not counted there.
-  if (!kSanitized &&
+  if (!util::kSanitizerBuild &&
       ::madvise(const_cast<uint8_t*>(mapped.data()), kPage, MADV_POPULATE_READ) == 0) {
     CHECK(faults == 0);
   }

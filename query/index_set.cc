@@ -258,7 +258,7 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
       SearchShared(index, settled, search);
     }
     std::vector<std::vector<uint32_t>> parts;
-    std::vector<size_t> part_segment;
+    std::vector<size_t> part_segment, part_position;  // (a global segment number; its position)
     for (size_t i = 0; i < n; ++i) {
       if (limits[i] != nullptr && limits[i]->empty()) continue;
       const EvalStats& st = answers[i].stats;
@@ -284,6 +284,7 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
       if (!answers[i].hits.empty()) {
         parts.push_back(std::move(answers[i].hits));
         part_segment.push_back(index.segments[i]);
+        part_position.push_back(i);
       }
     }
     if (parts.size() == 1) {
@@ -296,14 +297,14 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
     }
     uint64_t hits = 0;
     for (const auto& part : parts) hits += part.size();
-    // Once the path ranks are known, merging costs an integer per hit. Until then, merges
+    // Once the path order is known, merging costs an integer or two per hit. Until then, merges
     // compare paths (a cache miss or two per path read: the first and last of each part, and
-    // each hit if the parts overlap), until they have read about as many as computing the
-    // ranks reads (every document's); then the ranks are computed once.
+    // each hit if the parts overlap), until they have read about as many as finding the order
+    // reads (every document's); then it is found once.
     const uint64_t reads = 2 * parts.size() + hits;
-    if (ranks_ready_.load(std::memory_order_acquire) ||
+    if (order_ready_.load(std::memory_order_acquire) ||
         merged_by_path_.fetch_add(reads, std::memory_order_relaxed) + reads >= id_count_) {
-      MergeByRank(parts, part_segment, limit, &out);
+      MergeByOrder(x, parts, part_position, limit, &out);
     } else {
       MergeByPath(parts, part_segment, limit, &out);
     }
@@ -360,7 +361,7 @@ constexpr size_t kSharedPathsStart = 2048;
 
 // The merge's easy case. Segments written by one run cover consecutive path ranges (files are
 // indexed in path order): when the parts do not overlap, ordering them by their first hit is
-// the whole merge. key(part, pos) orders hits as paths do (the path, or its rank). If the parts
+// the whole merge. key(part, pos) orders hits as paths do (the path itself). If the parts
 // are disjoint, appends their hits to *out (global ids: first_id(part) + local id, up to `most`
 // in all) and returns true; otherwise returns false and appends nothing.
 template <typename Key, typename FirstId>
@@ -437,53 +438,52 @@ void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
   }
 }
 
-void IndexSet::MergeByRank(const std::vector<std::vector<uint32_t>>& parts,
-                           const std::vector<size_t>& part_segment, uint64_t limit,
-                           std::vector<uint32_t>* out) const {
+void IndexSet::MergeByOrder(size_t index, const std::vector<std::vector<uint32_t>>& parts,
+                            const std::vector<size_t>& part_position, uint64_t limit,
+                            std::vector<uint32_t>* out) const {
   const uint64_t most = limit == 0 ? UINT64_MAX : limit;
-  const std::vector<uint32_t>& rank = PathRanks();
-  auto rank_of = [&](size_t part, size_t pos) {
-    return rank[segments_[part_segment[part]].first_id + parts[part][pos]];
-  };
-  auto first_id = [&](size_t part) { return segments_[part_segment[part]].first_id; };
-  if (ConcatenateIfDisjoint(parts, rank_of, first_id, most, out)) return;
-  std::vector<RankedPart> ranked(parts.size());
-  for (size_t p = 0; p < parts.size(); ++p)
-    ranked[p] = RankedPart{parts[p].data(), parts[p].size(), first_id(p)};
-  query::MergeByRank(ranked, rank.data(), ids_by_rank_.data(), most - out->size(), out);
+  if (out->size() >= most) return;
+  const Index& in = indexes_[index];
+  std::vector<SpineOrder::Hits> hits(parts.size());
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const size_t position = part_position[p];
+    hits[p] = SpineOrder::Hits{position, parts[p].data(), parts[p].size(),
+                               segments_[in.segments[position]].first_id};
+  }
+  PathOrder(index).Merge(hits, most - out->size(), out);
 }
 
-const std::vector<uint32_t>& IndexSet::PathRanks() const {
-  std::call_once(ranks_once_, [this] {
-    ranks_.assign(id_count_, 0);
-    ids_by_rank_.assign(id_count_, 0);
-    uint32_t next = 0;
+const SpineOrder& IndexSet::PathOrder(size_t index) const {
+  std::call_once(order_once_, [this] {
     for (const Index& index : indexes_) {
+      std::vector<uint32_t> counts;
+      for (size_t si : index.segments) counts.push_back(segments_[si].reader->doc_count());
+      SpineOrder order(counts);
       // A k-way merge of the index's segments, each in path order already.
       struct Cursor {
         std::string_view path;
-        size_t segment;
+        size_t position;  // in index.segments
         uint32_t local;
       };
       auto after = [](const Cursor& a, const Cursor& b) { return a.path > b.path; };
       std::priority_queue<Cursor, std::vector<Cursor>, decltype(after)> heap(after);
-      for (size_t si : index.segments) {
-        if (segments_[si].reader->doc_count() > 0)
-          heap.push({segments_[si].reader->path(0), si, 0});
+      for (size_t i = 0; i < index.segments.size(); ++i) {
+        if (counts[i] > 0) heap.push({segments_[index.segments[i]].reader->path(0), i, 0});
       }
       while (!heap.empty()) {
-        Cursor c = heap.top();
+        const Cursor c = heap.top();
         heap.pop();
-        const Segment& s = segments_[c.segment];
-        ids_by_rank_[next] = s.first_id + c.local;
-        ranks_[s.first_id + c.local] = next++;
-        if (c.local + 1 < s.reader->doc_count())
-          heap.push({s.reader->path(c.local + 1), c.segment, c.local + 1});
+        order.Next(c.position, c.local);
+        if (c.local + 1 < counts[c.position]) {
+          const IndexReader& r = *segments_[index.segments[c.position]].reader;
+          heap.push({r.path(c.local + 1), c.position, c.local + 1});
+        }
       }
+      orders_.push_back(std::move(order));
     }
-    ranks_ready_.store(true, std::memory_order_release);
+    order_ready_.store(true, std::memory_order_release);
   });
-  return ranks_;
+  return orders_[index];
 }
 
 void IndexSet::Check() const {

@@ -16,6 +16,7 @@
 #include "format/manifest.h"
 #include "query/index_reader.h"
 #include "query/query_eval.h"
+#include "query/rank_merge.h"
 #include "query/scope.h"
 #include "query/searcher.h"
 
@@ -154,19 +155,18 @@ class IndexSet {
 
   // Appends to *out (up to `limit` in all, 0 = no limit) the hits of `parts` (each ascending
   // local ids of segment part_segment[i], in that segment's path order) in path order:
-  // MergeByPath compares paths, MergeByRank (for index `index`) compares PathRanks.
+  // MergeByPath compares paths; MergeByOrder (the parts of index `index`, part p from the
+  // segment at position part_position[p] of its segments) uses the index's PathOrder.
   void MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
                    const std::vector<size_t>& part_segment, uint64_t limit,
                    std::vector<uint32_t>* out) const;
-  void MergeByRank(const std::vector<std::vector<uint32_t>>& parts,
-                   const std::vector<size_t>& part_segment, uint64_t limit,
-                   std::vector<uint32_t>* out) const;
-  // rank[global id] = the document's position in path order (deleted documents too): the
-  // documents of the first index take ranks 0, 1, ..., those of the next index the ranks that
-  // follow, so the ranks of one index compare as its paths do. ids_by_rank_ is the inverse.
-  // Computed once, on the first call, by a k-way merge of each index's segments' paths.
-  // Thread-safe.
-  const std::vector<uint32_t>& PathRanks() const;
+  void MergeByOrder(size_t index, const std::vector<std::vector<uint32_t>>& parts,
+                    const std::vector<size_t>& part_position, uint64_t limit,
+                    std::vector<uint32_t>* out) const;
+  // The path order of the documents of index `index` (deleted documents too), for merging its
+  // segments' hits (rank_merge.h). Found for every index on the first call, by a k-way merge of
+  // each index's segments' paths. Thread-safe.
+  const SpineOrder& PathOrder(size_t index) const;
 
   // A term absent from a segment's TERM_FILTER is absent from the segment. Search tests every
   // query term against every segment's filter before it searches any (`settled`): an
@@ -179,12 +179,11 @@ class IndexSet {
   std::vector<Index> indexes_;
   uint64_t id_count_ = 0;
   uint64_t live_ = 0;
-  // Paths read by MergeByPath so far (estimated), until PathRanks are computed.
+  // Paths read by MergeByPath so far (estimated), until the PathOrder is found.
   mutable std::atomic<uint64_t> merged_by_path_{0};
-  mutable std::atomic<bool> ranks_ready_{false};
-  mutable std::once_flag ranks_once_;
-  mutable std::vector<uint32_t> ranks_;
-  mutable std::vector<uint32_t> ids_by_rank_;
+  mutable std::atomic<bool> order_ready_{false};
+  mutable std::once_flag order_once_;
+  mutable std::vector<SpineOrder> orders_;  // by index
 };
 
 }  // namespace bitsift::query

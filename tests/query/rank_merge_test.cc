@@ -98,3 +98,61 @@ TEST_CASE("merges by rank give the hits in rank order, whatever the interleaving
     }
   }
 }
+
+TEST_CASE("SpineOrder merges segments' hits in path order: the spine by position, the rest by rank",
+          "[merge][rank]") {
+  std::mt19937 rng(20261126);
+  for (int trial = 0; trial < 400; ++trial) {
+    const size_t docs = 1 + rng() % 3000, segments = 1 + rng() % 6;
+    const size_t max_run = std::vector<size_t>{1, 4, 30, 1000}[rng() % 4];
+    // A base segment that holds most documents (an update's case), or segments alike.
+    const Layout l = MakeLayout(rng, docs, segments, max_run);
+    std::vector<uint32_t> counts(segments);
+    for (size_t s = 0; s < segments; ++s) {
+      const uint32_t end = s + 1 < segments ? l.first[s + 1] : static_cast<uint32_t>(docs);
+      counts[s] = end - l.first[s];
+    }
+    bitsift::query::SpineOrder order(counts);
+    REQUIRE(counts[order.spine()] == *std::max_element(counts.begin(), counts.end()));
+    auto segment_of = [&](uint32_t id) {
+      return static_cast<size_t>(std::upper_bound(l.first.begin(), l.first.end(), id) -
+                                 l.first.begin() - 1);
+    };
+    for (uint32_t r = 0; r < docs; ++r) {
+      const uint32_t id = l.ids_by_rank[r];
+      const size_t s = segment_of(id);
+      order.Next(s, id - l.first[s]);
+    }
+    const uint32_t keep_one_in = std::vector<uint32_t>{1, 3, 40, 500}[rng() % 4];
+    std::vector<std::vector<uint32_t>> hits(segments);
+    for (size_t s = 0; s < segments; ++s) {
+      for (uint32_t local = 0; local < counts[s]; ++local) {
+        if (rng() % keep_one_in == 0) hits[s].push_back(local);
+      }
+    }
+    std::vector<uint32_t> expected;
+    for (uint32_t r = 0; r < docs; ++r) {
+      const uint32_t id = l.ids_by_rank[r];
+      const size_t s = segment_of(id);
+      if (std::binary_search(hits[s].begin(), hits[s].end(), id - l.first[s]))
+        expected.push_back(id);
+    }
+    // The parts in any order, segments without hits left out or given empty.
+    std::vector<bitsift::query::SpineOrder::Hits> parts;
+    for (size_t s = 0; s < segments; ++s) {
+      if (hits[s].empty() && rng() % 2 == 0) continue;
+      parts.push_back({s, hits[s].data(), hits[s].size(), l.first[s]});
+    }
+    std::shuffle(parts.begin(), parts.end(), rng);
+    for (uint64_t room : {uint64_t{0}, uint64_t{1}, uint64_t{9}, uint64_t{UINT64_MAX}}) {
+      INFO("trial " << trial << ": " << docs << " docs, " << segments << " segments, runs up to "
+                    << max_run << ", one hit in " << keep_one_in << ", room " << room);
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(room, expected.size()));
+      std::vector<uint32_t> out{7, 7};
+      order.Merge(parts, room, &out);
+      REQUIRE(out.size() == 2 + n);
+      REQUIRE(std::vector<uint32_t>(out.begin() + 2, out.end()) ==
+              std::vector<uint32_t>(expected.begin(), expected.begin() + n));
+    }
+  }
+}

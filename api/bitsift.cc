@@ -598,8 +598,10 @@ Status Index::MatchingLines(uint32_t id, const ParsedQuery& query, const LineOpt
     const query::IndexSet::Segment& seg = rep_->set.SegmentOf(id);
     std::string text;
     if (options.document_text) {
-      Ensure(options.document_text(document(id), &text), ErrorKind::kIo,
-             std::string(seg.reader->path(id - seg.first_id)) + ": its text cannot be read");
+      if (!options.document_text(document(id), &text)) {
+        throw Error(ErrorKind::kIo,
+                    std::string(seg.reader->path(id - seg.first_id)) + ": its text cannot be read");
+      }
     } else {
       std::string detail;
       const std::string path =

@@ -873,8 +873,9 @@ void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return upserts[a].name < upserts[b].name; });
   for (size_t i = 1; i < order.size(); ++i) {
-    Ensure(upserts[order[i - 1]].name != upserts[order[i]].name, ErrorKind::kInvalidArgument,
-           "two documents named '" + upserts[order[i]].name + "'");
+    if (upserts[order[i - 1]].name == upserts[order[i]].name) [[unlikely]]
+      throw Error(ErrorKind::kInvalidArgument,
+                  "two documents named '" + upserts[order[i]].name + "'");
   }
   std::vector<std::string> names;
   for (size_t i : order) names.push_back(upserts[i].name);

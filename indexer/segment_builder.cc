@@ -242,9 +242,9 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
     const std::string& name = doc.facts.encoding;
     if (name.empty() || encoding_ids.count(name)) continue;
     // ICU's canonical converter names are short printable ASCII; the format requires it.
-    Ensure(name.size() <= 255 &&
-               std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7f; }),
-           ErrorKind::kInvalidArgument, "unusable encoding name '" + name + "'");
+    if (name.size() > 255 || !std::all_of(name.begin(), name.end(),
+                                          [](char c) { return c > 0x20 && c < 0x7f; })) [[unlikely]]
+      throw Error(ErrorKind::kInvalidArgument, "unusable encoding name '" + name + "'");
     encoding_ids.emplace(name, static_cast<uint32_t>(t.encodings.size()));
     t.encodings.push_back(name);
   }
@@ -276,8 +276,8 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
          "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(fp_rate_));
   std::sort(docs_.begin(), docs_.end(), [](const Doc& a, const Doc& b) { return a.name < b.name; });
   for (size_t i = 1; i < docs_.size(); ++i) {
-    Ensure(docs_[i - 1].name != docs_[i].name, ErrorKind::kInvalidArgument,
-           "two documents named '" + docs_[i].name + "'");
+    if (docs_[i - 1].name == docs_[i].name) [[unlikely]]
+      throw Error(ErrorKind::kInvalidArgument, "two documents named '" + docs_[i].name + "'");
   }
   TermArrays terms = AssignTermIds(docs_, interner_);
   DocumentTable table = BuildDocumentTable(docs_);

@@ -66,8 +66,9 @@ std::vector<DocRef> LiveDocuments(const std::vector<MergeSource>& sources) {
   std::sort(refs.begin(), refs.end(),
             [](const DocRef& a, const DocRef& b) { return a.path < b.path; });
   for (size_t i = 1; i < refs.size(); ++i) {
-    Ensure(refs[i - 1].path != refs[i].path, ErrorKind::kInvalidArgument,
-           "two documents named '" + std::string(refs[i].path) + "' in the segments to merge");
+    if (refs[i - 1].path == refs[i].path) [[unlikely]]
+      throw Error(ErrorKind::kInvalidArgument, "two documents named '" + std::string(refs[i].path) +
+                                                   "' in the segments to merge");
   }
   return refs;
 }

@@ -95,7 +95,8 @@ void IndexReader::BadDocId(uint32_t id) const {
 std::pair<uint64_t, uint64_t> IndexReader::FactsRange(uint64_t b) const {
   uint64_t range[2];
   file_.Read(SectionId::kDocFactsIndex, b * 8, 16, range);
-  Check(range[0] <= range[1], path(), "document facts index entry " + std::to_string(b));
+  if (range[0] > range[1]) [[unlikely]]  // (the message is built only then: a call per result)
+    Check(false, path(), "document facts index entry " + std::to_string(b));
   return {range[0], range[1] - range[0]};
 }
 
@@ -396,15 +397,15 @@ bool IndexReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {
 }
 
 void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
-  Check(HasList(id) && id < meta_.term_count, path(),
-        "term " + std::to_string(id) + " has no document list");
+  if (!HasList(id) || id >= meta_.term_count) [[unlikely]]
+    Check(false, path(), "term " + std::to_string(id) + " has no document list");
   const format::ListGroups groups = ListGroups();
   const uint64_t g = groups.Group(id);
   uint64_t range[2];
   file_.Read(SectionId::kSparseIndex, g * 8, 16, range);
   const std::string_view data = file_.Section(SectionId::kSparseData);
-  Check(range[0] <= range[1] && range[1] <= data.size(), path(),
-        "sparse index of term " + std::to_string(id));
+  if (range[0] > range[1] || range[1] > data.size()) [[unlikely]]
+    Check(false, path(), "sparse index of term " + std::to_string(id));
   // The term's list is decoded in the mapping first, and only the bytes the decoding used (the
   // group's lists up to the term's end) are verified before the list is returned: a group of
   // 16 lists of a few thousand ids is ~100 KB, and the lists after the term's are not read.
@@ -426,7 +427,8 @@ void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
       format::DecodeSparseRow(p, end, group_first, id, dict_, meta_.doc_count, docs, &stop);
   // A failed decoding verifies the whole group: a damaged chunk is named as such.
   file_.Touch(SectionId::kSparseData, range[0], static_cast<uint64_t>((ok ? stop : end) - p));
-  Check(ok, path(), "damaged sparse row of term " + std::to_string(id));
+  if (!ok) [[unlikely]]
+    Check(false, path(), "damaged sparse row of term " + std::to_string(id));
 }
 
 std::vector<uint32_t> IndexReader::DocumentTerms(uint32_t id) const {

@@ -498,9 +498,10 @@ void IndexSet::Check() const {
     }
     std::sort(live.begin(), live.end());
     for (size_t i = 1; i < live.size(); ++i) {
-      Ensure(live[i - 1] != live[i], ErrorKind::kCorrupt,
-             index.dir + ": '" + std::string(live[i]) +
-                 "' is live in two segments; rebuild the index with 'bitsift index --rebuild DIR'");
+      if (live[i - 1] == live[i]) [[unlikely]]
+        throw Error(ErrorKind::kCorrupt, index.dir + ": '" + std::string(live[i]) +
+                                             "' is live in two segments; rebuild the index with "
+                                             "'bitsift index --rebuild DIR'");
     }
   }
 }

@@ -294,6 +294,44 @@ std::vector<uint32_t> Searcher::SparseCandidates(std::vector<RowTerm>* terms, Qu
   return out;
 }
 
+void Searcher::ReadColumnsByBand(const std::vector<uint32_t>& candidates,
+                                 std::vector<std::pair<uint32_t, uint32_t>>* by_band,
+                                 std::vector<size_t>* band_first) const {
+  const uint64_t bands = index_.band_count();
+  index_.WillNeedColumns(candidates.data(), candidates.size());
+  std::vector<uint32_t> column_of(candidates.size());
+  index_.Columns(candidates.data(), candidates.size(), column_of.data());
+  // Each candidate's band (a document without terms is in none: it lacks the rows' terms, and
+  // takes band `bands`, never read), counted, then placed.
+  std::vector<uint32_t> band_of(candidates.size());
+  band_first->assign(bands + 2, 0);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const uint32_t column = column_of[i];
+    uint64_t b = bands;
+    if (column != format::kNoColumn) {
+      b = 0;
+      while (b + 1 < bands && index_.band(b + 1).first_column <= column) ++b;
+      const format::BandRecord& band = index_.band(b);
+      // (As IndexReader::HasExactTerm: a column outside the bands is a damaged file's.)
+      if (bands == 0 || column - band.first_column >= band.doc_count) [[unlikely]]
+        throw Error(ErrorKind::kCorrupt, index_.path() + ": not a usable bitsift index: document " +
+                                             std::to_string(candidates[i]) + " has column " +
+                                             std::to_string(column) +
+                                             ", outside the bands' columns");
+    }
+    band_of[i] = static_cast<uint32_t>(b);
+    ++(*band_first)[b + 1];
+  }
+  for (uint64_t b = 0; b <= bands; ++b) (*band_first)[b + 1] += (*band_first)[b];
+  by_band->resize(candidates.size());
+  std::vector<size_t> next(band_first->begin(), band_first->end() - 1);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const uint64_t b = band_of[i];
+    const uint32_t local = b < bands ? column_of[i] - index_.band(b).first_column : 0;
+    (*by_band)[next[b]++] = {local, static_cast<uint32_t>(i)};
+  }
+}
+
 void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint32_t>* candidates,
                             QueryStats* stats) const {
   std::vector<RowTerm> rows;  // the terms whose rows are read: the non-sparse ones
@@ -318,8 +356,12 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
   WillNeedRows(rows);  // a cold file: all the rows in one round of reads, not a fault a page
   BandOutput o;
   std::vector<uint64_t> bits;
-  std::vector<uint8_t> keep(candidates->size(), 0);      // by position in *candidates
-  std::vector<std::pair<uint32_t, uint32_t>> by_column;  // {column, position}, when read
+  std::vector<uint8_t> keep(candidates->size(), 0);  // by position in *candidates
+  // When read: the candidates' {column within its band, position}, grouped by band (band b's
+  // from by_band[band_first[b]] to by_band[band_first[b + 1]]): a counting sort, not a sort by
+  // column (0.4 ms for 10.7k candidates, session 24).
+  std::vector<std::pair<uint32_t, uint32_t>> by_band;
+  std::vector<size_t> band_first;
   bool columns_read = false;
   // Candidates met through BAND_DOCS are looked up by binary search among the candidates
   // (ascending): no table, whose fresh pages cost more where a first touch traps (a bitmap over
@@ -330,32 +372,13 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
     uint64_t set = 0;
     for (uint64_t w : bits) set += static_cast<uint64_t>(__builtin_popcountll(w));
     if (!columns_read && set > candidates->size()) {
-      by_column.reserve(candidates->size());
-      index_.WillNeedColumns(candidates->data(), candidates->size());
-      const format::BandRecord& last = index_.band(index_.band_count() - 1);
-      const uint64_t columns = last.first_column + last.doc_count;
-      std::vector<uint32_t> column_of(candidates->size());
-      index_.Columns(candidates->data(), candidates->size(), column_of.data());
-      for (size_t i = 0; i < candidates->size(); ++i) {
-        const uint32_t column = column_of[i];
-        // A document without terms is in no band: it lacks the rows' terms.
-        if (column == format::kNoColumn) continue;
-        // (As IndexReader::HasExactTerm: a column outside the bands is a damaged file's.)
-        Ensure(column < columns, ErrorKind::kCorrupt,
-               index_.path() + ": not a usable bitsift index: document " +
-                   std::to_string((*candidates)[i]) + " has column " + std::to_string(column) +
-                   ", outside the bands' columns");
-        by_column.emplace_back(column, static_cast<uint32_t>(i));
-      }
-      std::sort(by_column.begin(), by_column.end());
+      ReadColumnsByBand(*candidates, &by_band, &band_first);
       columns_read = true;
     }
     if (columns_read) {
-      auto it = std::lower_bound(by_column.begin(), by_column.end(),
-                                 std::pair<uint32_t, uint32_t>{band.first_column, 0});
-      for (; it != by_column.end() && it->first - band.first_column < band.doc_count; ++it) {
-        const uint64_t local = it->first - band.first_column;
-        if ((bits[local / 64] >> (local % 64)) & 1) keep[it->second] = 1;
+      for (size_t k = band_first[b]; k < band_first[b + 1]; ++k) {
+        const auto [local, position] = by_band[k];
+        if ((bits[local / 64] >> (local % 64)) & 1) keep[position] = 1;
       }
       continue;
     }

@@ -101,6 +101,13 @@ class Searcher {
   // settles the Bloom terms.
   void FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint32_t>* candidates,
                     QueryStats* stats) const;
+  // For FilterByRows: each candidate's column within its band (DOC_BANDS), grouped by band:
+  // band b's {column - b's first column, position in candidates} are
+  // (*by_band)[(*band_first)[b], (*band_first)[b + 1]); candidates in no band (no terms) come
+  // last, after band_count() bands. Throws Error(kCorrupt) for a column outside the bands.
+  void ReadColumnsByBand(const std::vector<uint32_t>& candidates,
+                         std::vector<std::pair<uint32_t, uint32_t>>* by_band,
+                         std::vector<size_t>* band_first) const;
   // The candidates of `terms` (in `scope` if not null, and not in `deleted`, a bitmap over the
   // segment's ids, if not null), ascending. *all, if not null, receives the number of
   // candidates before the scope and the deletions were applied (what a term's df counts).

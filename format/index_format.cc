@@ -293,7 +293,7 @@ std::optional<bool> ForcedCopyReads() {
 
 bool IndexFile::OneShotCopyReads() {
   if (std::optional<bool> forced = ForcedCopyReads()) return *forced;
-  return PageFaultsAreDear();
+  return true;
 }
 
 void IndexFile::SetOneShotReads(OneShotReads reads) {

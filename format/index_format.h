@@ -246,10 +246,10 @@ class IndexFile {
   // scattered records counted 100-140 MB of them as resident (docs/design.md, "One-shot
   // resident set").
   //
-  // Where every first touch of a page costs the process a trap to the hypervisor (a
-  // paravirtualized guest: 7-15 us a page, against ~2 us for a 4 KiB pread), a one-shot
-  // reader copies instead of mapping (copy_reads(); OneShotCopyReads decides):
-  // docs/design.md, "One-shot reads by copy".
+  // A one-shot reader copies instead of mapping (copy_reads(); OneShotCopyReads decides): a
+  // first touch of a mapped page costs 7-15 us where it traps to the hypervisor (a
+  // paravirtualized guest) and ~2 us with fault-around on KVM, a 4 KiB pread ~2 us into a
+  // buffer reused; by copy was faster on both (docs/design.md, "One-shot reads by copy").
   enum class Access { kScan, kRandom, kOneShot };
 
   // Maps `path` and verifies what opening verifies (above). Throws Error(kNotFound) if it does
@@ -324,11 +324,9 @@ class IndexFile {
     }
     return ReadToScratch(id, s, offset, length);
   }
-  // Whether reads go through pread instead of the mapping (Access::kOneShot on a machine
-  // where page faults are dear: OneShotCopyReads). The mapping is then only used for
-  // read-ahead hints, the parts opening verifies and the sections copies() leaves mapped.
-  // Decided when first asked (a query that reads no copied section, as one whose term is
-  // absent, does not pay for OneShotCopyReads' measure).
+  // Whether reads go through pread instead of the mapping (Access::kOneShot, unless
+  // OneShotCopyReads says otherwise). The mapping is then only used for read-ahead hints, the
+  // parts opening verifies and the sections copies() leaves mapped. Decided when first asked.
   bool copy_reads() const {
     const int state = copy_state_.load(std::memory_order_relaxed);
     return (state == kUndecided ? DecideCopyReads() : state) == kCopy;
@@ -379,10 +377,12 @@ class IndexFile {
   // opened after it (tests).
   static uint64_t OneShotReleaseChunks();
   static void SetOneShotReleaseChunks(uint64_t chunks);
-  // Whether files opened with Access::kOneShot read by copy (copy_reads()). kAuto: when page
-  // faults are dear on this machine (util::PageFaultsAreDear), unless the environment variable
-  // BITSIFT_ONESHOT_READS is "copy" or "map". SetOneShotReads changes it for the files opened
-  // after it (tests, benchmarks).
+  // Whether files opened with Access::kOneShot read by copy (copy_reads()). kAuto: yes,
+  // unless the environment variable BITSIFT_ONESHOT_READS is "map" ("copy": yes).
+  // SetOneShotReads changes it for the files opened after it (tests, benchmarks). Until
+  // session 24 kAuto copied only where page faults are dear (a first write to 4 fresh pages); on a
+  // KVM guest whose faults cost ~2 us copying still won: `bench/oneshot-ab` p50 2.63 -> 2.44
+  // ms, `timer.h` 9.05 -> 7.18, `void not struct i` 20.6 -> 12.4 (docs/design.md).
   enum class OneShotReads { kAuto, kCopy, kMap };
   static bool OneShotCopyReads();
   static void SetOneShotReads(OneShotReads reads);

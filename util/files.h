@@ -69,15 +69,6 @@ class MappedFile {
   std::string path_;
 };
 
-// Whether a first touch of a page costs this process a trap to the hypervisor, measured once
-// per process (the fastest of 4 first writes to fresh anonymous pages, against
-// kDearFaultMicros; the first cheap one ends the measure, so a machine where faults are cheap
-// pays one page): about 11 us in a paravirtualized guest (PVM), 0.1-1 us on bare metal or
-// hardware-assisted virtualization. Where it does, a reader of scattered 4 KiB pieces is
-// faster with pread into reused memory (~2 us each) than through a mapping (7-15 us a page).
-bool PageFaultsAreDear();
-inline constexpr double kDearFaultMicros = 3.0;
-
 // Looks at files 0..n-1 below the directory `root` (absolute), file i at the relative path
 // path(i) (an absolute path is looked at as it is): look(i, st) receives its lstat, or
 // nullptr if it cannot be looked at (vanished, or a directory on its path cannot be opened).

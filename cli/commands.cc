@@ -26,6 +26,7 @@
 #include <tuple>
 
 #include "bitsift/bitsift.h"
+#include "util/files.h"
 #include "util/memory.h"
 
 namespace po = boost::program_options;
@@ -1005,10 +1006,11 @@ int RunQuery(const std::vector<std::string>& args) {
       return kExitError;
     }
   }
-  // One query, then exit: its fresh buffers in huge pages (one fault for 2 MiB instead of one
-  // a page, each a trip to the hypervisor in a paravirtualized guest: docs/design.md, "A
-  // one-shot query's heap in huge pages"). A batch reuses its memory query after query.
-  if (!batch) util::PrepareHugePageHeap(4 << 20);
+  // One query, then exit: where a page's first touch is a trip to the hypervisor (a
+  // paravirtualized guest), its fresh buffers in huge pages (one fault for 2 MiB instead of one
+  // a page: docs/design.md, "A one-shot query's heap in huge pages"); where faults are cheap,
+  // the huge page's zeroing would cost more. A batch reuses its memory query after query.
+  if (!batch && PageFaultsAreDear()) util::PrepareHugePageHeap(4 << 20);
   std::unique_ptr<Index> index;
   // main ends the process right after this command (std::_Exit): the index stays mapped for
   // the kernel to take down with the rest of the address space.

@@ -69,6 +69,17 @@ class MappedFile {
   std::string path_;
 };
 
+// Whether a first touch of a page costs this process a trap to the hypervisor, measured once
+// per process (the fastest of 4 first writes to fresh anonymous pages, against
+// kDearFaultMicros; the first cheap one ends the measure, so a machine where faults are cheap
+// pays one page): about 11 us in a paravirtualized guest (PVM), 0.1-1 us on bare metal or
+// hardware-assisted virtualization (~1.3 us on this project's KVM guest in session 24, fault
+// included). Where it does, a one-shot query's heap pays to be in a huge page (cli/commands.cc:
+// util::PrepareHugePageHeap); where it does not, the huge page's zeroing costs more than the
+// faults it saves (session 24: `bench/oneshot-ab` p50 2.63 against 2.36 ms without).
+bool PageFaultsAreDear();
+inline constexpr double kDearFaultMicros = 3.0;
+
 // Looks at files 0..n-1 below the directory `root` (absolute), file i at the relative path
 // path(i) (an absolute path is looked at as it is): look(i, st) receives its lstat, or
 // nullptr if it cannot be looked at (vanished, or a directory on its path cannot be opened).

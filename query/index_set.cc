@@ -459,7 +459,13 @@ const SpineOrder& IndexSet::PathOrder(size_t index) const {
       std::vector<uint32_t> counts;
       for (size_t si : index.segments) counts.push_back(segments_[si].reader->doc_count());
       SpineOrder order(counts);
-      // A k-way merge of the index's segments, each in path order already.
+      if (counts.empty()) {
+        orders_.push_back(std::move(order));
+        continue;
+      }
+      const size_t spine = order.spine();
+      const IndexReader& spine_reader = *segments_[index.segments[spine]].reader;
+      // The documents outside the spine, in path order: a k-way merge of their segments.
       struct Cursor {
         std::string_view path;
         size_t position;  // in index.segments
@@ -468,12 +474,42 @@ const SpineOrder& IndexSet::PathOrder(size_t index) const {
       auto after = [](const Cursor& a, const Cursor& b) { return a.path > b.path; };
       std::priority_queue<Cursor, std::vector<Cursor>, decltype(after)> heap(after);
       for (size_t i = 0; i < index.segments.size(); ++i) {
-        if (counts[i] > 0) heap.push({segments_[index.segments[i]].reader->path(0), i, 0});
+        if (i != spine && counts[i] > 0)
+          heap.push({segments_[index.segments[i]].reader->path(0), i, 0});
       }
+      // How many spine documents sort before each: found by galloping from the last one's
+      // answer (probes 1, 2, 4... ahead, then a bisection), so that an update's M documents
+      // read about M log(N / M) of the spine's N paths, not all of them.
+      uint32_t before = 0;
+      auto spine_before = [&](std::string_view path) {
+        const uint32_t n = counts[spine];
+        auto sorts_before = [&](uint32_t i) { return spine_reader.path(i) < path; };
+        if (before >= n || !sorts_before(before)) return before;
+        uint32_t lo = before + 1, hi = n;  // sorts_before holds below lo; hi: n or fails
+        for (uint64_t step = 1;; step *= 2) {
+          const uint64_t probe = uint64_t{before} + step;
+          if (probe >= n) break;
+          if (!sorts_before(static_cast<uint32_t>(probe))) {
+            hi = static_cast<uint32_t>(probe);
+            break;
+          }
+          lo = static_cast<uint32_t>(probe) + 1;
+        }
+        while (lo < hi) {
+          const uint32_t mid = lo + (hi - lo) / 2;
+          if (sorts_before(mid)) {
+            lo = mid + 1;
+          } else {
+            hi = mid;
+          }
+        }
+        return lo;
+      };
       while (!heap.empty()) {
         const Cursor c = heap.top();
         heap.pop();
-        order.Next(c.position, c.local);
+        before = spine_before(c.path);
+        order.Next(c.position, c.local, before);
         if (c.local + 1 < counts[c.position]) {
           const IndexReader& r = *segments_[index.segments[c.position]].reader;
           heap.push({r.path(c.local + 1), c.position, c.local + 1});

@@ -155,13 +155,9 @@ SpineOrder::SpineOrder(const std::vector<uint32_t>& doc_counts) {
   by_rank_.assign(packed, 0);
 }
 
-void SpineOrder::Next(size_t segment, uint32_t local) {
-  if (segment == spine_) {
-    ++spine_seen_;
-    return;
-  }
+void SpineOrder::Next(size_t segment, uint32_t local, uint32_t spine_before) {
   const uint32_t p = packed_first_[segment] + local;
-  spine_pos_[p] = spine_seen_;
+  spine_pos_[p] = spine_before;
   rank_[p] = next_rank_;
   by_rank_[next_rank_++] = p;
 }

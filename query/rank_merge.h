@@ -56,16 +56,18 @@ void MergeByRankBitmap(const std::vector<RankedPart>& parts, const uint32_t* ran
 // documents), merging 42k hits with rank[] and its inverse over every document (10.6 MB) took
 // ~20 ns a hit, two cache misses each; a 1.7x slower query than the compacted index
 // (docs/design.md, "Merging segments by a spine", session 24).
-// Usage: construct, then Next for every document of the index in path order; then Merge (from
-// any number of threads).
+// Usage: construct, then Next for every document outside the spine, in path order; then Merge
+// (from any number of threads).
 class SpineOrder {
  public:
   // One count per segment of the index (by position); the spine is the largest, the first of
   // equals.
   explicit SpineOrder(const std::vector<uint32_t>& doc_counts);
 
-  // The next document in path order: local id `local` of segment position `segment`.
-  void Next(size_t segment, uint32_t local);
+  // The next document outside the spine in path order: local id `local` of segment position
+  // `segment` (not spine()), before which `spine_before` of the spine's documents sort
+  // (non-decreasing from call to call).
+  void Next(size_t segment, uint32_t local, uint32_t spine_before);
 
   size_t spine() const { return spine_; }
 
@@ -84,7 +86,6 @@ class SpineOrder {
  private:
   size_t spine_ = 0;
   std::vector<uint32_t> packed_first_;  // by segment: its first packed index (spine: unused)
-  uint32_t spine_seen_ = 0;             // spine documents given to Next so far
   uint32_t next_rank_ = 0;
   // By packed index (the non-spine segments' documents, numbered one segment after another):
   std::vector<uint32_t> spine_pos_;  // spine documents that sort before it

@@ -118,10 +118,15 @@ TEST_CASE("SpineOrder merges segments' hits in path order: the spine by position
       return static_cast<size_t>(std::upper_bound(l.first.begin(), l.first.end(), id) -
                                  l.first.begin() - 1);
     };
+    uint32_t spine_before = 0;  // spine documents of lower rank
     for (uint32_t r = 0; r < docs; ++r) {
       const uint32_t id = l.ids_by_rank[r];
       const size_t s = segment_of(id);
-      order.Next(s, id - l.first[s]);
+      if (s == order.spine()) {
+        ++spine_before;
+      } else {
+        order.Next(s, id - l.first[s], spine_before);
+      }
     }
     const uint32_t keep_one_in = std::vector<uint32_t>{1, 3, 40, 500}[rng() % 4];
     std::vector<std::vector<uint32_t>> hits(segments);

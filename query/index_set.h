@@ -164,8 +164,8 @@ class IndexSet {
                     const std::vector<size_t>& part_position, uint64_t limit,
                     std::vector<uint32_t>* out) const;
   // The path order of the documents of index `index` (deleted documents too), for merging its
-  // segments' hits (rank_merge.h). Found for every index on the first call, by a k-way merge of
-  // each index's segments' paths. Thread-safe.
+  // segments' hits (rank_merge.h). Found for every index on the first call: a k-way merge of
+  // the paths of the segments other than the spine, each galloped into the spine's. Thread-safe.
   const SpineOrder& PathOrder(size_t index) const;
 
   // A term absent from a segment's TERM_FILTER is absent from the segment. Search tests every

@@ -384,49 +384,54 @@ void LookAtFiles(const std::string& root, size_t n,
                  const std::function<std::string_view(size_t)>& path,
                  const std::function<void(size_t, const struct stat*)>& look, unsigned threads) {
   if (n == 0) return;
-  auto parent = [&](size_t i) {
-    const std::string_view p = path(i);
-    const size_t slash = p.rfind('/');
-    return p.substr(0, slash == std::string_view::npos ? 0 : slash);
-  };
   const int root_fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  // Files [first, end), all in directory `dir`.
-  auto look_group = [&](size_t first, size_t end, const std::string& dir) {
-    // A directory of one or two files is not worth an open: their paths are looked up whole.
+  // Files [lo, hi) in order, each path read once. A directory is opened (O_PATH) at its second
+  // file in a row, and its files after that are looked up by name in it; a directory's first
+  // file (a lone one: not worth an open) is looked up whole from the root.
+  auto look_range = [&](size_t lo, size_t hi) {
+    char buffer[PATH_MAX];  // the path as a C string, on the stack (no thread's malloc arena)
+    char dir[PATH_MAX];     // the previous file's directory, dir_size bytes
+    size_t dir_size = 0;
+    bool have_dir = false, dir_tried = false;
     int dir_fd = -1;
-    if (root_fd >= 0 && !dir.empty() && dir[0] != '/' && end - first > 2)
-      dir_fd = ::openat(root_fd, dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    char buffer[PATH_MAX];
-    for (size_t i = first; i < end; ++i) {
-      // The path as a C string, on the stack (no allocation in a thread's own malloc arena).
+    struct Closer {
+      int& fd;
+      ~Closer() {
+        if (fd >= 0) ::close(fd);
+      }
+    } closer{dir_fd};
+    for (size_t i = lo; i < hi; ++i) {
       const std::string_view p = path(i);
       struct stat st;
       int r = -1;
       if (p.size() < sizeof(buffer)) {
         std::memcpy(buffer, p.data(), p.size());
         buffer[p.size()] = '\0';
-        if (dir_fd >= 0) {
-          r = ::fstatat(dir_fd, buffer + dir.size() + 1, &st, AT_SYMLINK_NOFOLLOW);
-        } else if (root_fd >= 0 && !p.empty() && p[0] != '/') {
+        const size_t slash = p.rfind('/');
+        const size_t size = slash == std::string_view::npos ? 0 : slash;
+        const bool relative = root_fd >= 0 && !p.empty() && p[0] != '/';
+        const bool same = have_dir && size == dir_size && std::memcmp(dir, buffer, size) == 0;
+        if (!same) {  // a new directory: its first file is looked up whole
+          if (dir_fd >= 0) ::close(dir_fd);
+          dir_fd = -1;
+          dir_tried = false;
+          std::memcpy(dir, buffer, size);
+          dir_size = size;
+          have_dir = true;
+        } else if (!dir_tried && relative && size > 0) {
+          dir_tried = true;
+          dir[size] = '\0';
+          dir_fd = ::openat(root_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (same && dir_fd >= 0) {
+          r = ::fstatat(dir_fd, buffer + size + 1, &st, AT_SYMLINK_NOFOLLOW);
+        } else if (relative) {
           r = ::fstatat(root_fd, buffer, &st, AT_SYMLINK_NOFOLLOW);
         } else {
           r = ::lstat(p.empty() || p[0] != '/' ? (root + "/" + buffer).c_str() : buffer, &st);
         }
       }
       look(i, r == 0 ? &st : nullptr);
-    }
-    if (dir_fd >= 0) ::close(dir_fd);
-  };
-  // Files [lo, hi), a run of files of one directory at a time (a directory that straddles two
-  // ranges is opened for each). The runs are found by whoever looks at the range, so that
-  // reading the paths (in a fresh process, the first touch of their pages) is shared too.
-  auto look_range = [&](size_t lo, size_t hi) {
-    for (size_t first = lo; first < hi;) {
-      const std::string dir(parent(first));
-      size_t end = first + 1;
-      while (end < hi && parent(end) == dir) ++end;
-      look_group(first, end, dir);
-      first = end;
     }
   };
   // The first exception of `path` or `look` is rethrown here once every thread has stopped.

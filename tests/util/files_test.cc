@@ -49,10 +49,15 @@ void Check(const std::string& root, const std::vector<std::string>& paths,
            const std::vector<off_t>& sizes, unsigned threads) {
   const size_t n = paths.size();
   std::unique_ptr<std::atomic<int>[]> calls(new std::atomic<int>[n]);
-  for (size_t i = 0; i < n; ++i) calls[i] = 0;
+  std::unique_ptr<std::atomic<int>[]> path_calls(new std::atomic<int>[n]);
+  for (size_t i = 0; i < n; ++i) calls[i] = path_calls[i] = 0;
   std::vector<off_t> seen(n, -1);  // each slot written by the one call for its file
   LookAtFiles(
-      root, n, [&](size_t i) -> std::string_view { return paths[i]; },
+      root, n,
+      [&](size_t i) -> std::string_view {
+        path_calls[i]++;
+        return paths[i];
+      },
       [&](size_t i, const struct stat* st) {
         calls[i]++;
         if (st != nullptr) seen[i] = st->st_size;
@@ -61,6 +66,7 @@ void Check(const std::string& root, const std::vector<std::string>& paths,
   for (size_t i = 0; i < n; ++i) {
     INFO(paths[i]);
     CHECK(calls[i] == 1);
+    CHECK(path_calls[i] == 1);   // a path is read once (a record a result, in a query)
     CHECK(seen[i] == sizes[i]);  // -1: looked at as missing
   }
 }
@@ -78,6 +84,20 @@ TEST_CASE("LookAtFiles looks at every file once, serially and in parallel", "[fi
   sizes.push_back(-1);
   paths.push_back(root / "z/only");
   sizes.push_back(3);
+  // A file of the root itself, a directory of two files (opened at the second), one whose
+  // directory is not there twice in a row (its open fails once), and an absolute path after it.
+  WriteFile(root / "top", "1234");
+  WriteFile(root / "two/a", "12");
+  WriteFile(root / "two/b", "12345");
+  for (const auto& [path, size] : std::vector<std::pair<std::string, off_t>>{{"top", 4},
+                                                                             {"two/a", 2},
+                                                                             {"two/b", 5},
+                                                                             {"gone/a", -1},
+                                                                             {"gone/b", -1},
+                                                                             {root / "two/b", 5}}) {
+    paths.push_back(path);
+    sizes.push_back(size);
+  }
   SECTION("one thread") { Check(root.path(), paths, sizes, 1); }
   SECTION("two threads") { Check(root.path(), paths, sizes, 2); }
   SECTION("the caller and the helper thread") {
@@ -91,9 +111,11 @@ TEST_CASE("LookAtFiles looks at every file once, serially and in parallel", "[fi
     Check(root.path(), few, few_sizes, 2);
   }
   SECTION("a root that cannot be opened: absolute paths") {
-    // Every file is missing then, but the one named by its absolute path.
+    // Every file is missing then, but those named by their absolute paths.
     std::vector<off_t> missing(sizes.size(), -1);
-    missing.back() = 3;
+    for (size_t i = 0; i < paths.size(); ++i) {
+      if (paths[i][0] == '/') missing[i] = sizes[i];
+    }
     Check(root / "gone", paths, missing, 2);
   }
 }

@@ -500,7 +500,7 @@ void IndexFile::SetOneShotReleaseChunks(uint64_t chunks) {
 IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file_(path) {
   if (access != Access::kScan) AdviseRandomAccess();
   if (access == Access::kOneShot) {
-    populate_ = true;
+    populate_ = PageFaultsAreDear();
     // A mode that is set is taken now (SetOneShotReads may change before the first read);
     // the machine's measure waits for a read that needs it.
     const std::optional<bool> forced = ForcedCopyReads();

@@ -29,6 +29,7 @@
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/files.h"
+#include "util/helper_thread.h"
 
 namespace bitsift {
 namespace {
@@ -772,6 +773,28 @@ void ShellPathTo(std::string_view root, std::string_view path, std::string_view 
   if (out->empty() && abs[common + 1] == '-') out->append("./");
   out->append(abs, common + 1);
   if (out->size() >= abs.size()) out->assign(abs);
+}
+
+std::vector<std::string> PathLines(const Index& index, const std::vector<uint32_t>& ids,
+                                   std::string_view prefix, std::string_view from_dir, char end) {
+  const bool shared = ids.size() >= kParallelPathLines;
+  const size_t piece = shared ? kPathLinesPiece : std::max<size_t>(ids.size(), 1);
+  std::vector<std::string> pieces((ids.size() + piece - 1) / piece);
+  auto write_piece = [&](size_t k) {
+    std::string& out = pieces[k];
+    std::string path;
+    for (size_t i = k * piece; i < std::min(ids.size(), (k + 1) * piece); ++i) {
+      const DocumentPath where = index.document_path(ids[i]);
+      ShellPathTo(where.root, where.path, from_dir, &path);
+      out.append(prefix).append(path).push_back(end);
+    }
+  };
+  if (shared) {
+    util::RunShared(pieces.size(), write_piece);
+  } else if (!pieces.empty()) {
+    write_piece(0);
+  }
+  return pieces;
 }
 
 std::string ShellPath(const DocumentInfo& d, const std::string& from_dir) {

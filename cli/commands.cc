@@ -448,17 +448,15 @@ std::optional<uint64_t> PrintAnswer(const Index& index, const ParsedQuery& query
     n = PrintLines(index, query, result, f, text_prefix, json_prefix, stale);
   } else {
     const std::set<uint32_t> changed(result.changed.begin(), result.changed.end());
-    std::string path;
-    for (uint32_t id : result.documents) {
-      if (f.json) {
+    if (f.json) {
+      for (uint32_t id : result.documents) {
         std::printf("%s\n", DocumentJson(index, id, json_prefix, f, changed.count(id) > 0).c_str());
-      } else {
-        // The path's bytes as they are (a name that is not UTF-8 still opens).
-        const DocumentPath where = index.document_path(id);
-        ShellPathTo(where.root, where.path, f.cwd, &path);
-        std::fwrite(text_prefix.data(), 1, text_prefix.size(), stdout);
-        std::fwrite(path.data(), 1, path.size(), stdout);
-        std::fputc(f.null ? '\0' : '\n', stdout);
+      }
+    } else {
+      // The paths' bytes as they are (a name that is not UTF-8 still opens).
+      for (const std::string& piece :
+           PathLines(index, result.documents, text_prefix, f.cwd, f.null ? '\0' : '\n')) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
       }
     }
   }

@@ -590,6 +590,18 @@ class Index {
   std::unique_ptr<Rep> rep_;
 };
 
+// The lines that list documents `ids` of `index` for a shell, in the order of ids: each is
+// `prefix`, the document's ShellPathTo from `from_dir`, then `end` ('\n', or '\0' for
+// `xargs -0`). From kParallelPathLines ids on, the calling thread and the process's helper
+// thread take pieces of kPathLinesPiece ids in turn, each written into a string of its own:
+// reading a path mostly waits on memory (a record in a table of tens of MB, read just once),
+// and two threads wait side by side. Returns the pieces in order (their concatenation is the
+// listing). Precondition: every id < index.document_count().
+inline constexpr size_t kParallelPathLines = 1024;
+inline constexpr size_t kPathLinesPiece = 256;
+std::vector<std::string> PathLines(const Index& index, const std::vector<uint32_t>& ids,
+                                   std::string_view prefix, std::string_view from_dir, char end);
+
 }  // namespace bitsift
 
 #endif  // BITSIFT_BITSIFT_H_

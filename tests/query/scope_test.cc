@@ -393,3 +393,50 @@ TEST_CASE("ShellPath: relative from the working directory when shorter", "[scope
     }
   }
 }
+
+TEST_CASE("PathLines lists shell paths in order, shared with the helper thread", "[scope][race]") {
+  TempDir dir;
+  // Enough files for pieces on two threads, in directories of 7 files, names that start with
+  // '-' ("./-..." from a folder) and names with a space (printed as they are, not quoted).
+  const size_t n = bitsift::kParallelPathLines + bitsift::kPathLinesPiece / 2 + 3;
+  for (size_t i = 0; i < n; ++i) {
+    std::string name = "tree/d";
+    name += std::to_string(i / 7);
+    name += i % 50 == 0 ? "/-" : "/f";
+    name += std::to_string(i);
+    name += i % 90 == 0 ? " x.txt" : ".txt";
+    WriteFile(dir / name, "common");
+  }
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "tree/.bitsift", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "tree/.bitsift", &index).ok());
+  std::vector<uint32_t> ids;
+  for (uint32_t id = 0; id < index->document_count(); ++id) ids.push_back(id);
+  REQUIRE(ids.size() == n);
+  const std::string from = dir / "tree/d3";
+  auto listing = [&](const std::vector<uint32_t>& some, char end) {
+    std::string expected;
+    for (uint32_t id : some)
+      expected += "7\t" + bitsift::ShellPath(index->document(id), from) + end;
+    return expected;
+  };
+  auto joined = [](const std::vector<std::string>& pieces) {
+    std::string all;
+    for (const std::string& p : pieces) all += p;
+    return all;
+  };
+  SECTION("many: pieces on the caller's and the helper's thread") {
+    const std::vector<std::string> pieces = bitsift::PathLines(*index, ids, "7\t", from, '\n');
+    CHECK(pieces.size() == (n + bitsift::kPathLinesPiece - 1) / bitsift::kPathLinesPiece);
+    CHECK(joined(pieces) == listing(ids, '\n'));
+    std::reverse(ids.begin(), ids.end());  // the order of ids, whatever it is
+    CHECK(joined(bitsift::PathLines(*index, ids, "7\t", from, '\0')) == listing(ids, '\0'));
+  }
+  SECTION("few: one piece on the calling thread") {
+    ids.resize(5);
+    const std::vector<std::string> pieces = bitsift::PathLines(*index, ids, "7\t", from, '\n');
+    CHECK(pieces.size() == 1);
+    CHECK(joined(pieces) == listing(ids, '\n'));
+    CHECK(bitsift::PathLines(*index, {}, "", from, '\n').empty());
+  }
+}

@@ -775,7 +775,7 @@ void ShellPathTo(std::string_view root, std::string_view path, std::string_view 
   if (out->size() >= abs.size()) out->assign(abs);
 }
 
-std::vector<std::string> PathLines(const Index& index, const std::vector<uint32_t>& ids,
+std::vector<std::string> PathLines(const Index& index, std::span<const uint32_t> ids,
                                    std::string_view prefix, std::string_view from_dir, char end) {
   const bool shared = ids.size() >= kParallelPathLines;
   const size_t piece = shared ? kPathLinesPiece : std::max<size_t>(ids.size(), 1);

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -596,10 +597,12 @@ class Index {
 // thread take pieces of kPathLinesPiece ids in turn, each written into a string of its own:
 // reading a path mostly waits on memory (a record in a table of tens of MB, read just once),
 // and two threads wait side by side. Returns the pieces in order (their concatenation is the
-// listing). Precondition: every id < index.document_count().
+// listing). A long listing is best asked for a slice of ids at a time, each written out before
+// the next (the CLI: kPathLinesPiece x 64 ids), so that its text is never all in memory.
+// Precondition: every id < index.document_count().
 inline constexpr size_t kParallelPathLines = 1024;
 inline constexpr size_t kPathLinesPiece = 256;
-std::vector<std::string> PathLines(const Index& index, const std::vector<uint32_t>& ids,
+std::vector<std::string> PathLines(const Index& index, std::span<const uint32_t> ids,
                                    std::string_view prefix, std::string_view from_dir, char end);
 
 }  // namespace bitsift

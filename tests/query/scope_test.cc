@@ -429,6 +429,10 @@ TEST_CASE("PathLines lists shell paths in order, shared with the helper thread",
     const std::vector<std::string> pieces = bitsift::PathLines(*index, ids, "7\t", from, '\n');
     CHECK(pieces.size() == (n + bitsift::kPathLinesPiece - 1) / bitsift::kPathLinesPiece);
     CHECK(joined(pieces) == listing(ids, '\n'));
+    // A slice of ids, as the CLI asks for a long listing.
+    const std::span<const uint32_t> slice = std::span<const uint32_t>(ids).subspan(100, 1100);
+    CHECK(joined(bitsift::PathLines(*index, slice, "7\t", from, '\n')) ==
+          listing(std::vector<uint32_t>(slice.begin(), slice.end()), '\n'));
     std::reverse(ids.begin(), ids.end());  // the order of ids, whatever it is
     CHECK(joined(bitsift::PathLines(*index, ids, "7\t", from, '\0')) == listing(ids, '\0'));
   }

@@ -775,15 +775,15 @@ void ShellPathTo(std::string_view root, std::string_view path, std::string_view 
   if (out->size() >= abs.size()) out->assign(abs);
 }
 
-std::vector<std::string> PathLines(const Index& index, std::span<const uint32_t> ids,
+std::vector<std::string> PathLines(const Index& index, const uint32_t* ids, size_t n,
                                    std::string_view prefix, std::string_view from_dir, char end) {
-  const bool shared = ids.size() >= kParallelPathLines;
-  const size_t piece = shared ? kPathLinesPiece : std::max<size_t>(ids.size(), 1);
-  std::vector<std::string> pieces((ids.size() + piece - 1) / piece);
+  const bool shared = n >= kParallelPathLines;
+  const size_t piece = shared ? kPathLinesPiece : std::max<size_t>(n, 1);
+  std::vector<std::string> pieces((n + piece - 1) / piece);
   auto write_piece = [&](size_t k) {
     std::string& out = pieces[k];
     std::string path;
-    for (size_t i = k * piece; i < std::min(ids.size(), (k + 1) * piece); ++i) {
+    for (size_t i = k * piece; i < std::min(n, (k + 1) * piece); ++i) {
       const DocumentPath where = index.document_path(ids[i]);
       ShellPathTo(where.root, where.path, from_dir, &path);
       out.append(prefix).append(path).push_back(end);

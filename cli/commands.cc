@@ -456,10 +456,10 @@ std::optional<uint64_t> PrintAnswer(const Index& index, const ParsedQuery& query
       // The paths' bytes as they are (a name that is not UTF-8 still opens), a slice of
       // results at a time (the text of 626k paths is 14 MB).
       constexpr size_t kSlice = kPathLinesPiece * 64;
-      const std::span<const uint32_t> all(result.documents);
+      const std::vector<uint32_t>& all = result.documents;
       for (size_t at = 0; at < all.size(); at += kSlice) {
         for (const std::string& piece :
-             PathLines(index, all.subspan(at, std::min(kSlice, all.size() - at)), text_prefix,
+             PathLines(index, all.data() + at, std::min(kSlice, all.size() - at), text_prefix,
                        f.cwd, f.null ? '\0' : '\n')) {
           std::fwrite(piece.data(), 1, piece.size(), stdout);
         }

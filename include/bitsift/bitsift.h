@@ -21,7 +21,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -591,7 +590,7 @@ class Index {
   std::unique_ptr<Rep> rep_;
 };
 
-// The lines that list documents `ids` of `index` for a shell, in the order of ids: each is
+// The lines that list documents ids[0, n) of `index` for a shell, in the order of ids: each is
 // `prefix`, the document's ShellPathTo from `from_dir`, then `end` ('\n', or '\0' for
 // `xargs -0`). From kParallelPathLines ids on, the calling thread and the process's helper
 // thread take pieces of kPathLinesPiece ids in turn, each written into a string of its own:
@@ -602,7 +601,7 @@ class Index {
 // Precondition: every id < index.document_count().
 inline constexpr size_t kParallelPathLines = 1024;
 inline constexpr size_t kPathLinesPiece = 256;
-std::vector<std::string> PathLines(const Index& index, std::span<const uint32_t> ids,
+std::vector<std::string> PathLines(const Index& index, const uint32_t* ids, size_t n,
                                    std::string_view prefix, std::string_view from_dir, char end);
 
 }  // namespace bitsift

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "util/error.h"
+#include "util/spin_lock.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -324,7 +325,7 @@ class ChunkCache {
  public:
   // Copies n bytes from byte `from` of (file, chunk) to dst if the cache holds it.
   bool CopyOut(uint64_t file, uint64_t chunk, uint64_t from, uint64_t n, uint8_t* dst) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<util::SpinLock> lock(mu_);
     const size_t i = Find(file, chunk);
     if (i == kSlots) return false;
     used_[i] = ++clock_;
@@ -334,7 +335,7 @@ class ChunkCache {
   // Keeps `bytes` (length <= kChunkBytes) as (file, chunk), in place of the set's least
   // recently used chunk.
   void Put(uint64_t file, uint64_t chunk, const uint8_t* bytes, uint64_t length) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<util::SpinLock> lock(mu_);
     if (Find(file, chunk) != kSlots) return;  // another thread put it meanwhile
     const size_t set = Set(file, chunk);
     size_t pick = set * kWays;
@@ -349,7 +350,7 @@ class ChunkCache {
   // Counts a read of section index `section` that found its chunk (hit) or not; returns
   // whether the section is read densely (IndexFile::copies).
   bool Count(uint32_t section, bool hit) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<util::SpinLock> lock(mu_);
     if (hit) {
       ++hits_[section];
       return false;
@@ -376,7 +377,7 @@ class ChunkCache {
     return bytes_.get() + i * kChunkBytes;
   }
 
-  std::mutex mu_;
+  util::SpinLock mu_;
   uint64_t files_[kSlots] = {};  // IndexFile::uid_; 0 = empty
   uint64_t chunks_[kSlots] = {};
   uint64_t used_[kSlots] = {};

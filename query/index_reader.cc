@@ -102,7 +102,7 @@ std::pair<uint64_t, uint64_t> IndexReader::FactsRange(uint64_t b) const {
 
 const IndexReader::KeptDoc& IndexReader::LocateByCopy(uint32_t id) const {
   {
-    std::lock_guard<std::mutex> lock(kept_mu_);
+    std::lock_guard<util::SpinLock> lock(kept_mu_);
     auto it = kept_.find(id);
     if (it != kept_.end()) return it->second;
   }
@@ -117,7 +117,7 @@ const IndexReader::KeptDoc& IndexReader::LocateByCopy(uint32_t id) const {
                               id % format::kDocFactsBlock, &d, &path)) [[unlikely]] {
     BadFacts(id);
   }
-  std::lock_guard<std::mutex> lock(kept_mu_);
+  std::lock_guard<util::SpinLock> lock(kept_mu_);
   return kept_.try_emplace(id, KeptDoc{d, std::string(path)}).first->second;
 }
 

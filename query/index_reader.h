@@ -16,6 +16,7 @@
 #include "format/forward_store.h"
 #include "format/index_format.h"
 #include "format/sparse_rows.h"
+#include "util/spin_lock.h"
 
 namespace bitsift::query {
 
@@ -200,7 +201,7 @@ class IndexReader {
     std::string path;
   };
   const KeptDoc& LocateByCopy(uint32_t id) const;
-  mutable std::mutex kept_mu_;
+  mutable util::SpinLock kept_mu_;
   mutable std::unordered_map<uint32_t, KeptDoc> kept_;  // (references stay valid as it grows)
   [[noreturn]] void BadFacts(uint32_t id) const;
   // Decodes document id's record into *d and, if path is not null, its path into *path (with

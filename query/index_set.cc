@@ -8,6 +8,7 @@
 #include "query/index_check.h"
 #include "query/rank_merge.h"
 #include "util/error.h"
+#include "util/gallop.h"
 #include "util/helper_thread.h"
 
 namespace bitsift::query {
@@ -478,32 +479,13 @@ const SpineOrder& IndexSet::PathOrder(size_t index) const {
           heap.push({segments_[index.segments[i]].reader->path(0), i, 0});
       }
       // How many spine documents sort before each: found by galloping from the last one's
-      // answer (probes 1, 2, 4... ahead, then a bisection), so that an update's M documents
-      // read about M log(N / M) of the spine's N paths, not all of them.
+      // answer (util::GallopPast), so that an update's M documents read about M log(N / M) of
+      // the spine's N paths, not all of them.
       uint32_t before = 0;
       auto spine_before = [&](std::string_view path) {
-        const uint32_t n = counts[spine];
-        auto sorts_before = [&](uint32_t i) { return spine_reader.path(i) < path; };
-        if (before >= n || !sorts_before(before)) return before;
-        uint32_t lo = before + 1, hi = n;  // sorts_before holds below lo; hi: n or fails
-        for (uint64_t step = 1;; step *= 2) {
-          const uint64_t probe = uint64_t{before} + step;
-          if (probe >= n) break;
-          if (!sorts_before(static_cast<uint32_t>(probe))) {
-            hi = static_cast<uint32_t>(probe);
-            break;
-          }
-          lo = static_cast<uint32_t>(probe) + 1;
-        }
-        while (lo < hi) {
-          const uint32_t mid = lo + (hi - lo) / 2;
-          if (sorts_before(mid)) {
-            lo = mid + 1;
-          } else {
-            hi = mid;
-          }
-        }
-        return lo;
+        return static_cast<uint32_t>(util::GallopPast(before, counts[spine], [&](size_t i) {
+          return spine_reader.path(static_cast<uint32_t>(i)) < path;
+        }));
       };
       while (!heap.empty()) {
         const Cursor c = heap.top();

@@ -2,30 +2,15 @@
 
 #include <algorithm>
 
+#include "util/gallop.h"
+
 namespace bitsift::query {
 namespace {
 
-// The first position in [from, end) of p whose rank is above `bound`, or end: probes 1, 2,
-// 4, ... ahead, then bisects, so a run of r hits costs about 2 log r rank reads.
+// The first position in [from, end) of p whose rank is above `bound`, or end: a run of r hits
+// costs about 2 log r rank reads (util::GallopPast).
 size_t RunEnd(RankedPart p, size_t from, size_t end, const uint32_t* rank, uint32_t bound) {
-  size_t lo = from;
-  for (size_t step = 1; lo < end; step *= 2) {
-    const size_t probe = lo + step - 1;
-    if (probe >= end) break;
-    if (rank[p.first + p.ids[probe]] > bound) {
-      end = probe;
-      break;
-    }
-    lo = probe + 1;
-  }
-  while (lo < end) {  // ranks at [from, lo) are at most bound; at end (if any) above it
-    const size_t mid = lo + (end - lo) / 2;
-    if (rank[p.first + p.ids[mid]] > bound)
-      end = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
+  return util::GallopPast(from, end, [&](size_t i) { return rank[p.first + p.ids[i]] <= bound; });
 }
 
 }  // namespace
@@ -204,21 +189,9 @@ void SpineOrder::Merge(const std::vector<Hits>& parts, uint64_t room,
     if (dst == end) break;
     if (spine != nullptr) {
       // The spine hits that sort before p: local ids below its position among the spine's
-      // documents. Probed 1, 2, 4... ahead, then bisected: a run of r costs ~2 log r reads.
+      // documents (a run of r costs ~2 log r reads).
       const uint32_t pos = spine_pos_[p];
-      size_t lo = s, hi = spine->size;
-      for (size_t step = 1; lo < hi; step *= 2) {
-        const size_t probe = lo + step - 1;
-        if (probe >= hi) break;
-        if (spine->ids[probe] >= pos) {
-          hi = probe;
-          break;
-        }
-        lo = probe + 1;
-      }
-      lo =
-          static_cast<size_t>(std::lower_bound(spine->ids + lo, spine->ids + hi, pos) - spine->ids);
-      copy_spine(lo);
+      copy_spine(util::GallopPast(s, spine->size, [&](size_t i) { return spine->ids[i] < pos; }));
       if (dst == end) break;
     }
     *dst++ = global(p);

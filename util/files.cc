@@ -385,14 +385,34 @@ void LookAtFiles(const std::string& root, size_t n,
                  const std::function<void(size_t, const struct stat*)>& look, unsigned threads) {
   if (n == 0) return;
   const int root_fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  // Files [lo, hi) in order, each path read once. A directory is opened (O_PATH) at its second
-  // file in a row, and its files after that are looked up by name in it; a directory's first
-  // file (a lone one: not worth an open) is looked up whole from the root.
+  // Files [lo, hi) in order, each path read once, two ahead of the file looked at: a directory
+  // is opened (O_PATH) at the first of at least three of its files in a row, which are then
+  // looked up by name in it; shorter runs are looked up whole (an open and a close cost more
+  // than the lookups they would save for two files).
   auto look_range = [&](size_t lo, size_t hi) {
-    char buffer[PATH_MAX];  // the path as a C string, on the stack (no thread's malloc arena)
-    char dir[PATH_MAX];     // the previous file's directory, dir_size bytes
-    size_t dir_size = 0;
-    bool have_dir = false, dir_tried = false;
+    // Paths i - 1 .. i + 2 as C strings, on the stack (no thread's malloc arena).
+    struct Slot {
+      char bytes[PATH_MAX];
+      size_t size = 0;
+      size_t dir = 0;  // the length of its directory part (0: none)
+      bool fits = false;
+    };
+    Slot slots[4];
+    auto slot = [&](size_t j) -> Slot& { return slots[j % 4]; };
+    auto load = [&](size_t j) {
+      Slot& s = slot(j);
+      const std::string_view p = path(j);
+      s.fits = p.size() < sizeof(s.bytes);
+      if (!s.fits) return;
+      std::memcpy(s.bytes, p.data(), p.size());
+      s.bytes[p.size()] = '\0';
+      s.size = p.size();
+      const size_t slash = p.rfind('/');
+      s.dir = slash == std::string_view::npos ? 0 : slash;
+    };
+    auto same_dir = [](const Slot& a, const Slot& b) {
+      return a.fits && b.fits && a.dir == b.dir && std::memcmp(a.bytes, b.bytes, a.dir) == 0;
+    };
     int dir_fd = -1;
     struct Closer {
       int& fd;
@@ -400,35 +420,32 @@ void LookAtFiles(const std::string& root, size_t n,
         if (fd >= 0) ::close(fd);
       }
     } closer{dir_fd};
+    for (size_t j = lo; j < std::min(hi, lo + 2); ++j) load(j);
     for (size_t i = lo; i < hi; ++i) {
-      const std::string_view p = path(i);
+      if (i + 2 < hi) load(i + 2);
+      Slot& cur = slot(i);
       struct stat st;
       int r = -1;
-      if (p.size() < sizeof(buffer)) {
-        std::memcpy(buffer, p.data(), p.size());
-        buffer[p.size()] = '\0';
-        const size_t slash = p.rfind('/');
-        const size_t size = slash == std::string_view::npos ? 0 : slash;
-        const bool relative = root_fd >= 0 && !p.empty() && p[0] != '/';
-        const bool same = have_dir && size == dir_size && std::memcmp(dir, buffer, size) == 0;
-        if (!same) {  // a new directory: its first file is looked up whole
+      if (cur.fits) {
+        const bool relative = root_fd >= 0 && cur.size > 0 && cur.bytes[0] != '/';
+        if (i == lo || !same_dir(slot(i - 1), cur)) {  // a new directory
           if (dir_fd >= 0) ::close(dir_fd);
           dir_fd = -1;
-          dir_tried = false;
-          std::memcpy(dir, buffer, size);
-          dir_size = size;
-          have_dir = true;
-        } else if (!dir_tried && relative && size > 0) {
-          dir_tried = true;
-          dir[size] = '\0';
-          dir_fd = ::openat(root_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+          if (relative && cur.dir > 0 && i + 2 < hi && same_dir(cur, slot(i + 1)) &&
+              same_dir(cur, slot(i + 2))) {
+            cur.bytes[cur.dir] = '\0';
+            dir_fd = ::openat(root_fd, cur.bytes, O_PATH | O_DIRECTORY | O_CLOEXEC);
+            cur.bytes[cur.dir] = '/';
+          }
         }
-        if (same && dir_fd >= 0) {
-          r = ::fstatat(dir_fd, buffer + size + 1, &st, AT_SYMLINK_NOFOLLOW);
+        if (dir_fd >= 0) {
+          r = ::fstatat(dir_fd, cur.bytes + cur.dir + 1, &st, AT_SYMLINK_NOFOLLOW);
         } else if (relative) {
-          r = ::fstatat(root_fd, buffer, &st, AT_SYMLINK_NOFOLLOW);
+          r = ::fstatat(root_fd, cur.bytes, &st, AT_SYMLINK_NOFOLLOW);
         } else {
-          r = ::lstat(p.empty() || p[0] != '/' ? (root + "/" + buffer).c_str() : buffer, &st);
+          r = ::lstat(
+              cur.size == 0 || cur.bytes[0] != '/' ? (root + "/" + cur.bytes).c_str() : cur.bytes,
+              &st);
         }
       }
       look(i, r == 0 ? &st : nullptr);

@@ -83,9 +83,9 @@ inline constexpr double kDearFaultMicros = 3.0;
 // Looks at files 0..n-1 below the directory `root` (absolute), file i at the relative path
 // path(i) (an absolute path is looked at as it is): look(i, st) receives its lstat, or
 // nullptr if it cannot be looked at (vanished, or a directory on its path cannot be opened).
-// Files of one directory that come one after another (sorted paths do) share one open of the
-// directory (O_PATH), made at the second of them: the fstatat() of the others looks up the
-// name alone (the first, or a lone file, is looked up whole). The files are looked at by:
+// Files of one directory that come one after another (sorted paths do), three or more, share
+// one open of the directory (O_PATH): their fstatat() looks up the name alone (one or two are
+// looked up whole). The files are looked at by:
 //   - threads == kLookWithHelper: the caller and the process's helper thread
 //     (util::RunShared), in pieces of kLookPiece files taken in order, for callers that wait
 //     on the answer (a query's results). The caller never waits for a thread to start, and
@@ -97,7 +97,8 @@ inline constexpr double kDearFaultMicros = 3.0;
 //     caller's and std::threads; for long runs, an update's walk of a whole tree), each an
 //     equal share of consecutive files. On 2 cores a file costs 1.4 us instead of 2.6 (kjv),
 //     because threads in different directories do not contend for the same dentries.
-// `path` and `look` are called from any of the threads, once per file each (path first); the
+// `path` and `look` are called from any of the threads, once per file each (path(i) before
+// look(i), and up to two files ahead of it); the
 // first exception either throws is rethrown once every thread has stopped (with the helper, no
 // piece is started after it).
 inline constexpr size_t kParallelLookFiles = 256;

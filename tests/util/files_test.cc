@@ -84,17 +84,20 @@ TEST_CASE("LookAtFiles looks at every file once, serially and in parallel", "[fi
   sizes.push_back(-1);
   paths.push_back(root / "z/only");
   sizes.push_back(3);
-  // A file of the root itself, a directory of two files (opened at the second), one whose
-  // directory is not there twice in a row (its open fails once), and an absolute path after it.
+  // A file of the root itself, a directory of two files (looked up whole), one of three
+  // (opened), a directory that is not there for two files and for three (its open fails), and
+  // an absolute path after them.
   WriteFile(root / "top", "1234");
   WriteFile(root / "two/a", "12");
   WriteFile(root / "two/b", "12345");
-  for (const auto& [path, size] : std::vector<std::pair<std::string, off_t>>{{"top", 4},
-                                                                             {"two/a", 2},
-                                                                             {"two/b", 5},
-                                                                             {"gone/a", -1},
-                                                                             {"gone/b", -1},
-                                                                             {root / "two/b", 5}}) {
+  WriteFile(root / "three/a", "1");
+  WriteFile(root / "three/b", "12");
+  WriteFile(root / "three/c", "123");
+  const std::vector<std::pair<std::string, off_t>> more = {
+      {"top", 4},      {"two/a", 2},    {"two/b", 5},    {"three/a", 1},
+      {"three/b", 2},  {"three/c", 3},  {"gone/a", -1},  {"gone/b", -1},
+      {"gone3/a", -1}, {"gone3/b", -1}, {"gone3/c", -1}, {root / "two/b", 5}};
+  for (const auto& [path, size] : more) {
     paths.push_back(path);
     sizes.push_back(size);
   }

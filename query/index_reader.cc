@@ -225,7 +225,12 @@ void IndexReader::BadColumn(uint32_t id, uint32_t column) const {
 bool IndexReader::HasExactTerm(uint32_t id, uint32_t t) const {
   if (t >= meta_.exact_terms) [[unlikely]]
     Check(false, file_.path(), "term " + std::to_string(t) + " has no exact row");
-  const uint32_t column = this->column(id);
+  return HasExactTermInColumn(id, column(id), t);
+}
+
+bool IndexReader::HasExactTermInColumn(uint32_t id, uint32_t column, uint32_t t) const {
+  if (t >= meta_.exact_terms) [[unlikely]]
+    Check(false, file_.path(), "term " + std::to_string(t) + " has no exact row");
   if (column == format::kNoColumn) return false;  // a document without terms is in no band
   // The bands cover the columns in order; there are a few of them.
   for (uint64_t b = 0; b < meta_.band_count; ++b) {

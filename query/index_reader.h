@@ -174,6 +174,9 @@ class IndexReader {
   // term's exact row at the document's column (DocRecord::column) instead of from its forward
   // record. Throws Error(kCorrupt) for a bad id, a column outside the bands or a damaged chunk.
   bool HasExactTerm(uint32_t id, uint32_t t) const;
+  // HasExactTerm for document id whose column (column(id) or Columns) the caller has read:
+  // a batch of candidates reads its DOC_BANDS blocks once (Columns), not a chunk each.
+  bool HasExactTermInColumn(uint32_t id, uint32_t column, uint32_t t) const;
   // All term ids of a document, ascending. Throws Error(kCorrupt) as Contains does.
   std::vector<uint32_t> DocumentTerms(uint32_t id) const;
   uint64_t SectionBytes(format::SectionId id) const { return file_.Section(id).size(); }

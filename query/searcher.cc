@@ -281,7 +281,7 @@ std::vector<uint32_t> Searcher::SparseCandidates(std::vector<RowTerm>* terms, Qu
     first = false;
     if (out.empty()) break;
   }
-  FilterByRows(*terms, &out, stats);
+  FilterByRows(terms, &out, stats);
   const uint64_t before = out.size();
   if (scope != nullptr) {
     out.erase(
@@ -332,11 +332,11 @@ void Searcher::ReadColumnsByBand(const std::vector<uint32_t>& candidates,
   }
 }
 
-void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint32_t>* candidates,
+void Searcher::FilterByRows(std::vector<RowTerm>* terms, std::vector<uint32_t>* candidates,
                             QueryStats* stats) const {
   std::vector<RowTerm> rows;  // the terms whose rows are read: the non-sparse ones
   uint64_t min_df = UINT64_MAX;
-  for (const RowTerm& t : terms) {
+  for (const RowTerm& t : *terms) {
     if (t.sparse) continue;
     rows.push_back(t);
     min_df = std::min<uint64_t>(min_df, t.df);
@@ -394,6 +394,7 @@ void Searcher::FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint3
     if (keep[i]) (*candidates)[kept++] = (*candidates)[i];
   }
   candidates->resize(kept);
+  for (RowTerm& t : *terms) t.settled = t.settled || (!t.sparse && t.exact >= 0);
 }
 
 std::vector<uint32_t> Searcher::CandidatesFor(std::vector<RowTerm>* planned, bool parallel,
@@ -528,10 +529,12 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   // The ids of the terms the candidates do not settle: with a sparse term the candidates are
   // its documents, exact for every term whose list was read; otherwise the rows are exact for
   // exact terms. A sparse query's exact terms are settled by one bit of their rows per
-  // candidate (bit_terms), its other terms by the candidates' forward records (verify_ids).
-  // (After CandidatesFor: it may leave a Bloom term's list unread.)
+  // candidate (bit_terms) unless FilterByRows ANDed their rows already (`settled`), its other
+  // terms by the candidates' forward records (verify_ids). (After CandidatesFor: it may leave
+  // a Bloom term's list unread.)
   std::vector<uint32_t> verify_ids, bit_terms;
   for (const RowTerm& rt : planned) {
+    if (rt.settled) continue;  // its exact rows filtered the candidates
     if (sparse && !rt.sparse && rt.exact >= 0) {
       bit_terms.push_back(static_cast<uint32_t>(rt.exact));
     } else if (sparse ? !rt.sparse : rt.exact < 0) {
@@ -552,9 +555,14 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   // candidates are the answer (counted before the scope: the df counts documents everywhere).
   const bool exact = (verify_ids.empty() && bit_terms.empty()) ||
                      (planned.size() == 1 && all_candidates == planned[0].df);
-  auto holds_all = [&](uint32_t d) {
+  // column: d's column, read by the caller (a piece's candidates read their DOC_BANDS blocks
+  // at once: IndexReader::Columns), or kNoRead to read it here if a bit term needs it.
+  constexpr uint32_t kNoRead = 0xfffffffe;
+  static_assert(kNoRead != format::kNoColumn);
+  auto holds_all = [&](uint32_t d, uint32_t column) {
+    if (!bit_terms.empty() && column == kNoRead) column = index_.column(d);
     for (uint32_t t : bit_terms) {
-      if (!index_.HasExactTerm(d, t)) return false;
+      if (!index_.HasExactTermInColumn(d, column, t)) return false;
     }
     return verify_ids.empty() || index_.Contains(d, verify_ids.data(), verify_ids.size());
   };
@@ -580,12 +588,16 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
                             (candidates.size() >= kSharedVerifyMin &&
                              index_.file().copy_reads()))) {  // (decided at the first need)
     std::vector<uint8_t> ok(candidates.size(), 0);
+    // The bit terms' columns, read a piece at a time: a DOC_BANDS chunk covers thousands of
+    // documents, and read by copy one candidate at a time it costs a pread each.
+    std::vector<uint32_t> columns(bit_terms.empty() ? 0 : candidates.size());
     auto verify = [&](size_t begin, size_t end) {
+      if (!bit_terms.empty()) index_.Columns(&candidates[begin], end - begin, &columns[begin]);
       for (size_t i = begin; i != end; ++i) {
         if (prefetch && i + kPrefetchAhead < end) {
           index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
         }
-        ok[i] = holds_all(candidates[i]);
+        ok[i] = holds_all(candidates[i], bit_terms.empty() ? kNoRead : columns[i]);
       }
     };
     if (candidates.size() < kParallelVerifyMin) {  // read by copy
@@ -610,7 +622,7 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
       if (prefetch && i + kPrefetchAhead < candidates.size())
         index_.PrefetchRecord(candidates[i + kPrefetchAhead]);
       ++verified;
-      if (holds_all(candidates[i])) matches.push_back(candidates[i]);
+      if (holds_all(candidates[i], kNoRead)) matches.push_back(candidates[i]);
     }
   }
   stats->false_positives = verified - matches.size();

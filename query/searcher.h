@@ -55,13 +55,15 @@ class Searcher {
  private:
   // A term as the rows see it: its hash, its exact-row id if it has one, its df (0 if absent),
   // its id (if df > 0) and whether the query takes its list (a sparse term, or a Bloom term
-  // whose list the reader prefers: IndexReader::UsesList) instead of its rows.
+  // whose list the reader prefers: IndexReader::UsesList) instead of its rows. `settled`: the
+  // candidates are exact for it already (its exact rows filtered them: FilterByRows).
   struct RowTerm {
     uint64_t hash;
     int64_t exact;
     uint32_t df;
     uint32_t id;
     bool sparse;
+    bool settled = false;
   };
   RowTerm Plan(const std::string& term) const { return Plan(term, format::HashTerm(term)); }
   // Plan for a term whose HashTerm is `hash`.
@@ -98,8 +100,9 @@ class Searcher {
   // Drops from *candidates (a sparse query's, ascending) the documents whose rows show they
   // lack one of the non-sparse terms of `terms`, when that pays (kRowFilterMinCandidates,
   // searcher.cc). Rows have no false negatives, so no match is dropped; verification still
-  // settles the Bloom terms.
-  void FilterByRows(const std::vector<RowTerm>& terms, std::vector<uint32_t>* candidates,
+  // settles the Bloom terms. The exact terms' rows are exact: when the filter runs, it marks
+  // them `settled`, and verification tests none of their bits again.
+  void FilterByRows(std::vector<RowTerm>* terms, std::vector<uint32_t>* candidates,
                     QueryStats* stats) const;
   // For FilterByRows: each candidate's column within its band (DOC_BANDS), grouped by band:
   // band b's {column - b's first column, position in candidates} are

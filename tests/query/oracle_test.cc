@@ -382,6 +382,89 @@ TEST_CASE("a Bloom term's list is read unless the candidates are few: the oracle
   CHECK(stats.bytes_read == 0);
 }
 
+// An exact term beside a sparse one: when the row filter runs (Searcher::FilterByRows), the
+// exact term's rows settle it and verification tests none of its bits; when the filter does
+// not pay (the exact term in more than kRowFilterMaxDfPerCandidate documents a candidate),
+// verification tests its bit at each candidate's column, the columns read a piece of
+// candidates at a time (IndexReader::Columns). Through the mapping and by copy.
+TEST_CASE("an exact term beside a sparse one is settled by the row filter or by its bits",
+          "[oracle]") {
+  // 40,000 documents: exact rows from N/32 (1,250) on, sparse rows up to N/128 (312). `sp`
+  // (299 documents) is sparse; `ex` (5,000) and `common` (32,000) have exact rows; `bl0` to
+  // `bl9` (1,111 each) have Bloom rows, which leave false positives for verification to refuse.
+  std::vector<indexer::MemoryDocument> docs;
+  Oracle oracle;
+  std::map<std::string, size_t> oracle_of_name;
+  for (uint32_t i = 0; i < 40000; ++i) {
+    std::string text = Cat("w", i);
+    if (i % 134 == 0) text += " sp";
+    if (i % 8 == 0) text += " ex";
+    if (i % 5 != 0) text += " common";
+    if (i % 36 < 10) text += Cat(" bl", i % 36);
+    for (uint32_t f = 0; f < i % 29; ++f) text += Cat(" f", f);
+    const std::string name = Cat("d", 100000 + i);
+    oracle_of_name[name] = oracle.size();
+    oracle.Add(text);
+    docs.push_back({name, text, 0});
+  }
+  TempDir dir;
+  // A false-positive target of 30%: the Bloom rows leave candidates to refuse.
+  indexer::BuildConfig config;
+  config.rebuild = true;
+  config.fp_rate = 0.3;
+  indexer::BuildReport report;
+  indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+  const std::string segment = bitsift::testing::OnlySegment(dir / "index");
+  for (auto reads :
+       {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {
+    format::IndexFile::SetOneShotReads(reads);
+    for (auto access : {format::IndexFile::Access::kRandom, format::IndexFile::Access::kOneShot}) {
+      INFO("copy " << (reads == format::IndexFile::OneShotReads::kCopy) << ", one-shot "
+                   << (access == format::IndexFile::Access::kOneShot));
+      query::IndexReader reader(segment, access);
+      REQUIRE(reader.IsSparse(*reader.dictionary().Find("sp")));
+      REQUIRE(*reader.dictionary().Find("ex") < reader.exact_terms());
+      REQUIRE(*reader.dictionary().Find("common") < reader.exact_terms());
+      const uint32_t bl0 = *reader.dictionary().Find("bl0");
+      REQUIRE((bl0 >= reader.exact_terms() && !reader.IsSparse(bl0)));
+      std::vector<size_t> oracle_doc_of(reader.doc_count());
+      for (uint32_t id = 0; id < reader.doc_count(); ++id)
+        oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
+      CheckAgainstOracle(reader, oracle, oracle_doc_of,
+                         {{"sp", "ex"},
+                          {"sp", "common"},
+                          {"sp", "ex", "common"},
+                          {"sp", "common", "f3"},
+                          {"sp", "ex", "f20"},
+                          {"sp", "bl2"},
+                          {"sp", "ex", "bl4"}});
+      query::Searcher searcher(reader);
+      query::QueryStats stats;
+      // The filter ran: its candidates are the matches (i % 536 == 0), none left to refuse.
+      CHECK(searcher.Search({"ex", "sp"}, 0, &stats).size() == 75);
+      CHECK(stats.candidates == 75);
+      CHECK(stats.false_positives == 0);
+      // No filter: `sp`'s 299 documents are the candidates; the 60 without `common` (i % 670
+      // == 0) are refused by its bits.
+      CHECK(searcher.Search({"common", "sp"}, 0, &stats).size() == 239);
+      CHECK(stats.candidates == 299);
+      CHECK(stats.false_positives == 60);
+      // The Bloom terms' rows (a reader that does not take their lists) filter the candidates
+      // but do not settle them: the false positives they leave are refused.
+      uint64_t refused = 0;
+      for (uint32_t k = 0; k < 10; ++k) {
+        const std::vector<std::string> q = {Cat("bl", k), "sp"};
+        std::vector<uint32_t> truth;
+        for (size_t o : oracle.Match(q)) truth.push_back(static_cast<uint32_t>(o));
+        CHECK(searcher.Search(q, 0, &stats).size() == truth.size());
+        refused += stats.false_positives;
+      }
+      if (!reader.prefers_lists()) CHECK(refused > 0);
+    }
+  }
+  format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
+}
+
 TEST_CASE("columns and band documents read in spans equal those read one by one", "[oracle]") {
   // 40,000 documents: a band's BAND_DOCS spans ~40 chunks, more than one span
   // (IndexReader::kColumnSpanBytes) and more than a batch of ForEachBandDoc; DOC_BANDS (~6

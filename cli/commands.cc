@@ -447,8 +447,8 @@ std::optional<uint64_t> PrintAnswer(const Index& index, const ParsedQuery& query
   } else if (f.lines) {
     n = PrintLines(index, query, result, f, text_prefix, json_prefix, stale);
   } else {
-    const std::set<uint32_t> changed(result.changed.begin(), result.changed.end());
     if (f.json) {
+      const std::set<uint32_t> changed(result.changed.begin(), result.changed.end());
       for (uint32_t id : result.documents) {
         std::printf("%s\n", DocumentJson(index, id, json_prefix, f, changed.count(id) > 0).c_str());
       }

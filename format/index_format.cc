@@ -232,7 +232,7 @@ bool VerifiedAtOpen(SectionId id, uint64_t length) {
 }  // namespace
 
 namespace {
-std::atomic<uint64_t> one_shot_release_chunks{512};
+std::atomic<uint64_t> one_shot_release_windows{IndexFile::kOneShotReleaseWindows};
 std::atomic<IndexFile::OneShotReads> one_shot_reads{IndexFile::OneShotReads::kAuto};
 }  // namespace
 
@@ -490,12 +490,12 @@ void IndexFile::CopyRange(SectionId id, const Span& s, uint64_t offset, uint64_t
   std::memcpy(dst, ReadToScratch(id, s, offset, length), length);
 }
 
-uint64_t IndexFile::OneShotReleaseChunks() {
-  return one_shot_release_chunks.load(std::memory_order_relaxed);
+uint64_t IndexFile::OneShotReleaseWindows() {
+  return one_shot_release_windows.load(std::memory_order_relaxed);
 }
 
-void IndexFile::SetOneShotReleaseChunks(uint64_t chunks) {
-  one_shot_release_chunks.store(chunks, std::memory_order_relaxed);
+void IndexFile::SetOneShotReleaseWindows(uint64_t windows) {
+  one_shot_release_windows.store(windows, std::memory_order_relaxed);
 }
 
 IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file_(path) {
@@ -508,10 +508,14 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
     copy_state_.store(forced ? (*forced ? kCopy : kMap) : kUndecided, std::memory_order_relaxed);
     arena_ = std::make_unique<Arena>();
     uid_ = next_file_uid.fetch_add(1, std::memory_order_relaxed);
-    release_every_ = OneShotReleaseChunks();  // what is read through the mapping
+    release_every_ = OneShotReleaseWindows();  // what is read through the mapping
   }
   const uint8_t* base = file_.data();
   const size_t size = file_.size();
+  if (release_every_ != 0) {
+    touched_window_words_ = ((size >> kFaultAroundShift) >> 6) + 1;
+    touched_windows_ = std::make_unique<std::atomic<uint64_t>[]>(touched_window_words_);
+  }
   // What opening reads first: the header, and the tail (section table, CHUNK_SUMS_INDEX and
   // the end of CHUNK_SUMS); the small sections follow once the table places them.
   file_.WillNeed(0, sizeof(FileHeader));
@@ -723,18 +727,24 @@ void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
       file_.Populate(FileOffset(s, at), to - at);
     }
   }
-  uint64_t verified = 0;
+  uint64_t windows = 0;  // fault-around windows first touched since the last drop
   for (uint64_t c = from; c <= last; ++c) {
     if (IsVerified(c)) continue;
     VerifyMappedChunk(id, s, c);
-    ++verified;
+    if (release_every_ != 0) {
+      const uint64_t w = ChunkFileOffset(s, c) >> kFaultAroundShift;
+      const uint64_t bit = uint64_t{1} << (w & 63);
+      windows += !(touched_windows_[w >> 6].fetch_or(bit, std::memory_order_relaxed) & bit);
+    }
   }
   // A one-shot reader's resident set: the pages stay valid (they fault in again), so readers
   // on other threads are not disturbed. Whoever crosses the period drops them.
-  if (release_every_ != 0 && verified != 0) {
-    const uint64_t before = verified_since_release_.fetch_add(verified, std::memory_order_relaxed);
-    if (before < release_every_ && before + verified >= release_every_) {
-      verified_since_release_.fetch_sub(before + verified, std::memory_order_relaxed);
+  if (windows != 0) {
+    const uint64_t before = windows_since_release_.fetch_add(windows, std::memory_order_relaxed);
+    if (before < release_every_ && before + windows >= release_every_) {
+      windows_since_release_.fetch_sub(before + windows, std::memory_order_relaxed);
+      for (size_t i = 0; i < touched_window_words_; ++i)
+        touched_windows_[i].store(0, std::memory_order_relaxed);
       file_.ReleasePages();
     }
   }

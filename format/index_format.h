@@ -238,13 +238,13 @@ class IndexFile {
   // read-around on page faults. kRandom: scattered pages (queries), as AdviseRandomAccess
   // describes, from the very first byte opening reads: a fault there would otherwise read up
   // to read_ahead_kb around its page (8 MiB on the test machine, ~7 ms of a cold open).
-  // kOneShot: kRandom for a process that answers a query and exits; after every
-  // OneShotReleaseChunks() chunks verified (first read), the mapping's pages are dropped from
-  // the process's resident set (MappedFile::ReleasePages; the page cache keeps them, a later
-  // read faults them in again). A fault maps up to 16 neighbouring pages the page cache holds
-  // (fault-around, which MADV_RANDOM does not turn off), so a query reading thousands of
-  // scattered records counted 100-140 MB of them as resident (docs/design.md, "One-shot
-  // resident set").
+  // kOneShot: kRandom for a process that answers a query and exits; once chunks verified
+  // (first read) through the mapping have touched OneShotReleaseWindows() fault-around windows
+  // (64 KiB), the mapping's pages are dropped from the process's resident set
+  // (MappedFile::ReleasePages; the page cache keeps them, a later read faults them in again).
+  // A fault maps up to 16 neighbouring pages the page cache holds (fault-around, which
+  // MADV_RANDOM does not turn off), so a query reading thousands of scattered records counted
+  // 100-140 MB of them as resident (docs/design.md, "One-shot resident set").
   //
   // A one-shot reader copies instead of mapping (copy_reads(); OneShotCopyReads decides): a
   // first touch of a mapped page costs 7-15 us where it traps to the hypervisor (a
@@ -372,11 +372,17 @@ class IndexFile {
     random_ = true;
   }
   bool random_access() const { return random_; }
-  // Access::kOneShot's period, in chunks verified (512 by default: at most ~32 MiB of mapped
-  // pages between drops, with fault-around). SetOneShotReleaseChunks changes it for the files
-  // opened after it (tests).
-  static uint64_t OneShotReleaseChunks();
-  static void SetOneShotReleaseChunks(uint64_t chunks);
+  // Access::kOneShot's period, in fault-around windows (64 KiB) first touched by chunks
+  // verified through the mapping since the last drop: kOneShotReleaseWindows by default, ~32
+  // MiB of mapped pages between drops whether the reads are scattered (a window a chunk) or
+  // dense (16 chunks a window). Counted in chunks (512) until session 26, a dense read of
+  // DOC_FACTS dropped its pages every 2 MiB and the listing that read the records again
+  // faulted them all back in (`printk`, 13k results: 1,234 page faults, 863 with a period 8
+  // times longer). SetOneShotReleaseWindows changes it for the files opened after it (tests).
+  static constexpr uint64_t kOneShotReleaseWindows = 512;
+  static constexpr uint32_t kFaultAroundShift = 16;
+  static uint64_t OneShotReleaseWindows();
+  static void SetOneShotReleaseWindows(uint64_t windows);
   // Whether files opened with Access::kOneShot read by copy (copy_reads()). kAuto: yes,
   // unless the environment variable BITSIFT_ONESHOT_READS is "map" ("copy": yes).
   // SetOneShotReads changes it for the files opened after it (tests, benchmarks). Until
@@ -561,10 +567,13 @@ class IndexFile {
   // queries that read most of DOC_FACTS (`then`, 26,928 results: 45.0 -> 40.6 ms) and saved
   // nothing on light queries (bench/oneshot-ab p50 1.99 against 1.97 ms).
   bool populate_ = false;
-  // Access::kOneShot: drop the mapped pages after this many chunks verified (0: never), and
-  // the chunks verified since the last drop.
+  // Access::kOneShot: drop the mapped pages once this many fault-around windows were first
+  // touched by chunks verified through the mapping (0: never); the windows touched since the
+  // last drop, a bit each, and their count.
   uint64_t release_every_ = 0;
-  mutable std::atomic<uint64_t> verified_since_release_{0};
+  std::unique_ptr<std::atomic<uint64_t>[]> touched_windows_;
+  size_t touched_window_words_ = 0;
+  mutable std::atomic<uint64_t> windows_since_release_{0};
   // copy_reads(): what Touch copied, kept until the file is closed (8-byte aligned pieces of
   // blocks of 64 KiB; a piece over 16 KiB gets a block of its own).
   enum : int { kUndecided = 0, kCopy = 1, kMap = 2 };

@@ -581,17 +581,17 @@ TEST_CASE("several indexes of several segments answer as the positional oracle",
 TEST_CASE("a one-shot index drops its pages as it reads and answers as a long-running one",
           "[eval][oracle][oneshot]") {
   SetFixture f(61);
-  // Every chunk verified drops the mapped pages: later reads fault them in again, also while
-  // other threads read. Read through the mapping, and by copy (pread, the chunk cache) as
-  // where page faults are dear.
+  // Every fault-around window first touched drops the mapped pages: later reads fault them in
+  // again, also while other threads read. Read through the mapping, and by copy (pread, the chunk
+  // cache) as where page faults are dear.
   const auto reads =
       GENERATE(format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy);
   INFO("reads by copy: " << (reads == format::IndexFile::OneShotReads::kCopy));
-  format::IndexFile::SetOneShotReleaseChunks(1);
+  format::IndexFile::SetOneShotReleaseWindows(1);
   format::IndexFile::SetOneShotReads(reads);
   struct Restore {
     ~Restore() {
-      format::IndexFile::SetOneShotReleaseChunks(512);
+      format::IndexFile::SetOneShotReleaseWindows(format::IndexFile::kOneShotReleaseWindows);
       format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
     }
   } restore;

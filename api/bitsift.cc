@@ -677,6 +677,14 @@ void Index::SetAsideStaleFiles(QueryResult* result,
       }
       continue;
     }
+    {  // room for the records each segment will keep
+      std::vector<size_t> per_segment(rep_->set.segments().size(), 0);
+      for (size_t i : mine)
+        ++per_segment[&rep_->set.SegmentOf(docs[i]) - rep_->set.segments().data()];
+      for (size_t s = 0; s < per_segment.size(); ++s) {
+        if (per_segment[s] != 0) rep_->set.segments()[s].reader->ExpectRecords(per_segment[s]);
+      }
+    }
     auto record = [&](size_t k) {
       const query::IndexSet::Segment& s = rep_->set.SegmentOf(docs[mine[k]]);
       return std::pair<const query::IndexReader*, uint32_t>{s.reader.get(),

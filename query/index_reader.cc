@@ -266,6 +266,12 @@ void IndexReader::WillNeedRecords(const uint32_t* ids, size_t n) const {
   });
 }
 
+void IndexReader::ExpectRecords(size_t n) const {
+  if (!file_.copies(SectionId::kDocFacts)) return;
+  std::lock_guard<util::SpinLock> lock(kept_mu_);
+  kept_.reserve(kept_.size() + n);
+}
+
 void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n) const {
   if (!file_.random_access()) return;
   // Results that will touch a large share of a section's chunks are read through the mapping,

@@ -165,6 +165,10 @@ class IndexReader {
   // WillNeedExactRow: exact term t's row in every band (HasExactTerm's words).
   void WillNeedRecords(const uint32_t* ids, size_t n) const;
   void WillNeedDocs(const uint32_t* ids, size_t n) const;
+  // Makes room for n more records read by copy (doc(), path()) without rehashing the kept
+  // records as they come: a batch that reads them on two threads (Index::SetAsideStaleFiles)
+  // would otherwise grow the table under its lock while the other thread waits.
+  void ExpectRecords(size_t n) const;
   void WillNeedColumns(const uint32_t* ids, size_t n) const;
   void WillNeedExactRow(uint32_t t) const;
   // Whether document id contains every term id of ids (ascending). Throws Error(kCorrupt) for

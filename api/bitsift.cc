@@ -805,6 +805,23 @@ std::vector<std::string> PathLines(const Index& index, const uint32_t* ids, size
   return pieces;
 }
 
+void MatchingLinesOf(const Index& index, const uint32_t* ids, size_t n, const ParsedQuery& query,
+                     const LineOptions& options, std::vector<std::vector<LineGroup>>* groups,
+                     std::vector<Status>* statuses) {
+  groups->assign(n, {});
+  statuses->assign(n, Status());
+  auto one = [&](size_t i) {
+    (*statuses)[i] = index.MatchingLines(ids[i], query, options, &(*groups)[i]);
+  };
+  if (options.parallel) {
+    util::RunShared(
+        n, one,
+        n >= kParallelMatchingLines ? util::HelperNeed::kStart : util::HelperNeed::kIfPolling);
+  } else {
+    for (size_t i = 0; i < n; ++i) one(i);
+  }
+}
+
 std::string ShellPath(const DocumentInfo& d, const std::string& from_dir) {
   std::string out;
   ShellPathTo(d.root, d.path, from_dir, &out);

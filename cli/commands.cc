@@ -374,9 +374,19 @@ uint64_t PrintLines(const Index& index, const ParsedQuery& query, const QueryRes
   const bool context = f.context.before > 0 || f.context.after > 0;
   bool printed_group = false;
   uint64_t printed = 0;
-  for (uint32_t id : result.documents) {
-    std::vector<LineGroup> groups;
-    Status s = index.MatchingLines(id, query, f.context, &groups);
+  // A slice of documents at a time, their lines found on two threads, then printed in order.
+  const std::vector<uint32_t>& all = result.documents;
+  std::vector<std::vector<LineGroup>> slice_groups;
+  std::vector<Status> slice_statuses;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const size_t k = i % kMatchingLinesSlice;
+    if (k == 0) {
+      MatchingLinesOf(index, all.data() + i, std::min(kMatchingLinesSlice, all.size() - i), query,
+                      f.context, &slice_groups, &slice_statuses);
+    }
+    const uint32_t id = all[i];
+    const std::vector<LineGroup>& groups = slice_groups[k];
+    const Status& s = slice_statuses[k];
     if (s.code() == Status::Code::kStale) {
       stale->lines_skipped = true;
       stale->Add(index, id, s.message());

@@ -429,6 +429,9 @@ struct LineOptions {
   uint64_t after = 0;   // context lines after each matching line (grep -A)
   // Where the text comes from, as QueryOptions::document_text (empty: the file, re-read).
   DocumentText document_text;
+  // Whether MatchingLinesOf may share its documents with the process's helper thread (then
+  // document_text may be called from two threads at once).
+  bool parallel = true;
 };
 
 // A line cut to at most max_columns code points around its first span.
@@ -603,6 +606,20 @@ inline constexpr size_t kParallelPathLines = 1024;
 inline constexpr size_t kPathLinesPiece = 256;
 std::vector<std::string> PathLines(const Index& index, const uint32_t* ids, size_t n,
                                    std::string_view prefix, std::string_view from_dir, char end);
+
+// The matching lines of documents ids[0, n) of `index`, as index.MatchingLines(ids[i], query,
+// options, &(*groups)[i]) gives them with (*statuses)[i] (both resized to n). With
+// options.parallel, the calling thread and the process's helper thread take the documents in
+// turn: each is a file read and its text tokenized (~40 us for a few KB), work that two cores
+// share; from kParallelMatchingLines ids on the helper is started if it is not running. A long
+// listing is best asked for a slice of ids at a time, each printed before the next (the CLI:
+// kMatchingLinesSlice ids), so that its lines are never all in memory.
+// Precondition: every id < index.document_count().
+inline constexpr size_t kParallelMatchingLines = 16;
+inline constexpr size_t kMatchingLinesSlice = 256;
+void MatchingLinesOf(const Index& index, const uint32_t* ids, size_t n, const ParsedQuery& query,
+                     const LineOptions& options, std::vector<std::vector<LineGroup>>* groups,
+                     std::vector<Status>* statuses);
 
 }  // namespace bitsift
 

@@ -397,3 +397,90 @@ TEST_CASE("the query language and matching lines of files, through the library",
   CHECK(w.end - w.start == 20);
   CHECK(line.text.substr(w.start + w.spans[0].start, 4) == "free");
 }
+
+TEST_CASE("MatchingLinesOf finds the lines MatchingLines finds, on two threads", "[api][race]") {
+  TempDir dir;
+  // 80 files: plain text with the words on different lines, HTML, a file changed and one
+  // removed after indexing (kStale for both), enough for the helper thread to take some.
+  const size_t n = 80;
+  for (size_t i = 0; i < n; ++i) {
+    std::string text = "line one " + std::to_string(i) + "\n";
+    for (size_t l = 0; l < i % 9; ++l) text += "filler " + std::to_string(l) + "\n";
+    text += i % 3 == 0 ? "free\nsoftware here\n" : "free software here\n";
+    if (i % 4 == 0) text += "and free again\n";
+    const std::string name = "t/d" + std::to_string(i / 10) + "/f" + std::to_string(i);
+    if (i % 10 == 7) {
+      WriteFile(dir / (name + ".html"), "<p>" + text + "</p><p>free</p>");
+    } else {
+      WriteFile(dir / (name + ".txt"), text);
+    }
+  }
+  REQUIRE(bitsift::BuildIndex(dir / "t", dir / "idx", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "idx", &index).ok());
+  WriteFile(dir / "t/d1/f11.txt", "free software, changed\n");
+  REQUIRE(std::filesystem::remove(dir / "t/d2/f22.txt"));
+  bitsift::ParsedQuery q;
+  REQUIRE(
+      bitsift::ParsedQuery::Parse("\"free software\" OR again", bitsift::QuerySyntax::kLanguage, &q)
+          .ok());
+  std::vector<uint32_t> ids;
+  for (uint32_t id = 0; id < index->document_count(); ++id) ids.push_back(id);
+  REQUIRE(ids.size() == n);
+  bitsift::LineOptions options;
+  options.before = 1;
+  options.after = 1;
+  // What MatchingLines gives, one document at a time on this thread.
+  std::vector<std::vector<bitsift::LineGroup>> want(n);
+  std::vector<Status> want_status(n);
+  for (size_t i = 0; i < n; ++i)
+    want_status[i] = index->MatchingLines(ids[i], q, options, &want[i]);
+  size_t stale = 0, with_lines = 0;
+  for (size_t i = 0; i < n; ++i) {
+    stale += want_status[i].code() == Status::Code::kStale;
+    with_lines += !want[i].empty();
+  }
+  REQUIRE(stale == 2);
+  REQUIRE(with_lines == n - 2);
+  auto same = [&](const std::vector<std::vector<bitsift::LineGroup>>& groups,
+                  const std::vector<Status>& statuses, size_t from) {
+    for (size_t i = 0; i < groups.size(); ++i) {
+      INFO("document " << from + i);
+      REQUIRE(statuses[i].code() == want_status[from + i].code());
+      REQUIRE(groups[i].size() == want[from + i].size());
+      for (size_t g = 0; g < groups[i].size(); ++g) {
+        const auto& a = groups[i][g].lines;
+        const auto& b = want[from + i][g].lines;
+        REQUIRE(a.size() == b.size());
+        for (size_t l = 0; l < a.size(); ++l) {
+          CHECK(a[l].number == b[l].number);
+          CHECK(a[l].text == b[l].text);
+          CHECK(a[l].match == b[l].match);
+          CHECK(a[l].spans == b[l].spans);
+        }
+      }
+    }
+  };
+  std::vector<std::vector<bitsift::LineGroup>> groups;
+  std::vector<Status> statuses;
+  SECTION("shared with the helper thread") {
+    bitsift::MatchingLinesOf(*index, ids.data(), n, q, options, &groups, &statuses);
+    REQUIRE(groups.size() == n);
+    same(groups, statuses, 0);
+    // A slice, as the CLI asks.
+    bitsift::MatchingLinesOf(*index, ids.data() + 30, 40, q, options, &groups, &statuses);
+    REQUIRE(groups.size() == 40);
+    same(groups, statuses, 30);
+  }
+  SECTION("few, or not parallel: on the calling thread") {
+    bitsift::MatchingLinesOf(*index, ids.data() + 5, bitsift::kParallelMatchingLines - 1, q,
+                             options, &groups, &statuses);
+    same(groups, statuses, 5);
+    options.parallel = false;
+    bitsift::MatchingLinesOf(*index, ids.data(), n, q, options, &groups, &statuses);
+    same(groups, statuses, 0);
+    bitsift::MatchingLinesOf(*index, nullptr, 0, q, options, &groups, &statuses);
+    CHECK(groups.empty());
+    CHECK(statuses.empty());
+  }
+}

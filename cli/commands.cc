@@ -374,16 +374,26 @@ uint64_t PrintLines(const Index& index, const ParsedQuery& query, const QueryRes
   const bool context = f.context.before > 0 || f.context.after > 0;
   bool printed_group = false;
   uint64_t printed = 0;
-  // A slice of documents at a time, their lines found on two threads, then printed in order.
+  // A slice of documents at a time (up to kMatchingLinesSlice of them, or as many as hold
+  // kSliceBytes of text as indexed: the lines found are kept until printed), their lines found
+  // on two threads, then printed in order.
+  constexpr uint64_t kSliceBytes = 32 << 20;
   const std::vector<uint32_t>& all = result.documents;
   std::vector<std::vector<LineGroup>> slice_groups;
   std::vector<Status> slice_statuses;
+  size_t slice_begin = 0, slice_end = 0;
   for (size_t i = 0; i < all.size(); ++i) {
-    const size_t k = i % kMatchingLinesSlice;
-    if (k == 0) {
-      MatchingLinesOf(index, all.data() + i, std::min(kMatchingLinesSlice, all.size() - i), query,
-                      f.context, &slice_groups, &slice_statuses);
+    if (i == slice_end) {
+      slice_begin = i;
+      uint64_t bytes = 0;
+      while (slice_end < all.size() && slice_end - slice_begin < kMatchingLinesSlice &&
+             (slice_end == slice_begin || bytes < kSliceBytes)) {
+        bytes += index.document(all[slice_end++]).size;
+      }
+      MatchingLinesOf(index, all.data() + slice_begin, slice_end - slice_begin, query, f.context,
+                      &slice_groups, &slice_statuses);
     }
+    const size_t k = i - slice_begin;
     const uint32_t id = all[i];
     const std::vector<LineGroup>& groups = slice_groups[k];
     const Status& s = slice_statuses[k];

@@ -223,8 +223,6 @@ void IndexReader::BadColumn(uint32_t id, uint32_t column) const {
 }
 
 bool IndexReader::HasExactTerm(uint32_t id, uint32_t t) const {
-  if (t >= meta_.exact_terms) [[unlikely]]
-    Check(false, file_.path(), "term " + std::to_string(t) + " has no exact row");
   return HasExactTermInColumn(id, column(id), t);
 }
 

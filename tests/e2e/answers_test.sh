@@ -30,6 +30,12 @@ printf '<html><head><title>Free software</title></head><body><p>first para</p>\n
 printf 'zipped line\nfree software inside gzip\n' | gzip > doc/notes.txt.gz
 printf 'Gr\xfc\xdfe aus M\xfcnchen\nfree software in latin1 \xe9t\xe9\n' > doc/latin1.txt
 python3 -c 'print("x" * 3000 + " needle " + "y" * 3000)' > doc/long.txt
+# More files than a slice of --lines (kMatchingLinesSlice, 256): found on two threads, printed
+# in path order across the slices' boundaries.
+mkdir -p many
+for i in $(seq -w 0 599); do
+  { for l in $(seq 1 $((10#$i % 5))); do echo "filler $l"; done; echo "the pinpoint $i"; } > "many/f$i.txt"
+done
 "$BITSIFT" index . -q || { echo "index failed"; exit 2; }
 q() { "$BITSIFT" query --all "$@"; }
 
@@ -82,6 +88,9 @@ check "bad -C" 2 "$(status q --lines -C x free)"
 # --lines: exactly grep -n's lines for a single word (grep -i on ASCII text).
 want=$(cd src && grep -n -i -w 'free' a.c b.c | sed 's/^/src\//')
 check "--lines = grep -n" "$want" "$(q --lines free -- src)"
+want=$(cd many && grep -n -w pinpoint $(ls | LC_ALL=C sort) | sed 's/^/many\//')
+check "--lines over 600 files = grep -n, in order" "$want" "$(q --lines pinpoint -- many)"
+check "--lines over 600 files, JSON: a line each" 600 "$(q --lines --json pinpoint -- many | wc -l)"
 check "--lines phrase marks only the phrase's lines (case folded)" \
   "$(printf 'src/a.c:1:Copyright (C) 2024 Free Software Foundation\nsrc/a.c:2:This program is free software: you can')" \
   "$(q --lines '"free software"' -- src/a.c)"

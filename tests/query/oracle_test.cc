@@ -116,6 +116,26 @@ std::string BuildOneSegment(const std::vector<indexer::MemoryDocument>& docs, co
   return bitsift::testing::OnlySegment(dir / "index");
 }
 
+// Documents to build from memory, each also given to the oracle: OracleDocOf maps a reader's
+// document ids (in path order) to the oracle's numbers.
+struct OracleCorpus {
+  std::vector<indexer::MemoryDocument> docs;
+  Oracle oracle;
+  std::map<std::string, size_t> oracle_of_name;
+
+  void Add(const std::string& name, const std::string& text) {
+    oracle_of_name[name] = oracle.size();
+    oracle.Add(text);
+    docs.push_back({name, text, 0});
+  }
+  std::vector<size_t> OracleDocOf(const query::IndexReader& reader) const {
+    std::vector<size_t> out(reader.doc_count());
+    for (uint32_t id = 0; id < reader.doc_count(); ++id)
+      out[id] = oracle_of_name.at(std::string(reader.path(id)));
+    return out;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]") {
@@ -127,27 +147,19 @@ TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]
       std::mt19937_64 rng(seed);
       std::vector<std::string> vocab = bitsift::testing::MixedVocabulary(4000, rng);
       auto corpus = bitsift::testing::GenerateCorpus(seed == 1 ? 3000 : 1200, 1500, vocab, rng);
-      std::vector<indexer::MemoryDocument> docs;
-      Oracle oracle;
-      std::map<std::string, size_t> oracle_of_name;
-      for (const auto& d : corpus) {
-        oracle_of_name[d.name] = oracle.size();
-        oracle.Add(d.text);
-        docs.push_back({d.name, d.text, 0});
-      }
+      OracleCorpus c;
+      for (const auto& d : corpus) c.Add(d.name, d.text);
+      const Oracle& oracle = c.oracle;
       TempDir dir;
       indexer::BuildConfig config;
       config.fp_rate = seed == 1 ? 0.01 : 0.2;  // a loose target makes many false positives
       config.sparse_max_df = sparse_max_df;
       indexer::BuildReport report;
       config.rebuild = true;
-      indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+      indexer::UpdateIndexFromMemory(c.docs, {}, dir / "index", config, &report);
       query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
       REQUIRE(reader.doc_count() == corpus.size());
-      std::vector<size_t> oracle_doc_of(reader.doc_count());
-      for (uint32_t id = 0; id < reader.doc_count(); ++id) {
-        oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
-      }
+      const std::vector<size_t> oracle_doc_of = c.OracleDocOf(reader);
       std::vector<std::string> common(vocab.begin(), vocab.begin() + 8);
       const std::vector<std::vector<std::string>> queries = MakeQueries(oracle, common, 2500, rng);
       Totals t = CheckAgainstOracle(reader, oracle, oracle_doc_of, queries);
@@ -268,9 +280,8 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
   // 20,000 documents: sparse terms have df <= 156. `rare` is in 153 of them; `mid` (2,858) and
   // `xa` (2,223) have Bloom rows whose AND has thousands of set bits (columns tested); `xa`
   // and `yb` never meet, so their AND has only false positives (bits mapped).
-  std::vector<indexer::MemoryDocument> docs;
-  Oracle oracle;
-  std::map<std::string, size_t> oracle_of_name;
+  OracleCorpus c;
+  const Oracle& oracle = c.oracle;
   for (uint32_t i = 0; i < 20000; ++i) {
     std::string text = Cat("w", i);
     if (i % 131 == 0) text += " rare";
@@ -278,13 +289,10 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
     if (i % 9 == 0) text += " xa";
     if (i % 9 == 1) text += " yb";
     for (uint32_t f = 0; f < i % 61; ++f) text += Cat(" f", f);  // documents of many sizes
-    const std::string name = Cat("d", 100000 + i);
-    oracle_of_name[name] = oracle.size();
-    oracle.Add(text);
-    docs.push_back({name, text, 0});
+    c.Add(Cat("d", 100000 + i), text);
   }
   TempDir dir;
-  const std::string segment = BuildOneSegment(docs, dir);
+  const std::string segment = BuildOneSegment(c.docs, dir);
   const std::vector<std::vector<std::string>> queries = {
       {"rare", "mid"},
       {"rare", "xa"},
@@ -307,10 +315,8 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
         // A one-shot reader prefers the Bloom terms' lists; the rows, by copy too, stay tested.
         CHECK(reader.prefers_lists() == (access == format::IndexFile::Access::kOneShot));
         reader.PreferLists(lists);
-        REQUIRE(reader.doc_count() == docs.size());
-        std::vector<size_t> oracle_doc_of(reader.doc_count());
-        for (uint32_t id = 0; id < reader.doc_count(); ++id)
-          oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
+        REQUIRE(reader.doc_count() == c.docs.size());
+        const std::vector<size_t> oracle_doc_of = c.OracleDocOf(reader);
         CheckAgainstOracle(reader, oracle, oracle_doc_of, queries);
         // The filter ran: fewer candidates than `rare` has documents.
         query::Searcher searcher(reader);
@@ -334,31 +340,25 @@ TEST_CASE("a Bloom term's list is read unless the candidates are few: the oracle
   // `bloomy` (4,243 documents) is a Bloom term; `one` (1 document, with `bloomy`), `lone` (1,
   // without) and `few` (40, half with it) are sparse.
   constexpr uint32_t kDocs = 140000;
-  std::vector<indexer::MemoryDocument> docs;
-  Oracle oracle;
-  std::map<std::string, size_t> oracle_of_name;
+  OracleCorpus c;
+  const Oracle& oracle = c.oracle;
   for (uint32_t i = 0; i < kDocs; ++i) {
     std::string text = Cat("w", i, " z", i % 97);
     if (i % 33 == 0) text += " bloomy";
     if (i == 33 * 7) text += " one";
     if (i == 33 * 7 + 1) text += " lone";
     if (i % 1650 < 2 && i < 1650 * 20) text += " few";  // i % 1650 == 0: with `bloomy`
-    const std::string name = Cat("d", 1000000 + i);
-    oracle_of_name[name] = oracle.size();
-    oracle.Add(text);
-    docs.push_back({name, text, 0});
+    c.Add(Cat("d", 1000000 + i), text);
   }
   TempDir dir;
-  const std::string segment = BuildOneSegment(docs, dir);
+  const std::string segment = BuildOneSegment(c.docs, dir);
   query::IndexReader reader(segment, format::IndexFile::Access::kOneShot);
   REQUIRE(reader.prefers_lists());
   const uint32_t bloomy = *reader.dictionary().Find("bloomy");
   REQUIRE(bloomy >= reader.exact_terms());
   REQUIRE(!reader.IsSparse(bloomy));
   REQUIRE(reader.IsSparse(*reader.dictionary().Find("few")));
-  std::vector<size_t> oracle_doc_of(reader.doc_count());
-  for (uint32_t id = 0; id < reader.doc_count(); ++id)
-    oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
+  const std::vector<size_t> oracle_doc_of = c.OracleDocOf(reader);
   CheckAgainstOracle(reader, oracle, oracle_doc_of,
                      {{"one", "bloomy"},
                       {"lone", "bloomy"},
@@ -392,9 +392,8 @@ TEST_CASE("an exact term beside a sparse one is settled by the row filter or by 
   // 40,000 documents: exact rows from N/32 (1,250) on, sparse rows up to N/128 (312). `sp`
   // (299 documents) is sparse; `ex` (5,000) and `common` (32,000) have exact rows; `bl0` to
   // `bl9` (1,111 each) have Bloom rows, which leave false positives for verification to refuse.
-  std::vector<indexer::MemoryDocument> docs;
-  Oracle oracle;
-  std::map<std::string, size_t> oracle_of_name;
+  OracleCorpus c;
+  const Oracle& oracle = c.oracle;
   for (uint32_t i = 0; i < 40000; ++i) {
     std::string text = Cat("w", i);
     if (i % 134 == 0) text += " sp";
@@ -402,10 +401,7 @@ TEST_CASE("an exact term beside a sparse one is settled by the row filter or by 
     if (i % 5 != 0) text += " common";
     if (i % 36 < 10) text += Cat(" bl", i % 36);
     for (uint32_t f = 0; f < i % 29; ++f) text += Cat(" f", f);
-    const std::string name = Cat("d", 100000 + i);
-    oracle_of_name[name] = oracle.size();
-    oracle.Add(text);
-    docs.push_back({name, text, 0});
+    c.Add(Cat("d", 100000 + i), text);
   }
   TempDir dir;
   // A false-positive target of 30%: the Bloom rows leave candidates to refuse.
@@ -413,7 +409,7 @@ TEST_CASE("an exact term beside a sparse one is settled by the row filter or by 
   config.rebuild = true;
   config.fp_rate = 0.3;
   indexer::BuildReport report;
-  indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+  indexer::UpdateIndexFromMemory(c.docs, {}, dir / "index", config, &report);
   const std::string segment = bitsift::testing::OnlySegment(dir / "index");
   for (auto reads :
        {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {
@@ -427,9 +423,7 @@ TEST_CASE("an exact term beside a sparse one is settled by the row filter or by 
       REQUIRE(*reader.dictionary().Find("common") < reader.exact_terms());
       const uint32_t bl0 = *reader.dictionary().Find("bl0");
       REQUIRE((bl0 >= reader.exact_terms() && !reader.IsSparse(bl0)));
-      std::vector<size_t> oracle_doc_of(reader.doc_count());
-      for (uint32_t id = 0; id < reader.doc_count(); ++id)
-        oracle_doc_of[id] = oracle_of_name.at(std::string(reader.path(id)));
+      const std::vector<size_t> oracle_doc_of = c.OracleDocOf(reader);
       CheckAgainstOracle(reader, oracle, oracle_doc_of,
                          {{"sp", "ex"},
                           {"sp", "common"},

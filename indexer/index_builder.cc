@@ -164,7 +164,6 @@ struct LiveSegment {
   format::ManifestSegment entry;
   std::string path;                                    // the segment file
   mutable std::shared_ptr<query::IndexReader> opened;  // mapped on first use
-  std::vector<uint64_t> deleted_bits;                  // entry.deleted as a bitmap
 
   // The segment's reader, mapped on first use: a segment written by this run is not mapped
   // unless a merge reads it (mapped pages it touched would count in the build's memory).
@@ -182,18 +181,11 @@ struct LiveSegment {
         s.reader().doc_count() == e.doc_count, ErrorKind::kCorrupt,
         dir + ": segment " + format::SegmentFileName(e.number) +
             " does not match the manifest; rebuild the index with 'bitsift index --rebuild DIR'");
-    s.deleted_bits.assign((e.doc_count + 63) / 64, 0);
-    for (uint32_t id : e.deleted) s.deleted_bits[id / 64] |= uint64_t{1} << (id % 64);
     return s;
   }
 
-  bool deleted(uint32_t id) const { return (deleted_bits[id / 64] >> (id % 64)) & 1; }
-  void Delete(uint32_t id) {
-    if (!deleted(id)) {
-      deleted_bits[id / 64] |= uint64_t{1} << (id % 64);
-      entry.deleted.push_back(id);  // sorted again before commit
-    }
-  }
+  bool deleted(uint32_t id) const { return entry.deleted.contains(id); }
+  void Delete(uint32_t id) { entry.deleted.insert(id, entry.doc_count); }
   uint64_t live() const { return entry.doc_count - entry.deleted.size(); }
   double live_bytes() const {
     return entry.doc_count ? static_cast<double>(entry.file_size) * live() / entry.doc_count : 0;
@@ -274,7 +266,6 @@ class IndexState {
     seg.entry.number = number;
     seg.entry.doc_count = s.documents;
     seg.entry.file_size = s.file_bytes;
-    seg.deleted_bits.assign((s.documents + 63) / 64, 0);
     seg.path = dir_ + "/" + format::SegmentFileName(number);
     segments_.push_back(std::move(seg));
   }
@@ -294,7 +285,7 @@ class IndexState {
   // The segments [indices] as a merge reads them.
   std::vector<MergeSource> Sources(const std::vector<size_t>& indices) const {
     std::vector<MergeSource> out;
-    for (size_t i : indices) out.push_back({&segments_[i].reader(), &segments_[i].deleted_bits});
+    for (size_t i : indices) out.push_back({&segments_[i].reader(), &segments_[i].entry.deleted});
     return out;
   }
 
@@ -306,7 +297,6 @@ class IndexState {
     uint64_t bytes = 0, docs = 0;
     for (LiveSegment& s : segments_) {
       if (s.live() == 0) continue;  // every document deleted: the segment goes
-      std::sort(s.entry.deleted.begin(), s.entry.deleted.end());
       next.segments.push_back(s.entry);
       bytes += s.entry.file_size;
       docs += s.live();

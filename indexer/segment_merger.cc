@@ -51,7 +51,7 @@ void ReleaseSourcePages(const std::vector<MergeSource>& sources) {
 }
 
 bool Deleted(const MergeSource& s, uint32_t d) {
-  return s.deleted != nullptr && ((*s.deleted)[d / 64] >> (d % 64)) & 1;
+  return s.deleted != nullptr && s.deleted->contains(d);
 }
 
 // Phase 1: the live documents of all sources, sorted by path (each source is sorted already).
@@ -73,10 +73,7 @@ std::vector<DocRef> LiveDocuments(const std::vector<MergeSource>& sources) {
   return refs;
 }
 
-bool HasDeleted(const MergeSource& s) {
-  if (s.deleted == nullptr) return false;
-  return std::any_of(s.deleted->begin(), s.deleted->end(), [](uint64_t w) { return w != 0; });
-}
+bool HasDeleted(const MergeSource& s) { return s.deleted != nullptr && !s.deleted->empty(); }
 
 // The document frequencies of the sources' terms among their live documents: by source and
 // term id, for the sources with deleted documents; empty for the others, whose terms' live df

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "format/manifest.h"
 #include "indexer/segment_builder.h"
 #include "query/index_reader.h"
 
@@ -27,7 +28,7 @@ namespace bitsift::indexer {
 
 struct MergeSource {
   const query::IndexReader* reader = nullptr;
-  const std::vector<uint64_t>* deleted = nullptr;  // bitmap of deleted documents (or null)
+  const format::DeletionSet* deleted = nullptr;  // its deleted documents (or null: none)
 };
 
 // The memory MergeSegments needs for `sources` and sparse_max_df, in bytes (an upper estimate:

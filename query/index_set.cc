@@ -41,7 +41,7 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
       manifest = format::ReadManifest(dir);
       opened.clear();
       try {
-        for (const format::ManifestSegment& e : manifest.segments) {
+        for (format::ManifestSegment& e : manifest.segments) {
           Segment s;
           const std::string path = dir + "/" + format::SegmentFileName(e.number);
           // Queries touch scattered pages: no read-around, their own read-ahead requests,
@@ -56,10 +56,7 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
           s.index = i;
           s.number = e.number;
           s.deleted_count = e.deleted.size();
-          if (!e.deleted.empty()) {
-            s.deleted.assign((e.doc_count + 63) / 64, 0);
-            for (uint32_t d : e.deleted) s.deleted[d / 64] |= uint64_t{1} << (d % 64);
-          }
+          s.deleted = std::move(e.deleted);  // (a bitmap viewed in the manifest's mapping)
           opened.push_back(std::move(s));
         }
         break;
@@ -192,8 +189,7 @@ std::vector<uint32_t> IndexSet::Search(const std::vector<std::string>& terms, ui
           a->stats.absent_term = true;  // as Searcher::Search would find, without its lookups
           return;
         }
-        a->hits = s.searcher->Search(terms, want, &a->stats,
-                                     s.deleted.empty() ? nullptr : s.deleted.data(), ranges);
+        a->hits = s.searcher->Search(terms, want, &a->stats, s.deleted.bits(), ranges);
       },
       limit, stats, scope, nullptr, parallel, settled.empty() ? nullptr : &settled);
   stats->terms = terms.size();
@@ -208,7 +204,7 @@ std::vector<uint32_t> IndexSet::Evaluate(const QueryNode& query, uint64_t limit,
       [&](const Segment& s, uint64_t want, const std::vector<IdRange>* ranges, SegmentAnswer* a) {
         EvalOptions options;
         options.limit = want;
-        options.deleted = s.deleted.empty() ? nullptr : s.deleted.data();
+        options.deleted = s.deleted.bits();
         options.scope = ranges;
         options.parallel = parallel;
         if (text) {

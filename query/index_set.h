@@ -54,19 +54,17 @@ class IndexSet {
   struct Segment {
     std::unique_ptr<IndexReader> reader;
     std::unique_ptr<Searcher> searcher;
-    std::vector<uint64_t> deleted;  // bitmap over local ids; empty if none is deleted
-    uint32_t index = 0;             // position of its index in the set
-    uint64_t number = 0;            // its file is format::SegmentFileName(number)
-    uint32_t first_id = 0;          // the global id of its local document 0
+    format::DeletionSet deleted;  // moved here from the manifest's entry
+    uint32_t index = 0;           // position of its index in the set
+    uint64_t number = 0;          // its file is format::SegmentFileName(number)
+    uint32_t first_id = 0;        // the global id of its local document 0
     uint64_t deleted_count = 0;
-    bool is_deleted(uint32_t local) const {
-      return !deleted.empty() && ((deleted[local / 64] >> (local % 64)) & 1);
-    }
+    bool is_deleted(uint32_t local) const { return deleted.contains(local); }
   };
   struct Index {
     std::string dir;   // as given
     std::string root;  // the directory it indexes (absolute; empty for in-memory documents)
-    format::Manifest manifest;
+    format::Manifest manifest;     // its deletion sets moved to the segments (Segment::deleted)
     std::vector<size_t> segments;  // positions in segments()
   };
 

@@ -41,7 +41,7 @@ TEST_CASE("phrase verification throughput", "[.bench][phrase-speed]") {
     const auto start = std::chrono::steady_clock::now();
     for (const query::IndexSet::Segment& s : set.segments()) {
       query::EvalOptions options;
-      options.deleted = s.deleted.empty() ? nullptr : s.deleted.data();
+      options.deleted = s.deleted.bits();
       options.text = [&](uint32_t id, std::string* text) {
         *text = testing::ReadFile(root + "/" + std::string(s.reader->path(id)));
         return true;

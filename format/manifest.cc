@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "format/index_format.h"
 #include "util/error.h"
@@ -75,6 +76,16 @@ DeletionSet& DeletionSet::operator=(const DeletionSet& other) {
   word_count_ = other.word_count_;
   count_ = other.count_;
   if (other.owned_) Own(word_count_);  // a copy of the words, not the same ones
+  return *this;
+}
+
+DeletionSet& DeletionSet::operator=(DeletionSet&& other) noexcept {
+  if (this == &other) return *this;
+  owned_ = std::move(other.owned_);
+  view_owner_ = std::move(other.view_owner_);
+  bits_ = std::exchange(other.bits_, nullptr);
+  word_count_ = std::exchange(other.word_count_, 0);
+  count_ = std::exchange(other.count_, 0);
   return *this;
 }
 

@@ -46,8 +46,9 @@ class DeletionSet {
   DeletionSet() = default;
   DeletionSet(const DeletionSet& other);
   DeletionSet& operator=(const DeletionSet& other);
-  DeletionSet(DeletionSet&&) noexcept = default;
-  DeletionSet& operator=(DeletionSet&&) noexcept = default;
+  // A moved-from set is empty.
+  DeletionSet(DeletionSet&& other) noexcept { *this = std::move(other); }
+  DeletionSet& operator=(DeletionSet&& other) noexcept;
 
   // The set whose bitmap is `words`, (doc_count + 63) / 64 of them with `count` bits set, read
   // in place; `owner` keeps them alive (a manifest's mapping). Precondition: `words` is

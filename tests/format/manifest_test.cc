@@ -88,6 +88,16 @@ TEST_CASE("a deletion set counts each id once and lists them ascending", "[manif
   REQUIRE_FALSE(view.contains(fresh));
   REQUIRE_FALSE((*owner)[fresh / 64] >> (fresh % 64) & 1);
   REQUIRE(changed.size() == set.size() + 1);
+  // A moved-from set is empty, not a second view of the words it gave away.
+  DeletionSet taken = std::move(changed);
+  REQUIRE(taken.contains(fresh));
+  REQUIRE(changed.empty());
+  REQUIRE(changed.bits() == nullptr);
+  REQUIRE_FALSE(changed.contains(fresh));
+  DeletionSet viewed = std::move(view);
+  REQUIRE(viewed.is_view());
+  REQUIRE_FALSE(view.is_view());
+  REQUIRE(view.size() == 0);
 }
 
 TEST_CASE("a manifest decodes to what was encoded, deletions included", "[manifest]") {

@@ -97,6 +97,20 @@ const char* SkipReasonName(SkipReason reason) {
   return "unknown";
 }
 
+bool EntryBefore(std::string_view a, bool a_is_dir, std::string_view b, bool b_is_dir) {
+  const size_t n = std::min(a.size(), b.size());
+  const int c = std::memcmp(a.data(), b.data(), n);
+  if (c != 0) return c < 0;
+  // One name is a prefix of the other: what follows it decides, the next byte of the longer
+  // name against the '/' after a directory's name, or nothing after a file's (which sorts
+  // first, as a prefix does).
+  auto after = [n](std::string_view x, bool is_dir) -> int {
+    if (n < x.size()) return static_cast<unsigned char>(x[n]);
+    return is_dir ? '/' : -1;
+  };
+  return after(a, a_is_dir) < after(b, b_is_dir);
+}
+
 std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOptions& options,
                                        const std::function<bool(const std::string&)>& exclude,
                                        const SkipCallback& on_skip) {
@@ -112,17 +126,17 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
   const std::string root_abs = resolved != nullptr ? resolved : root;
   std::free(resolved);
   const GlobOverrides overrides(options.globs);
-  struct Pending {
-    std::string dir;                              // relative to root
-    std::shared_ptr<const DirectoryRules> rules;  // of its parent
+  // A directory being walked: its entries to index or enter, in the order their paths sort.
+  struct Frame {
+    std::string dir;                                    // relative to root
+    std::shared_ptr<const DirectoryRules> rules;        // its own (its parent's for the listing)
+    std::vector<std::pair<std::string, bool>> entries;  // {name, is a directory}, in order
+    size_t next = 0;
   };
-  std::vector<std::string> files;
-  std::vector<Pending> pending;  // directories still to list
-  pending.push_back({"", options.no_ignore ? nullptr : DirectoryRules::ForAncestors(root_abs)});
-  while (!pending.empty()) {
-    Pending cur = std::move(pending.back());
-    pending.pop_back();
-    const std::string& dir = cur.dir;
+  // Lists directory `dir` (rules: its parent's) into *frame: the entries to index or enter,
+  // each skipped one reported; false if it cannot be opened (reported too).
+  auto list = [&](const std::string& dir, std::shared_ptr<const DirectoryRules> parent_rules,
+                  Frame* frame) {
     int dfd = OpenUnder(root, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR* d = dfd >= 0 ? ::fdopendir(dfd) : nullptr;
     if (d == nullptr) {
@@ -130,7 +144,7 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
       if (dfd >= 0) ::close(dfd);
       on_skip(dir, err == ENOENT ? SkipReason::kVanished : SkipReason::kUnreadable,
               std::strerror(err));
-      continue;
+      return false;
     }
     // The whole listing first: this directory's rules files apply to its own entries.
     struct Entry {
@@ -147,11 +161,12 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
       has_gitignore |= name == ".gitignore";
       entries.push_back({std::move(name), e->d_type});
     }
-    std::shared_ptr<const DirectoryRules> rules =
-        options.no_ignore ? nullptr
-                          : DirectoryRules::ForChild(cur.rules, root_abs, dir, ::dirfd(d), has_git,
-                                                     has_ignore, has_gitignore);
-    std::vector<std::string> subdirs;
+    frame->dir = dir;
+    frame->rules = options.no_ignore
+                       ? nullptr
+                       : DirectoryRules::ForChild(parent_rules, root_abs, dir, ::dirfd(d), has_git,
+                                                  has_ignore, has_gitignore);
+    const std::shared_ptr<const DirectoryRules>& rules = frame->rules;
     for (Entry& e : entries) {
       std::string rel = Join(dir, e.name);
       if (e.name == ".bitsift") {
@@ -197,10 +212,8 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
           continue;
         }
       }
-      if (is_dir) {
-        subdirs.push_back(std::move(rel));
-      } else if (type == DT_REG) {
-        files.push_back(std::move(rel));
+      if (is_dir || type == DT_REG) {
+        frame->entries.push_back({std::move(e.name), is_dir});
       } else if (type == DT_LNK) {
         on_skip(rel, SkipReason::kSymlink, "");
       } else {
@@ -208,11 +221,38 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
       }
     }
     ::closedir(d);
-    // Depth-first in name order keeps memory proportional to the tree's depth times fan-out.
-    std::sort(subdirs.rbegin(), subdirs.rend());
-    for (auto& s : subdirs) pending.push_back({std::move(s), rules});
+    // In the order of the paths below them (EntryBefore): walked depth-first in that order,
+    // the files come sorted, and the whole list is not sorted again (1.2M paths of
+    // linux-paras: ~0.3 s of an update's 2.7, session 27).
+    std::sort(frame->entries.begin(), frame->entries.end(),
+              [](const std::pair<std::string, bool>& a, const std::pair<std::string, bool>& b) {
+                return EntryBefore(a.first, a.second, b.first, b.second);
+              });
+    return true;
+  };
+  std::vector<std::string> files;
+  std::vector<Frame> stack(1);  // depth-first: memory proportional to depth times fan-out
+  if (!list("", options.no_ignore ? nullptr : DirectoryRules::ForAncestors(root_abs), &stack[0]))
+    stack.clear();
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next == top.entries.size()) {
+      stack.pop_back();
+      continue;
+    }
+    auto& [name, is_dir] = top.entries[top.next++];
+    std::string rel = Join(top.dir, name);
+    if (!is_dir) {
+      files.push_back(std::move(rel));
+      continue;
+    }
+    Frame child;
+    const std::shared_ptr<const DirectoryRules> rules = top.rules;  // (top moves as stack grows)
+    if (list(rel, rules, &child)) stack.push_back(std::move(child));
   }
-  std::sort(files.begin(), files.end());
+  // The order above is the byte order; a sort only if it were not (it costs no comparison
+  // beyond one pass when it is).
+  if (!std::is_sorted(files.begin(), files.end())) std::sort(files.begin(), files.end());
   return files;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "documents/options.h"
@@ -32,6 +33,13 @@ using SkipCallback = std::function<void(const std::string& relative_path, SkipRe
 std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOptions& options,
                                        const std::function<bool(const std::string&)>& exclude,
                                        const SkipCallback& on_skip);
+
+// Whether every path at or below entry a of a directory sorts (byte by byte) before every path
+// at or below its sibling entry b; each is a name (no '/') and whether it is a directory. A
+// directory's paths all begin with its name and '/', so a file compares by its name and a
+// directory by its name and '/': "a-b" < "a/..." < "a0". WalkDirectory walks each directory's
+// entries in this order, which lists the files sorted without sorting the list.
+bool EntryBefore(std::string_view a, bool a_is_dir, std::string_view b, bool b_is_dir);
 
 struct FileFacts {
   uint64_t size = 0;       // bytes of UTF-8 text tokenized

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -72,6 +74,53 @@ std::vector<std::string> Query(const bitsift::Index& index, const std::string& t
 }
 
 }  // namespace
+
+TEST_CASE("walker: sibling entries order as every path below them does", "[documents][walker]") {
+  // Names over bytes around '/' (0x2F): ' ', '!', '-', '.', '0', 'a', 0xFF; short ones, so that
+  // one is often a prefix of another.
+  const std::string alphabet = std::string(" !-.0a") + '\xff';
+  std::mt19937 rng(27);
+  auto name = [&] {
+    std::string n(1 + rng() % 3, ' ');
+    for (char& c : n) c = alphabet[rng() % alphabet.size()];
+    return n;
+  };
+  for (int round = 0; round < 20000; ++round) {
+    const std::string a = name(), b = name();
+    const bool a_dir = rng() % 2, b_dir = rng() % 2;
+    if (a == b) continue;
+    // The paths at or below each: the file itself, or the directory's children.
+    auto paths = [&](const std::string& n, bool dir) {
+      std::vector<std::string> out;
+      if (!dir) return std::vector<std::string>{n};
+      for (int i = 0; i < 4; ++i) out.push_back(n + "/" + name());
+      return out;
+    };
+    const bool before = bitsift::documents::EntryBefore(a, a_dir, b, b_dir);
+    REQUIRE(before != bitsift::documents::EntryBefore(b, b_dir, a, a_dir));
+    for (const std::string& pa : paths(a, a_dir)) {
+      for (const std::string& pb : paths(b, b_dir)) {
+        INFO(pa << " against " << pb);
+        REQUIRE((pa < pb) == before);
+      }
+    }
+  }
+}
+
+TEST_CASE("walker: files listed in byte order among names that sort around '/'",
+          "[documents][walker]") {
+  TempDir dir;
+  const std::string root = dir / "tree";
+  // "a-b" < "a.txt" < "a/..." < "a0" < "ab/..." as paths, whatever the directories' listing
+  // order: the walk must interleave files and directories as their paths sort.
+  for (const char* d : {"tree", "tree/a", "tree/a/b", "tree/ab", "tree/a b", "tree/z"})
+    std::filesystem::create_directories(dir / d);
+  std::vector<std::string> files = {"a-b",  "a.txt", "a/!x",  "a/b/c", "a/b-", "a/b0", "a0",
+                                    "ab/x", "a b/y", "a b-z", "z/z",   "z!",   "\xff"};
+  for (const std::string& f : files) WriteFile(root + "/" + f, "word\n");
+  std::sort(files.begin(), files.end());
+  REQUIRE(WalkTree(root).files == files);
+}
 
 TEST_CASE("walker: .gitignore at every level inside a git work tree", "[documents][walker]") {
   TempDir dir;

@@ -894,7 +894,7 @@ IndexStats Index::Stats() const {
     s.bloom_terms += r.meta().sparse_first - r.exact_terms();
     s.fp_rate = r.meta().fp_rate;
     s.file_bytes += r.file_size();
-    s.segments.push_back({format::SegmentFileName(seg.number), r.doc_count(), seg.deleted_count,
+    s.segments.push_back({format::SegmentFileName(seg.number), r.doc_count(), seg.deleted.size(),
                           r.meta().term_count, r.band_count(), r.file_size()});
     for (uint64_t b = 0; b < r.band_count(); ++b) {
       const format::BandRecord& band = r.band(b);

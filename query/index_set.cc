@@ -55,7 +55,6 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
           s.searcher = std::make_unique<Searcher>(*s.reader);
           s.index = i;
           s.number = e.number;
-          s.deleted_count = e.deleted.size();
           s.deleted = std::move(e.deleted);  // (a bitmap viewed in the manifest's mapping)
           opened.push_back(std::move(s));
         }
@@ -81,7 +80,7 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
              "too many documents in the indexes opened together");
       s.first_id = static_cast<uint32_t>(id_count_);
       id_count_ += s.reader->doc_count();
-      live_ += s.reader->doc_count() - s.deleted_count;
+      live_ += s.reader->doc_count() - s.deleted.size();
       index.segments.push_back(segments_.size());
       segments_.push_back(std::move(s));
     }

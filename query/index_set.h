@@ -58,7 +58,6 @@ class IndexSet {
     uint32_t index = 0;           // position of its index in the set
     uint64_t number = 0;          // its file is format::SegmentFileName(number)
     uint32_t first_id = 0;        // the global id of its local document 0
-    uint64_t deleted_count = 0;
     bool is_deleted(uint32_t local) const { return deleted.contains(local); }
   };
   struct Index {

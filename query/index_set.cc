@@ -86,6 +86,9 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
     }
     indexes_.push_back(std::move(index));
   }
+  order_price_ = access == format::IndexFile::Access::kOneShot
+                     ? id_count_
+                     : std::max<uint64_t>(1, id_count_ / kLongLivedOrderDiscount);
   filters_.resize(segments_.size());
   if (access != format::IndexFile::Access::kOneShot) {
     for (size_t i = 0; i < segments_.size(); ++i) {
@@ -295,11 +298,11 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
     for (const auto& part : parts) hits += part.size();
     // Once the path order is known, merging costs an integer or two per hit. Until then, merges
     // compare paths (a cache miss or two per path read: the first and last of each part, and
-    // each hit if the parts overlap), until they have read about as many as finding the order
-    // reads (every document's); then it is found once.
+    // each hit if the parts overlap), until they have read about as many as order_price_ (see
+    // there); then it is found once.
     const uint64_t reads = 2 * parts.size() + hits;
     if (order_ready_.load(std::memory_order_acquire) ||
-        merged_by_path_.fetch_add(reads, std::memory_order_relaxed) + reads >= id_count_) {
+        merged_by_path_.fetch_add(reads, std::memory_order_relaxed) + reads >= order_price_) {
       MergeByOrder(x, parts, part_position, limit, &out);
     } else {
       MergeByPath(parts, part_segment, limit, &out);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -332,6 +333,27 @@ void Searcher::ReadColumnsByBand(const std::vector<uint32_t>& candidates,
   }
 }
 
+namespace {
+
+// The 4 KiB chunks that n reads spread evenly over `chunks` chunks touch, about.
+double ChunksTouched(double n, double chunks) {
+  return chunks <= 0 ? 0 : chunks * (1 - std::exp(-n / chunks));
+}
+
+}  // namespace
+
+bool RowFilterColumnsCheaper(bool copies, uint64_t set, uint64_t band_docs, uint64_t candidates,
+                             uint64_t doc_count, uint64_t band_count) {
+  if (!copies) return set > candidates;
+  const double doc_bands_chunks =
+      static_cast<double>(format::ChunkCount(format::DocBandsBytes(doc_count, band_count)));
+  const double by_bits = ChunksTouched(static_cast<double>(set),
+                                       static_cast<double>(format::ChunkCount(band_docs * 4)));
+  const double by_columns = ChunksTouched(static_cast<double>(candidates), doc_bands_chunks) +
+                            static_cast<double>(candidates) * 16 / format::kChunkBytes;
+  return by_bits > by_columns;
+}
+
 void Searcher::FilterByRows(std::vector<RowTerm>* terms, std::vector<uint32_t>* candidates,
                             QueryStats* stats) const {
   std::vector<RowTerm> rows;  // the terms whose rows are read: the non-sparse ones
@@ -347,12 +369,12 @@ void Searcher::FilterByRows(std::vector<RowTerm>* terms, std::vector<uint32_t>* 
   // Band by band, the rows' AND settles the candidates whose columns fall in the band. Two
   // ways to meet them: map every set bit to its document (BAND_DOCS, a read a bit) and look
   // the documents up among the candidates, or look up every candidate's column (DOC_BANDS, its
-  // 512-document block, once for all bands) and test its bit. The cheaper is taken per band: the
-  // columns once a band has more set bits than there are candidates. (linux-paras, `res
-  // pm_runtime_mark_last_busy`: ~800 candidates against ~13k bits of `res`, whose mapping
-  // touched 1,059 of BAND_DOCS' 1,179 chunks in a one-shot query. Counting chunks instead
-  // chose the columns for `break second s more`, whose arrays' fresh pages cost more: session
-  // 22, docs/design.md.)
+  // 512-document block, once for all bands) and test its bit. The cheaper is taken per band
+  // (RowFilterColumnsCheaper): with the pages in the process, the columns once a band has more
+  // set bits than there are candidates (linux-paras, `res pm_runtime_mark_last_busy`: ~800
+  // candidates against ~13k bits of `res`); read by copy, by the chunks each way would read,
+  // the fresh pages of the columns' arrays counted (session 22 counted chunks without them and
+  // chose the columns for `break second s more`, whose arrays cost more; session 29).
   WillNeedRows(rows);  // a cold file: all the rows in one round of reads, not a fault a page
   BandOutput o;
   std::vector<uint64_t> bits;
@@ -363,6 +385,9 @@ void Searcher::FilterByRows(std::vector<RowTerm>* terms, std::vector<uint32_t>* 
   std::vector<std::pair<uint32_t, uint32_t>> by_band;
   std::vector<size_t> band_first;
   bool columns_read = false;
+  const format::IndexFile& file = index_.file();
+  const bool by_copy =
+      file.copies(format::SectionId::kBandDocs) && !file.Warm(format::SectionId::kBandDocs);
   // Candidates met through BAND_DOCS are looked up by binary search among the candidates
   // (ascending): no table, whose fresh pages cost more where a first touch traps (a bitmap over
   // all documents would touch N / 8 bytes; an open-addressed table, 16 bytes a candidate).
@@ -371,17 +396,20 @@ void Searcher::FilterByRows(std::vector<RowTerm>* terms, std::vector<uint32_t>* 
     BandBits(b, rows, false, &bits, &o);
     uint64_t set = 0;
     for (uint64_t w : bits) set += static_cast<uint64_t>(__builtin_popcountll(w));
-    if (!columns_read && set > candidates->size()) {
+    if (!columns_read && RowFilterColumnsCheaper(by_copy, set, band.doc_count, candidates->size(),
+                                                 index_.doc_count(), index_.band_count())) {
       ReadColumnsByBand(*candidates, &by_band, &band_first);
       columns_read = true;
     }
     if (columns_read) {
+      ++stats->bands_by_columns;
       for (size_t k = band_first[b]; k < band_first[b + 1]; ++k) {
         const auto [local, position] = by_band[k];
         if ((bits[local / 64] >> (local % 64)) & 1) keep[position] = 1;
       }
       continue;
     }
+    ++stats->bands_by_bits;
     ForEachBandDoc(index_, band, bits, [&](uint32_t d) {
       const auto it = std::lower_bound(candidates->begin(), candidates->end(), d);
       if (it != candidates->end() && *it == d) keep[it - candidates->begin()] = 1;

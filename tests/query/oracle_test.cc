@@ -331,6 +331,62 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
   }
   format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
 }
+// RowFilterColumnsCheaper: with the pages in the process the lookups decide; read by copy the
+// chunks do, both ways from the lookups' rule.
+TEST_CASE("the row filter reads the candidates' columns where their chunks cost less", "[oracle]") {
+  // Pages in the process: columns once the set bits outnumber the candidates.
+  CHECK_FALSE(query::RowFilterColumnsCheaper(false, 5000, 432128, 10983, 1206321, 7));
+  CHECK(query::RowFilterColumnsCheaper(false, 20000, 432128, 10983, 1206321, 7));
+  // By copy, linux-paras' `mutex lock`: 5,000 bits spread over all 422 chunks of band 0's
+  // BAND_DOCS cost more than the 10,983 candidates' columns (DOC_BANDS' 164 chunks).
+  CHECK(query::RowFilterColumnsCheaper(true, 5000, 432128, 10983, 1206321, 7));
+  // A band of 780 documents (one chunk of BAND_DOCS) with more bits than the 100 candidates,
+  // whose columns are ~100 chunks: the bits.
+  CHECK_FALSE(query::RowFilterColumnsCheaper(true, 700, 780, 100, 1206321, 7));
+  // Three bits against 5,000 candidates: the bits.
+  CHECK_FALSE(query::RowFilterColumnsCheaper(true, 3, 432128, 5000, 1206321, 7));
+}
+
+// By copy, one query's row filter maps the few bits of the small documents' band to documents
+// and tests the candidates' columns in the larger documents' band, where the bits are many.
+TEST_CASE("the row filter by copy takes the bits in one band and the columns in another",
+          "[oracle]") {
+  // 40,000 documents: exact rows from N/32 (1,250) on, sparse rows up to N/128 (312). `rare`
+  // (200 documents) is sparse; `ex` (2,002) has exact rows, two of them among the 30,000
+  // one-word documents. The other 10,000 have 20 to 39 of 256 Bloom terms (1,092 to 1,213
+  // documents each, above the sparse lists' 1,024), so they make bands of their own.
+  OracleCorpus c;
+  const Oracle& oracle = c.oracle;
+  for (uint32_t i = 0; i < 40000; ++i) {
+    std::string text = Cat("w", i);
+    if (i % 200 == 0) text += " rare";
+    if (i < 30000 ? i == 200 || i == 400 : i % 5 == 0) text += " ex";
+    if (i >= 30000) {
+      for (uint32_t t = 0; t < 20 + i % 20; ++t) text += Cat(" g", (i * 7 + t * 13) % 256);
+    }
+    c.Add(Cat("d", 100000 + i), text);
+  }
+  TempDir dir;
+  const std::string segment = BuildOneSegment(c.docs, dir);
+  format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kCopy);
+  query::IndexReader reader(segment, format::IndexFile::Access::kOneShot);
+  REQUIRE(reader.IsSparse(*reader.dictionary().Find("rare")));
+  REQUIRE(*reader.dictionary().Find("ex") < reader.exact_terms());
+  REQUIRE(reader.band_count() >= 2);
+  const uint32_t g3 = *reader.dictionary().Find("g3");
+  REQUIRE((g3 >= reader.exact_terms() && !reader.IsSparse(g3)));
+  const std::vector<size_t> oracle_doc_of = c.OracleDocOf(reader);
+  CheckAgainstOracle(reader, oracle, oracle_doc_of, {{"rare", "ex"}, {"rare", "ex", "g3"}});
+  query::Searcher searcher(reader);
+  query::QueryStats stats;
+  // i = 200, 400 and every 200th from 30,000 (50): 52 matches, settled by the filter.
+  CHECK(searcher.Search({"ex", "rare"}, 0, &stats).size() == 52);
+  CHECK(stats.candidates == 52);
+  CHECK(stats.bands_by_bits >= 1);
+  CHECK(stats.bands_by_columns >= 1);
+  format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
+}
+
 // A one-shot reader takes a Bloom term's list, unless the rarer terms' candidates are so few
 // that their forward records cost less to read (Searcher::SparseCandidates,
 // kListIdsPerCandidate): then verification settles the term. Both ways against the oracle.

@@ -257,6 +257,7 @@ class IndexState {
     report->input_bytes += s.input_bytes;
     report->segments_written++;
     AddSegment(number, s);
+    flushed_.insert(number);
     Phase("segment-written");
   }
 
@@ -277,8 +278,9 @@ class IndexState {
   // AbsorbedByNewest (indexer/merge_policy.h) of the segments, as many of them as fit the
   // budget (the newest first), or none.
   std::vector<size_t> AbsorbedWithinBudget(double budget) const;
-  // After a full build: merges the segments its flushes wrote, all of them if their merge fits
-  // the memory budget, otherwise the smallest that fit together (at least two).
+  // Merges the segments this run's flushes wrote (a full build's, or an update's that
+  // outgrew the budget), all of them if their merge fits the memory budget, otherwise the
+  // smallest that fit together (at least two).
   void MergeFlushes(const std::string& root, BuildReport* report);
   // Merges segments [indices] into one new segment that replaces them.
   void Merge(std::vector<size_t> indices, const std::string& root, BuildReport* report);
@@ -329,6 +331,7 @@ class IndexState {
   bool rebuilt_ = false;
   bool committed_ = false;
   std::vector<uint64_t> written_;  // segment files written by this run
+  std::set<uint64_t> flushed_;     // those of them written by Flush (not by a merge)
   std::vector<LiveSegment> segments_;
 };
 
@@ -351,25 +354,38 @@ void IndexState::MergeFlushes(const std::string& root, BuildReport* report) {
   // Each segment costs a query a dictionary lookup per term and, in a fresh process, about ten
   // first-touched pages to open (docs/design.md, "One-shot costs"); a build that flushed seven
   // times answered a one-shot query 1.3x slower than one segment. The flushes are of one size
-  // tier, which the policy merges only eight at a time.
+  // tier, which the policy merges only eight at a time. An update's flushes too: the 10%
+  // update of linux-paras wrote three of ~12-16 MB, which neither the tiers nor the newest
+  // segment's absorbing merged, and a light query looked its terms up in four segments
+  // (session 29).
   // When they do not fit the budget all together, the smallest that do are merged, then the
   // smallest of the rest that do, and so on; then all of what is left, if it fits
   // (indexer/merge_policy.h, NextFlushMerge).
   std::set<uint64_t> outputs;  // segments these merges wrote
   for (;;) {
     const double budget = static_cast<double>(BuilderBudget(config_.memory_budget));
+    std::vector<size_t> ours;  // positions in segments_ of the flushes and these merges' outputs
     std::vector<PolicySegment> sizes;
     std::vector<bool> written;
-    for (const LiveSegment& seg : segments_) {
-      sizes.push_back({seg.entry.number, seg.live_bytes()});
-      written.push_back(outputs.count(seg.entry.number) > 0);
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      const uint64_t number = segments_[i].entry.number;
+      if (flushed_.count(number) == 0 && outputs.count(number) == 0) continue;
+      ours.push_back(i);
+      sizes.push_back({number, segments_[i].live_bytes()});
+      written.push_back(outputs.count(number) > 0);
     }
+    auto positions = [&](const std::vector<size_t>& m) {
+      std::vector<size_t> out;
+      for (size_t k : m) out.push_back(ours[k]);
+      return out;
+    };
     const FlushMerge next = NextFlushMerge(sizes, written, [&](const std::vector<size_t>& m) {
-      return static_cast<double>(EstimateMergeBytes(Sources(m), config_.sparse_max_df)) <= budget;
+      return static_cast<double>(
+                 EstimateMergeBytes(Sources(positions(m)), config_.sparse_max_df)) <= budget;
     });
     if (next.members.empty()) return;
     const uint64_t number = manifest_.next_segment;  // the number Merge gives its output
-    Merge(next.members, root, report);
+    Merge(positions(next.members), root, report);
     if (next.last) return;
     outputs.insert(number);
   }
@@ -757,12 +773,12 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
         report->added++;
       }
     }
-    // Phase 6: merge (a full build: its flushes; then by policy), commit. The names are not
+    // Phase 6: merge (this run's flushes, then by policy), commit. The names are not
     // needed any more: their memory goes to the merges' budget (BuilderBudget subtracts what
     // is resident; 1.2M names are 77 MB).
     std::vector<std::string>().swap(plan.to_read);
     ::malloc_trim(0);
-    if (config.merge && state.rebuilt()) state.MergeFlushes(root_abs, report);
+    if (config.merge) state.MergeFlushes(root_abs, report);
     if (config.merge) state.MergeByPolicy(root_abs, report);
     state.Commit(report);
   });

@@ -276,6 +276,56 @@ TEST_CASE("a full build merges the segments its flushes wrote when they fit the 
   }
 }
 
+TEST_CASE("an update merges the segments its flushes wrote when they fit the budget",
+          "[update][merge]") {
+  std::mt19937_64 rng(4343);
+  const std::vector<std::string> vocab = MixedVocabulary(6000, rng);
+  TempDir dir;
+  std::map<std::string, std::string> texts;
+  auto add_files = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      std::string text = RandomText(rng, vocab);
+      WriteFile(dir / Cat("tree/d", i % 7, "/f", i), text);
+      texts[Cat("d", i % 7, "/f", i)] = text;
+    }
+  };
+  add_files(0, 600);
+  for (const char* name : {"kept", "index"}) {
+    IndexSummary s;
+    REQUIRE(bitsift::BuildIndex(dir / "tree", dir / name, {}, &s).ok());
+    REQUIRE(s.segments == 1);
+  }
+  // 2,000 new files, read in batches of at most 512 between two looks at the memory, under a
+  // budget that flushes after each batch (as the full build's test above).
+  add_files(600, 2600);
+  IndexOptions kept;
+  kept.memory_budget = 1 << 20;
+  kept.merge = false;
+  IndexSummary flushed, merged;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "kept", kept, &flushed).ok());
+  IndexOptions options = kept;
+  options.merge = true;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options, &merged).ok());
+  INFO("flushes " << flushed.segments_written << ", segments after " << merged.segments
+                  << ", merges " << merged.merges);
+  REQUIRE(flushed.segments_written >= 3);
+  CHECK(flushed.segments == flushed.segments_written + 1);
+  CHECK(merged.segments_written == flushed.segments_written);
+  CHECK(merged.merges >= 1);
+  // Not all four fit the budget together: the smallest that do are merged, then the rest if
+  // they fit (NextFlushMerge). Before session 29 an update left its flushes to the tiers,
+  // which merged none of these (5 segments).
+  CHECK(merged.segments + 2 <= flushed.segments);
+  for (const char* name : {"kept", "index"}) {
+    std::unique_ptr<Index> index;
+    REQUIRE(Index::Open(dir / name, &index).ok());
+    REQUIRE(index->Check().ok());
+    CHECK(index->document_count() == texts.size());
+    for (const auto& q : SampleQueries(texts, rng, 40))
+      CHECK(Answer(*index, q) == OracleAnswer(texts, q));
+  }
+}
+
 TEST_CASE("updates are merged among themselves until they add up to 1/8 of the base",
           "[update][merge]") {
   std::mt19937_64 rng(77);

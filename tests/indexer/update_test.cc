@@ -165,6 +165,37 @@ void RandomChange(const TempDir& dir, std::map<std::string, std::string>& texts,
   }
 }
 
+// Indexes dir/tree into dir/kept without merging and into dir/index with merging, under a
+// budget that flushes after each batch of documents (they are tokenized in batches of at most
+// 512 between two looks at the memory), while a merge (about 9-13 bytes a source term,
+// against the builder's ~120) fits for some of the flushes. Returns {kept's, index's} summary.
+std::pair<IndexSummary, IndexSummary> BuildKeptAndMerged(const TempDir& dir) {
+  IndexOptions kept;
+  kept.memory_budget = 1 << 20;
+  kept.merge = false;
+  IndexSummary flushed, merged;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "kept", kept, &flushed).ok());
+  IndexOptions options = kept;
+  options.merge = true;
+  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options, &merged).ok());
+  return {flushed, merged};
+}
+
+// Each index dir/NAME is sound, holds every document of `texts` and answers sampled queries
+// as the oracle does.
+void CheckAgainstOracle(const TempDir& dir, const std::vector<const char*>& names,
+                        const std::map<std::string, std::string>& texts, std::mt19937_64& rng) {
+  for (const char* name : names) {
+    INFO(name);
+    std::unique_ptr<Index> index;
+    REQUIRE(Index::Open(dir / name, &index).ok());
+    REQUIRE(index->Check().ok());
+    CHECK(index->document_count() == texts.size());
+    for (const auto& q : SampleQueries(texts, rng, 40))
+      CHECK(Answer(*index, q) == OracleAnswer(texts, q));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("updates after random changes answer as the oracle and as a fresh build",
@@ -240,16 +271,7 @@ TEST_CASE("a full build merges the segments its flushes wrote when they fit the 
     WriteFile(dir / Cat("tree/d", i % 7, "/f", i), text);
     texts[Cat("d", i % 7, "/f", i)] = text;
   }
-  // A budget that flushes after each batch, while a merge (about 9-13 bytes a source term,
-  // against the builder's ~120) fits for some of them.
-  IndexOptions kept;
-  kept.memory_budget = 1 << 20;
-  kept.merge = false;
-  IndexSummary flushed, merged;
-  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "kept", kept, &flushed).ok());
-  IndexOptions options = kept;
-  options.merge = true;
-  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options, &merged).ok());
+  const auto [flushed, merged] = BuildKeptAndMerged(dir);
   INFO("flushes " << flushed.segments_written << ", segments after " << merged.segments
                   << ", merges " << merged.merges);
   REQUIRE(flushed.segments >= 3);
@@ -260,20 +282,13 @@ TEST_CASE("a full build merges the segments its flushes wrote when they fit the 
   CHECK(merged.merges >= 2);
   CHECK(merged.segments <= 2);
   // A budget too small for any merge leaves the flushes as they are.
-  IndexOptions tiny = kept;
+  IndexOptions tiny;
   tiny.memory_budget = 64 << 10;
   tiny.merge = true;
   IndexSummary small;
   REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "tiny", tiny, &small).ok());
   CHECK(small.segments + small.merges >= 3);
-  for (const char* name : {"kept", "index", "tiny"}) {
-    std::unique_ptr<Index> index;
-    REQUIRE(Index::Open(dir / name, &index).ok());
-    REQUIRE(index->Check().ok());
-    CHECK(index->document_count() == texts.size());
-    for (const auto& q : SampleQueries(texts, rng, 40))
-      CHECK(Answer(*index, q) == OracleAnswer(texts, q));
-  }
+  CheckAgainstOracle(dir, {"kept", "index", "tiny"}, texts, rng);
 }
 
 TEST_CASE("an update merges the segments its flushes wrote when they fit the budget",
@@ -295,17 +310,9 @@ TEST_CASE("an update merges the segments its flushes wrote when they fit the bud
     REQUIRE(bitsift::BuildIndex(dir / "tree", dir / name, {}, &s).ok());
     REQUIRE(s.segments == 1);
   }
-  // 2,000 new files, read in batches of at most 512 between two looks at the memory, under a
-  // budget that flushes after each batch (as the full build's test above).
+  // 2,000 new files, under a budget that flushes after each batch.
   add_files(600, 2600);
-  IndexOptions kept;
-  kept.memory_budget = 1 << 20;
-  kept.merge = false;
-  IndexSummary flushed, merged;
-  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "kept", kept, &flushed).ok());
-  IndexOptions options = kept;
-  options.merge = true;
-  REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options, &merged).ok());
+  const auto [flushed, merged] = BuildKeptAndMerged(dir);
   INFO("flushes " << flushed.segments_written << ", segments after " << merged.segments
                   << ", merges " << merged.merges);
   REQUIRE(flushed.segments_written >= 3);
@@ -316,14 +323,7 @@ TEST_CASE("an update merges the segments its flushes wrote when they fit the bud
   // they fit (NextFlushMerge). Before session 29 an update left its flushes to the tiers,
   // which merged none of these (5 segments).
   CHECK(merged.segments + 2 <= flushed.segments);
-  for (const char* name : {"kept", "index"}) {
-    std::unique_ptr<Index> index;
-    REQUIRE(Index::Open(dir / name, &index).ok());
-    REQUIRE(index->Check().ok());
-    CHECK(index->document_count() == texts.size());
-    for (const auto& q : SampleQueries(texts, rng, 40))
-      CHECK(Answer(*index, q) == OracleAnswer(texts, q));
-  }
+  CheckAgainstOracle(dir, {"kept", "index"}, texts, rng);
 }
 
 TEST_CASE("updates are merged among themselves until they add up to 1/8 of the base",

@@ -417,7 +417,11 @@ void IndexState::MergeByPolicy(const std::string& root, BuildReport* report) {
       tiers[tier].push_back(i);
     }
     std::vector<size_t> pick;
-    for (auto& [tier, members] : tiers) {
+    for (auto& tier_members : tiers) {
+      // (Named, not a structured binding: the lambda below captures `members`, which clang
+      // before 16 refuses for a binding.)
+      const int tier = tier_members.first;
+      std::vector<size_t>& members = tier_members.second;
       // The lowest tier (segments below kMergeFactor x the floor: the few files of an update)
       // is merged as soon as it holds two: each costs a query a dictionary lookup per term and
       // a pass over its bands whatever its size (kjv: 4 segments were 2.3x the latency of

@@ -925,6 +925,7 @@ void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
         "", config, on_skip, start, report, &indexed);
     for (auto [seg, id] : old) state.segments()[seg].Delete(id);
     report->added = names.size() - report->changed;
+    if (config.merge) state.MergeFlushes("", report);  // as UpdateIndexFromDirectory
     if (config.merge) state.MergeByPolicy("", report);
     state.Commit(report);
   });

@@ -326,6 +326,37 @@ TEST_CASE("an update merges the segments its flushes wrote when they fit the bud
   CheckAgainstOracle(dir, {"kept", "index"}, texts, rng);
 }
 
+TEST_CASE("in-memory documents: an update merges the segments its flushes wrote",
+          "[update][merge]") {
+  std::mt19937_64 rng(4444);
+  const std::vector<std::string> vocab = MixedVocabulary(6000, rng);
+  TempDir dir;
+  std::map<std::string, std::string> texts;
+  std::vector<bitsift::Document> base, added;
+  for (int i = 0; i < 2600; ++i) {
+    const std::string name = Cat("m", i);
+    texts[name] = RandomText(rng, vocab);
+    (i < 600 ? base : added).push_back({name, texts[name], 0});
+  }
+  IndexOptions kept;
+  kept.memory_budget = 1 << 20;  // a flush after each batch, as the tests above
+  kept.merge = false;
+  IndexOptions options = kept;
+  options.merge = true;
+  IndexSummary flushed, merged;
+  for (const char* name : {"kept", "index"}) {
+    REQUIRE(bitsift::BuildIndexFromDocuments(base, dir / name, {}).ok());
+  }
+  REQUIRE(bitsift::UpdateDocuments(added, {}, dir / "kept", kept, &flushed).ok());
+  REQUIRE(bitsift::UpdateDocuments(added, {}, dir / "index", options, &merged).ok());
+  INFO("flushes " << flushed.segments_written << ", segments after " << merged.segments
+                  << ", merges " << merged.merges);
+  REQUIRE(flushed.segments_written >= 3);
+  CHECK(merged.segments_written == flushed.segments_written);
+  CHECK(merged.segments + 2 <= flushed.segments);
+  CheckAgainstOracle(dir, {"kept", "index"}, texts, rng);
+}
+
 TEST_CASE("updates are merged among themselves until they add up to 1/8 of the base",
           "[update][merge]") {
   std::mt19937_64 rng(77);

@@ -916,12 +916,8 @@ void AnswerInParallel(const Index& index, const QueryOptions& options,
   for (std::thread& t : threads) t.join();
 }
 
-int RunQuery(const std::vector<std::string>& args) {
-  const char* usage =
-      "usage: bitsift query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
-      "                     [--lines [--color WHEN] [-C N] [-A N] [-B N] [--max-columns N]]\n"
-      "                     [--words] [--all | --in PATH...] (TERM... | --queries FILE [-j N])\n"
-      "                     [-- [-TERM | PATH]...]";
+// The options of `bitsift query` that --help shows.
+po::options_description QueryOptionsDescription() {
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::vector<std::string>>(),
@@ -950,24 +946,14 @@ int RunQuery(const std::vector<std::string>& args) {
       "jobs,j", po::value<std::string>()->default_value("1"),
       "with --queries: answer up to N queries at once, reading up to 4xN lines ahead (output "
       "stays in the file's order; default 1: one at a time, as --stats times them)");
-  po::options_description all;
-  all.add(visible).add_options()("term", po::value<std::vector<std::string>>());
-  po::positional_options_description pos;
-  pos.add("term", -1);
-  // TERMS -- ARGS: after the first "--", an argument starting with "-" is a query argument (an
-  // exclusion: "copyright -- -gpl"); the others are PATHs to search under. A path starting
-  // with "-" is written "./-name", as bitsift prints such paths.
-  auto dashes = std::find(args.begin(), args.end(), "--");
-  std::vector<std::string> paths, late_terms;
-  for (auto it = dashes == args.end() ? dashes : dashes + 1; it != args.end(); ++it) {
-    (it->size() > 1 && (*it)[0] == '-' ? late_terms : paths).push_back(*it);
-  }
-  po::variables_map vm;
-  if (auto code = Parse({args.begin(), dashes}, usage, visible, all, pos, vm, ExclusionHint,
-                        kQueryLanguage)) {
-    return *code;
-  }
-  QueryFlags f;
+  return visible;
+}
+
+// Reads the output options (--count, --json, --stats, -0, --limit, --lines and its context,
+// colour and columns) into *f. Returns an exit code (the message printed) if they conflict or
+// a number is bad.
+std::optional<int> ReadQueryFlags(const po::variables_map& vm, QueryFlags* out) {
+  QueryFlags& f = *out;
   f.count = vm.count("count") > 0;
   f.json = vm.count("json") > 0;
   f.stats = vm.count("stats") > 0;
@@ -1003,6 +989,120 @@ int RunQuery(const std::vector<std::string>& args) {
     if (before) f.context.before = *n;
     if (after) f.context.after = *n;
   }
+  return std::nullopt;
+}
+
+// Answers the queries of `file` ('-' = stdin), one a line (blank lines skipped), on `jobs`
+// threads, printing them in the file's order, each output line prefixed with its query's line
+// number, then the run's stale hits. Returns the exit code.
+int AnswerQueryFile(const Index& index, const std::string& file, QuerySyntax syntax, uint64_t jobs,
+                    QueryFlags f, const std::vector<std::string>& index_paths) {
+  StaleHits stale;
+  std::ifstream in_file;
+  if (file != "-") {
+    if (auto code = OpenInput(file, "the query file", &in_file)) return *code;
+  }
+  std::istream& in = file == "-" ? std::cin : in_file;
+  // Each file is looked at once per run, however many queries return it.
+  std::vector<std::optional<FileState>> known_files;
+  f.options.known_files = &known_files;
+  bool any_match = false, any_error = false;
+  auto note = [&](const std::optional<uint64_t>& n) {
+    if (!n) {
+      any_error = true;
+    } else if (*n > 0) {
+      any_match = true;
+    }
+  };
+  uint64_t line_no = 0;
+  // The next query of the file: false at its end. A line that does not parse is reported here.
+  auto next_query = [&](BatchQuery* q) {
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      if (line.find_first_not_of(" \t\r\v\f") == std::string::npos) continue;  // blank
+      if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
+      QueryError error;
+      Status ps = ParsedQuery::Parse(line, syntax, &q->query, &error);
+      if (!ps.ok()) {
+        ReportParseError(ps, error, line, line_no);
+        any_error = true;
+        continue;
+      }
+      q->line = line_no;
+      return true;
+    }
+    return false;
+  };
+  if (jobs == 1) {
+    for (BatchQuery q; next_query(&q);) note(AnswerOne(index, q.query, f, q.line, &stale));
+  } else {
+    // Windows of 4 x jobs queries: answered on `jobs` threads, printed in order. The run's
+    // cache of looked-at files is not shared between threads: each query looks at its own.
+    // The threads use the cores: no helper thread besides (QueryOptions::parallel).
+    QueryOptions options = f.options;
+    options.known_files = nullptr;
+    options.parallel = false;
+    std::vector<BatchQuery> window(4 * jobs);
+    for (;;) {
+      size_t n = 0;
+      while (n < window.size() && next_query(&window[n])) ++n;
+      if (n == 0) break;
+      AnswerInParallel(index, options, &window, n, static_cast<size_t>(jobs));
+      for (size_t i = 0; i < n; ++i) {
+        const BatchQuery& q = window[i];
+        note(PrintAnswer(index, q.query, f, q.line, q.status, q.result, &stale));
+      }
+      if (n < window.size()) break;
+    }
+  }
+  if (in.bad()) {
+    Fail(file + ": cannot read the query file: " + std::strerror(errno ? errno : EIO));
+    any_error = true;
+  }
+  std::fflush(stdout);
+  ReportStale(index, stale, f.cwd, index_paths);
+  if (any_error || (f.lines && !stale.unreadable.empty())) return kExitError;
+  return any_match ? kExitMatch : kExitNoMatch;
+}
+
+// Answers the query of the command line, then reports its stale hits. Returns the exit code.
+int AnswerArguments(const Index& index, const ParsedQuery& query, const QueryFlags& f,
+                    const std::vector<std::string>& index_paths) {
+  StaleHits stale;
+  std::optional<uint64_t> n = AnswerOne(index, query, f, 0, &stale);
+  std::fflush(stdout);
+  ReportStale(index, stale, f.cwd, index_paths);
+  if (!n) return kExitError;
+  if (f.lines && !stale.unreadable.empty()) return kExitError;
+  return *n > 0 ? kExitMatch : kExitNoMatch;
+}
+
+int RunQuery(const std::vector<std::string>& args) {
+  const char* usage =
+      "usage: bitsift query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
+      "                     [--lines [--color WHEN] [-C N] [-A N] [-B N] [--max-columns N]]\n"
+      "                     [--words] [--all | --in PATH...] (TERM... | --queries FILE [-j N])\n"
+      "                     [-- [-TERM | PATH]...]";
+  const po::options_description visible = QueryOptionsDescription();
+  po::options_description all;
+  all.add(visible).add_options()("term", po::value<std::vector<std::string>>());
+  po::positional_options_description pos;
+  pos.add("term", -1);
+  // TERMS -- ARGS: after the first "--", an argument starting with "-" is a query argument (an
+  // exclusion: "copyright -- -gpl"); the others are PATHs to search under. A path starting
+  // with "-" is written "./-name", as bitsift prints such paths.
+  auto dashes = std::find(args.begin(), args.end(), "--");
+  std::vector<std::string> paths, late_terms;
+  for (auto it = dashes == args.end() ? dashes : dashes + 1; it != args.end(); ++it) {
+    (it->size() > 1 && (*it)[0] == '-' ? late_terms : paths).push_back(*it);
+  }
+  po::variables_map vm;
+  if (auto code = Parse({args.begin(), dashes}, usage, visible, all, pos, vm, ExclusionHint,
+                        kQueryLanguage)) {
+    return *code;
+  }
+  QueryFlags f;
+  if (auto code = ReadQueryFlags(vm, &f)) return *code;
   const QuerySyntax syntax = vm.count("words") ? QuerySyntax::kWords : QuerySyntax::kLanguage;
   // --count prints no path: it counts the index's answers without looking at the files.
   f.options.check_files = !f.count;
@@ -1048,81 +1148,8 @@ int RunQuery(const std::vector<std::string>& args) {
   Status s = OpenIndex(IndexFlags(vm), &index, &index_paths, open);
   if (!s.ok()) return Fail(s.message());
   f.several = index_paths.size() > 1;
-  StaleHits stale;
-  if (!batch) {
-    std::optional<uint64_t> n = AnswerOne(*index, query, f, 0, &stale);
-    std::fflush(stdout);
-    ReportStale(*index, stale, f.cwd, index_paths);
-    if (!n) return kExitError;
-    if (f.lines && !stale.unreadable.empty()) return kExitError;
-    return *n > 0 ? kExitMatch : kExitNoMatch;
-  }
-  const std::string file = vm["queries"].as<std::string>();
-  std::ifstream in_file;
-  if (file != "-") {
-    if (auto code = OpenInput(file, "the query file", &in_file)) return *code;
-  }
-  std::istream& in = file == "-" ? std::cin : in_file;
-  // Each file is looked at once per run, however many queries return it.
-  std::vector<std::optional<FileState>> known_files;
-  f.options.known_files = &known_files;
-  bool any_match = false, any_error = false;
-  auto note = [&](const std::optional<uint64_t>& n) {
-    if (!n) {
-      any_error = true;
-    } else if (*n > 0) {
-      any_match = true;
-    }
-  };
-  uint64_t line_no = 0;
-  // The next query of the file: false at its end. A line that does not parse is reported here.
-  auto next_query = [&](BatchQuery* q) {
-    for (std::string line; std::getline(in, line);) {
-      ++line_no;
-      if (line.find_first_not_of(" \t\r\v\f") == std::string::npos) continue;  // blank
-      if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
-      QueryError error;
-      Status ps = ParsedQuery::Parse(line, syntax, &q->query, &error);
-      if (!ps.ok()) {
-        ReportParseError(ps, error, line, line_no);
-        any_error = true;
-        continue;
-      }
-      q->line = line_no;
-      return true;
-    }
-    return false;
-  };
-  if (*jobs == 1) {
-    for (BatchQuery q; next_query(&q);) note(AnswerOne(*index, q.query, f, q.line, &stale));
-  } else {
-    // Windows of 4 x jobs queries: answered on `jobs` threads, printed in order. The run's
-    // cache of looked-at files is not shared between threads: each query looks at its own.
-    // The threads use the cores: no helper thread besides (QueryOptions::parallel).
-    QueryOptions options = f.options;
-    options.known_files = nullptr;
-    options.parallel = false;
-    std::vector<BatchQuery> window(4 * *jobs);
-    for (;;) {
-      size_t n = 0;
-      while (n < window.size() && next_query(&window[n])) ++n;
-      if (n == 0) break;
-      AnswerInParallel(*index, options, &window, n, static_cast<size_t>(*jobs));
-      for (size_t i = 0; i < n; ++i) {
-        const BatchQuery& q = window[i];
-        note(PrintAnswer(*index, q.query, f, q.line, q.status, q.result, &stale));
-      }
-      if (n < window.size()) break;
-    }
-  }
-  if (in.bad()) {
-    Fail(file + ": cannot read the query file: " + std::strerror(errno ? errno : EIO));
-    any_error = true;
-  }
-  std::fflush(stdout);
-  ReportStale(*index, stale, f.cwd, index_paths);
-  if (any_error || (f.lines && !stale.unreadable.empty())) return kExitError;
-  return any_match ? kExitMatch : kExitNoMatch;
+  if (!batch) return AnswerArguments(*index, query, f, index_paths);
+  return AnswerQueryFile(*index, vm["queries"].as<std::string>(), syntax, *jobs, f, index_paths);
 }
 
 // For a command whose only option is --index: parses args and opens the index. Returns the

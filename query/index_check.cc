@@ -197,24 +197,42 @@ void CheckStructure(const IndexReader& index) {
   CheckDocBands(index);
 }
 
-}  // namespace
+// The forward records of an index, decoded strictly (CheckIndex's reading of them).
+class ForwardRecords {
+ public:
+  explicit ForwardRecords(const IndexReader& index)
+      : index_(index),
+        data_(reinterpret_cast<const uint8_t*>(index.Section(SectionId::kForwardData).data())),
+        offsets_(SectionArray<uint64_t>(index, SectionId::kForwardOffsets)) {
+    if (offsets_[0] != 0 ||
+        offsets_[index.doc_count()] != index.Section(SectionId::kForwardData).size()) {
+      Fail(index, "forward offsets do not cover the forward store");
+    }
+  }
 
-void CheckIndex(const IndexReader& index) {
-  // Every byte first: checksums of all sections and chunks, zero padding.
-  index.file().VerifyAll();
-  CheckStructure(index);
+  // Decodes the record of document `d` into *ids (its term ids, ascending); fails the check if
+  // it does not decode completely.
+  void Decode(uint64_t d, std::vector<uint32_t>* ids) const {
+    const std::string why = DecodeRecordStrictly(data_ + offsets_[d], data_ + offsets_[d + 1],
+                                                 index_.meta().term_count, ids);
+    if (!why.empty()) Fail(index_, "forward record of document " + std::to_string(d) + ": " + why);
+  }
 
+ private:
+  const IndexReader& index_;
+  const uint8_t* data_;
+  std::vector<uint64_t> offsets_;
+};
+
+// The dictionary: the blocks decode completely (ids in range, lengths inside the block), terms
+// are non-empty UTF-8 in strictly ascending byte order, every block's key and count of df-1
+// terms before it are right, every term is in TERM_FILTER, every id appears once, ids order
+// terms by decreasing document frequency then bytes, and Find finds every term under its own
+// id. Returns HashTerm of every term, by id.
+std::vector<uint64_t> CheckDictionary(const IndexReader& index) {
   const format::MetaRecord& meta = index.meta();
   const uint64_t docs = meta.doc_count, terms = meta.term_count;
   const format::DictionaryView& dict = index.dictionary();
-
-  // Meta.
-  if (!(meta.fp_rate > 0 && meta.fp_rate < 1)) Fail(index, "false-positive target out of range");
-
-  // Dictionary: the blocks decode completely (ids in range, lengths inside the block), terms
-  // are non-empty UTF-8 in strictly ascending byte order, every block's key and count of
-  // df-1 terms before it are right, every id appears once, ids order terms by decreasing
-  // document frequency then bytes, and Find finds every term under its own id.
   const std::vector<format::DictBlockRecord> blocks =
       SectionArray<format::DictBlockRecord>(index, SectionId::kDictIndex);
   std::vector<uint64_t> hashes(terms);
@@ -262,24 +280,26 @@ void CheckIndex(const IndexReader& index) {
     if (t > 0 && dict.Df(id - 1) == dict.Df(id) && byte_rank[t - 1] > byte_rank[t])
       Fail(index, "terms " + std::to_string(t - 1) + " and " + std::to_string(t) + " out of order");
   }
+  return hashes;
+}
 
-  // Documents: paths packed in order and sorted; forward records decode
-  // completely and agree with the term counts; document frequencies agree with the records.
-  std::string_view forward = index.Section(SectionId::kForwardData);
-  const std::vector<uint64_t> forward_offsets =
-      SectionArray<uint64_t>(index, SectionId::kForwardOffsets);
-  if (forward_offsets[0] != 0 || forward_offsets[docs] != forward.size()) {
-    Fail(index, "forward offsets do not cover the forward store");
-  }
-  const auto* fwd = reinterpret_cast<const uint8_t*>(forward.data());
-  auto decode = [&](uint64_t d, std::vector<uint32_t>* ids) {
-    std::string why =
-        DecodeRecordStrictly(fwd + forward_offsets[d], fwd + forward_offsets[d + 1], terms, ids);
-    if (!why.empty()) Fail(index, "forward record of document " + std::to_string(d) + ": " + why);
-  };
-  std::vector<uint32_t> df(terms, 0);
+// What CheckDocuments counts from the forward records.
+struct DocumentCounts {
+  std::vector<uint32_t> df;  // document frequency by term id
+  uint64_t non_empty = 0;    // documents with at least one term
+};
+
+// The documents: sorted by path; forward records decode completely and agree with the term
+// counts; the sizes add up to META's input bytes; document frequencies agree with the records.
+DocumentCounts CheckDocuments(const IndexReader& index, const ForwardRecords& forward) {
+  const format::MetaRecord& meta = index.meta();
+  const uint64_t docs = meta.doc_count, terms = meta.term_count;
+  const format::DictionaryView& dict = index.dictionary();
+  DocumentCounts counts;
+  std::vector<uint32_t>& df = counts.df;
+  df.assign(terms, 0);
   std::vector<uint32_t> ids;
-  uint64_t input_bytes = 0, non_empty = 0;
+  uint64_t input_bytes = 0;
   for (uint64_t d = 0; d < docs; ++d) {
     const format::DocRecord doc = index.doc(static_cast<uint32_t>(d));
     if (d > 0 && index.path(static_cast<uint32_t>(d)) < index.path(static_cast<uint32_t>(d - 1))) {
@@ -287,21 +307,57 @@ void CheckIndex(const IndexReader& index) {
                       " out of path order");
     }
     input_bytes += doc.size;
-    decode(d, &ids);
+    forward.Decode(d, &ids);
     if (ids.size() != doc.term_count) Fail(index, "term count of document " + std::to_string(d));
     for (uint32_t id : ids) ++df[id];
-    if (!ids.empty()) ++non_empty;
+    if (!ids.empty()) ++counts.non_empty;
   }
   if (input_bytes != meta.input_bytes) Fail(index, "document sizes do not add up");
   for (uint64_t t = 0; t < terms; ++t) {
     if (df[t] != dict.Df(static_cast<uint32_t>(t)))
       Fail(index, "document frequency of term " + std::to_string(t));
   }
+  return counts;
+}
 
-  // Bands: rows packed in order; the band columns hold each non-empty document exactly once;
-  // every term of a document has its bits set in the document's column (the exact row of a
-  // frequent term, else its k Bloom rows); an exact row has no bit beyond its term's documents;
-  // a band's recorded maximum covers its documents; bits past a band's documents are zero.
+// Whether every term of `ids` (a document's, ascending) has its bits set in column `c` of
+// `band` (the exact row of a frequent term, else its k Bloom rows; a sparse term has none).
+// Returns how many Bloom terms the document has. `name` names the band in messages.
+uint64_t CheckColumnBits(const IndexReader& index, const format::BandRecord& band,
+                         const std::string& name, uint64_t c, uint32_t d,
+                         const std::vector<uint32_t>& ids, const std::vector<uint64_t>& hashes) {
+  const uint64_t exact = index.exact_terms();
+  const uint64_t word = c / 64, bit = uint64_t{1} << (c % 64);
+  uint64_t bloom_terms = 0;
+  for (uint32_t id : ids) {
+    if (index.IsSparse(id)) break;  // ids ascend; sparse terms have no bits (CheckLists)
+    if (id < exact) {
+      if ((index.Row(band, band.width + id)[word] & bit) == 0) {
+        Fail(index, name + ": the exact-row bit of a term of document " + std::to_string(d) +
+                        " is missing");
+      }
+      continue;
+    }
+    ++bloom_terms;
+    if (band.width == 0) continue;  // the band of huge documents has no Bloom rows
+    format::ForEachPosition(hashes[id], band.width, band.k, [&](uint64_t r) {
+      if ((index.Row(band, r)[word] & bit) == 0) {
+        Fail(index, name + ": a signature bit of document " + std::to_string(d) + " is missing");
+      }
+    });
+  }
+  return bloom_terms;
+}
+
+// The bands: rows packed in order; the band columns hold each non-empty document exactly
+// once; every term of a document has its bits set in the document's column (the exact row of a
+// frequent term, else its k Bloom rows); an exact row has no bit beyond its term's documents;
+// a band's recorded maximum covers its documents; bits past a band's documents are zero.
+// Returns how many columns the bands hold.
+uint64_t CheckBands(const IndexReader& index, const ForwardRecords& forward,
+                    const std::vector<uint64_t>& hashes, const std::vector<uint32_t>& df) {
+  const uint64_t docs = index.doc_count();
+  std::vector<uint32_t> ids;
   const uint64_t exact = index.exact_terms();
   const uint64_t row_words = index.Section(SectionId::kRows).size() / 8;
   uint64_t row_cursor = 0, columns = 0;
@@ -324,27 +380,8 @@ void CheckIndex(const IndexReader& index) {
       seen[d] = 1;
       if (index.column(d) != band.first_column + c)
         Fail(index, name + ": document " + std::to_string(d) + " records another column");
-      decode(d, &ids);
-      const uint64_t word = c / 64, bit = uint64_t{1} << (c % 64);
-      uint64_t bloom_terms = 0;
-      for (uint32_t id : ids) {
-        if (index.IsSparse(id)) break;  // ids ascend; sparse terms have no bits (checked below)
-        if (id < exact) {
-          if ((index.Row(band, band.width + id)[word] & bit) == 0) {
-            Fail(index, name + ": the exact-row bit of a term of document " + std::to_string(d) +
-                            " is missing");
-          }
-          continue;
-        }
-        ++bloom_terms;
-        if (band.width == 0) continue;  // the band of huge documents has no Bloom rows
-        format::ForEachPosition(hashes[id], band.width, band.k, [&](uint64_t r) {
-          if ((index.Row(band, r)[word] & bit) == 0) {
-            Fail(index,
-                 name + ": a signature bit of document " + std::to_string(d) + " is missing");
-          }
-        });
-      }
+      forward.Decode(d, &ids);
+      const uint64_t bloom_terms = CheckColumnBits(index, band, name, c, d, ids, hashes);
       if (bloom_terms > band.max_terms)
         Fail(index, name + " records a maximum term count below a document's");
     }
@@ -375,11 +412,17 @@ void CheckIndex(const IndexReader& index) {
       Fail(index, "the exact row of term " + std::to_string(t) + " has extra bits");
   }
   if (row_cursor != row_words) Fail(index, "rows section holds unused bytes");
+  return columns;
+}
 
-  // Lists (the sparse terms' and, since format 10, the Bloom terms'): each list is strictly
-  // ascending (SparseRow checks), as long as its term's df and every document on it holds the
-  // term; df documents hold it, so the list is exactly them. Groups are packed: each starts
-  // where the one before ended.
+// The document lists (the sparse terms' and, since format 10, the Bloom terms'): each list is
+// strictly ascending (SparseRow checks), as long as its term's df and every document on it
+// holds the term; df documents hold it, so the list is exactly them. Groups are packed: each
+// starts where the one before ended.
+void CheckLists(const IndexReader& index, const std::vector<uint32_t>& df) {
+  const format::MetaRecord& meta = index.meta();
+  const uint64_t docs = meta.doc_count, terms = meta.term_count;
+  const format::DictionaryView& dict = index.dictionary();
   const uint32_t sparse_first = meta.sparse_first;
   const uint32_t list_first = format::ListFirst(meta);
   if (sparse_first < terms && dict.Df(sparse_first) > meta.sparse_max_df)
@@ -420,10 +463,24 @@ void CheckIndex(const IndexReader& index) {
                         std::to_string(d) + ", which does not hold it");
     }
   }
+}
 
-  if (columns != non_empty) {
+}  // namespace
+
+void CheckIndex(const IndexReader& index) {
+  // Every byte first: checksums of all sections and chunks, zero padding.
+  index.file().VerifyAll();
+  CheckStructure(index);
+  const format::MetaRecord& meta = index.meta();
+  if (!(meta.fp_rate > 0 && meta.fp_rate < 1)) Fail(index, "false-positive target out of range");
+  const std::vector<uint64_t> hashes = CheckDictionary(index);
+  const ForwardRecords forward(index);
+  const DocumentCounts counts = CheckDocuments(index, forward);
+  const uint64_t columns = CheckBands(index, forward, hashes, counts.df);
+  CheckLists(index, counts.df);
+  if (columns != counts.non_empty) {
     Fail(index, "the bands hold " + Plural(columns, "document", "documents") + ", " +
-                    Plural(non_empty, "document has", "documents have") + " terms");
+                    Plural(counts.non_empty, "document has", "documents have") + " terms");
   }
 }
 

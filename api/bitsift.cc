@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "answers/file_states.h"
 #include "answers/lines.h"
 #include "answers/shell_paths.h"
 #include "format/bloom.h"
@@ -35,10 +36,18 @@
 namespace bitsift {
 namespace {
 
-// The state of an indexed file from its lstat (nullptr: it could not be looked at).
-FileState StateOf(const format::DocRecord& d, const struct stat* st) {
-  if (st == nullptr || !S_ISREG(st->st_mode)) return FileState::kVanished;
-  return indexer::SameFileFacts(d, *st) ? FileState::kCurrent : FileState::kChanged;
+FileState FileStateOf(answers::FileState state) {
+  switch (state) {
+    case answers::FileState::kCurrent:
+      return FileState::kCurrent;
+    case answers::FileState::kChanged:
+      return FileState::kChanged;
+    case answers::FileState::kVanished:
+      return FileState::kVanished;
+    case answers::FileState::kUnknown:
+      break;
+  }
+  return FileState::kUnknown;
 }
 
 Status::Code CodeOf(ErrorKind kind) {
@@ -648,63 +657,24 @@ void Index::SetAsideStaleFiles(QueryResult* result,
                                std::vector<std::optional<FileState>>* known) const {
   const std::vector<uint32_t>& docs = result->documents;
   std::vector<FileState> states(docs.size());
-  std::vector<size_t> unknown;  // positions in docs of the files to look at
+  std::vector<uint32_t> unknown;   // the documents whose files are looked at
+  std::vector<size_t> unknown_at;  // their positions in docs
   if (known != nullptr && known->size() != document_count()) known->resize(document_count());
-  auto verify = [&](uint32_t id) {  // the record and path document() will read
-    const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
-    (void)s.reader->path(id - s.first_id);
-  };
   for (size_t i = 0; i < docs.size(); ++i) {
     if (known != nullptr && (*known)[docs[i]]) {
-      verify(docs[i]);
+      // the record and path document() will read: verified as LookAtDocumentFiles does
+      const query::IndexSet::Segment& s = rep_->set.SegmentOf(docs[i]);
+      (void)s.reader->path(docs[i] - s.first_id);
       states[i] = *(*known)[docs[i]];
     } else {
-      unknown.push_back(i);
+      unknown.push_back(docs[i]);
+      unknown_at.push_back(i);
     }
   }
-  // The files of each index are looked at below its root, shared with the helper thread once
-  // there are more than a piece of them (LookAtFiles: ~3 us of kernel a file).
-  const std::vector<query::IndexSet::Index>& indexes = rep_->set.indexes();
-  for (size_t x = 0; x < indexes.size() && !unknown.empty(); ++x) {
-    std::vector<size_t> mine;  // positions in docs of this index's files to look at
-    for (size_t i : unknown) {
-      if (rep_->set.SegmentOf(docs[i]).index == x) mine.push_back(i);
-    }
-    if (mine.empty()) continue;
-    if (indexes[x].root.empty()) {  // in-memory documents: no file to look at
-      for (size_t i : mine) {
-        verify(docs[i]);
-        states[i] = FileState::kUnknown;
-      }
-      continue;
-    }
-    {  // room for the records each segment will keep
-      std::vector<size_t> per_segment(rep_->set.segments().size(), 0);
-      for (size_t i : mine)
-        ++per_segment[&rep_->set.SegmentOf(docs[i]) - rep_->set.segments().data()];
-      for (size_t s = 0; s < per_segment.size(); ++s) {
-        if (per_segment[s] != 0) rep_->set.segments()[s].reader->ExpectRecords(per_segment[s]);
-      }
-    }
-    auto record = [&](size_t k) {
-      const query::IndexSet::Segment& s = rep_->set.SegmentOf(docs[mine[k]]);
-      return std::pair<const query::IndexReader*, uint32_t>{s.reader.get(),
-                                                            docs[mine[k]] - s.first_id};
-    };
-    LookAtFiles(
-        indexes[x].root, mine.size(),
-        [&](size_t k) -> std::string_view {
-          auto [reader, local] = record(k);
-          return reader->path(local);
-        },
-        [&](size_t k, const struct stat* st) {
-          auto [reader, local] = record(k);
-          states[mine[k]] = StateOf(reader->doc(local), st);
-        },
-        kLookWithHelper);
-  }
-  if (known != nullptr) {
-    for (size_t i : unknown) (*known)[docs[i]] = states[i];
+  const std::vector<answers::FileState> looked = answers::LookAtDocumentFiles(rep_->set, unknown);
+  for (size_t k = 0; k < unknown.size(); ++k) {
+    states[unknown_at[k]] = FileStateOf(looked[k]);
+    if (known != nullptr) (*known)[unknown[k]] = states[unknown_at[k]];
   }
   std::vector<uint32_t> kept;
   result->changed.clear();
@@ -723,15 +693,7 @@ void Index::SetAsideStaleFiles(QueryResult* result,
 }
 
 FileState Index::file_state(uint32_t id) const {
-  const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
-  const std::string& root = rep_->set.indexes()[s.index].root;
-  if (root.empty()) return FileState::kUnknown;
-  FileState state = FileState::kUnknown;
-  LookAtFiles(
-      root, 1, [&](size_t) -> std::string_view { return s.reader->path(id - s.first_id); },
-      [&](size_t, const struct stat* st) { state = StateOf(s.reader->doc(id - s.first_id), st); },
-      1);
-  return state;
+  return FileStateOf(answers::LookAtDocumentFile(rep_->set, id));
 }
 
 std::string ShellQuote(const std::string& s) { return answers::ShellQuote(s); }

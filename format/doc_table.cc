@@ -181,4 +181,11 @@ bool ValidDocFactsBlock(const uint8_t* begin, const uint8_t* end, uint32_t count
   return p == end;
 }
 
+bool SameFileFacts(const DocRecord& d, const struct stat& st) {
+  return d.file_size == static_cast<uint64_t>(st.st_size) &&
+         d.mtime_ns == static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec &&
+         d.ctime_ns == static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec &&
+         d.inode == static_cast<uint64_t>(st.st_ino);
+}
+
 }  // namespace bitsift::format

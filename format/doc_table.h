@@ -28,6 +28,8 @@
 #ifndef BITSIFT_FORMAT_DOC_TABLE_H_
 #define BITSIFT_FORMAT_DOC_TABLE_H_
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -113,6 +115,11 @@ bool DecodeDocFacts(const uint8_t* begin, const uint8_t* end, uint32_t count, ui
 // Whether the block [begin, end) holds exactly `count` records that decode, where its table
 // says they start (for `check`).
 bool ValidDocFactsBlock(const uint8_t* begin, const uint8_t* end, uint32_t count);
+
+// Whether the file facts recorded for a document (size, mtime, ctime, inode) all equal `st`'s:
+// the rule by which an update keeps a file without reading it and a query calls a result's file
+// current (any other regular file at the path is changed).
+bool SameFileFacts(const DocRecord& d, const struct stat& st);
 
 }  // namespace bitsift::format
 

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <thread>
 
+#include "format/doc_table.h"
 #include "format/manifest.h"
 #include "indexer/merge_policy.h"
 #include "indexer/segment_builder.h"
@@ -611,7 +612,7 @@ std::vector<uint8_t> UnchangedFiles(const std::string& root, const std::vector<s
       [&](size_t k, const struct stat* st) {
         const auto [seg, id] = found[indexed[k]];
         unchanged[indexed[k]] = st != nullptr && S_ISREG(st->st_mode) &&
-                                SameFileFacts(segments[seg].reader().doc(id), *st);
+                                format::SameFileFacts(segments[seg].reader().doc(id), *st);
       },
       std::min(4u, std::thread::hardware_concurrency()));
   return unchanged;
@@ -713,13 +714,6 @@ void WithThreads(const BuildConfig& config, F&& f) {
 }
 
 }  // namespace
-
-bool SameFileFacts(const format::DocRecord& d, const struct stat& st) {
-  return d.file_size == static_cast<uint64_t>(st.st_size) &&
-         d.mtime_ns == static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec &&
-         d.ctime_ns == static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec &&
-         d.inode == static_cast<uint64_t>(st.st_ino);
-}
 
 void UpdateIndexFromDirectory(const std::string& root, const std::string& index_dir,
                               const BuildConfig& config, BuildReport* report) {

@@ -16,8 +16,6 @@
 #include "format/index_format.h"
 #include "format/sparse_rows.h"
 
-struct stat;
-
 namespace bitsift::indexer {
 
 using documents::FileFacts;
@@ -118,10 +116,6 @@ TreeStatus CompareWithTree(const std::string& index_dir);
 // can apply the same ones. Returns false if there is no index there (config untouched); throws
 // Error(kCorrupt) for a damaged MANIFEST.
 bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config);
-
-// Whether the file facts recorded for a document (size, mtime, ctime, inode) all equal `st`'s:
-// an update keeps such a file without reading it; a query reports any other as changed.
-bool SameFileFacts(const format::DocRecord& d, const struct stat& st);
 
 // Merges every segment into one and drops deleted documents, with the streaming merge
 // (indexer/segment_merger.h): its memory grows with the index's distinct terms (about 20 bytes

@@ -1,0 +1,84 @@
+#include "answers/file_states.h"
+
+#include <sys/stat.h>
+
+#include <string_view>
+#include <utility>
+
+#include "format/doc_table.h"
+#include "query/index_reader.h"
+#include "util/files.h"
+
+namespace bitsift::answers {
+namespace {
+
+// The state of an indexed file from its lstat (nullptr: it could not be looked at).
+FileState StateOf(const format::DocRecord& d, const struct stat* st) {
+  if (st == nullptr || !S_ISREG(st->st_mode)) return FileState::kVanished;
+  return format::SameFileFacts(d, *st) ? FileState::kCurrent : FileState::kChanged;
+}
+
+// Gives each segment's reader room for the records it will keep for `positions` of `ids`
+// (IndexReader::ExpectRecords), before they are read from two threads.
+void ExpectRecords(const query::IndexSet& set, const std::vector<uint32_t>& ids,
+                   const std::vector<size_t>& positions) {
+  std::vector<size_t> per_segment(set.segments().size(), 0);
+  for (size_t i : positions) ++per_segment[&set.SegmentOf(ids[i]) - set.segments().data()];
+  for (size_t s = 0; s < per_segment.size(); ++s) {
+    if (per_segment[s] != 0) set.segments()[s].reader->ExpectRecords(per_segment[s]);
+  }
+}
+
+}  // namespace
+
+std::vector<FileState> LookAtDocumentFiles(const query::IndexSet& set,
+                                           const std::vector<uint32_t>& ids) {
+  std::vector<FileState> states(ids.size(), FileState::kUnknown);
+  const std::vector<query::IndexSet::Index>& indexes = set.indexes();
+  for (size_t x = 0; x < indexes.size(); ++x) {
+    std::vector<size_t> mine;  // positions in ids of this index's documents
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (set.SegmentOf(ids[i]).index == x) mine.push_back(i);
+    }
+    if (mine.empty()) continue;
+    if (indexes[x].root.empty()) {  // in-memory documents: no file to look at
+      for (size_t i : mine) {
+        const query::IndexSet::Segment& s = set.SegmentOf(ids[i]);
+        (void)s.reader->path(ids[i] - s.first_id);  // verified all the same
+      }
+      continue;
+    }
+    ExpectRecords(set, ids, mine);
+    auto record = [&](size_t k) {
+      const query::IndexSet::Segment& s = set.SegmentOf(ids[mine[k]]);
+      return std::pair<const query::IndexReader*, uint32_t>{s.reader.get(),
+                                                            ids[mine[k]] - s.first_id};
+    };
+    LookAtFiles(
+        indexes[x].root, mine.size(),
+        [&](size_t k) -> std::string_view {
+          auto [reader, local] = record(k);
+          return reader->path(local);
+        },
+        [&](size_t k, const struct stat* st) {
+          auto [reader, local] = record(k);
+          states[mine[k]] = StateOf(reader->doc(local), st);
+        },
+        kLookWithHelper);
+  }
+  return states;
+}
+
+FileState LookAtDocumentFile(const query::IndexSet& set, uint32_t id) {
+  const query::IndexSet::Segment& s = set.SegmentOf(id);
+  const std::string& root = set.indexes()[s.index].root;
+  if (root.empty()) return FileState::kUnknown;
+  FileState state = FileState::kUnknown;
+  LookAtFiles(
+      root, 1, [&](size_t) -> std::string_view { return s.reader->path(id - s.first_id); },
+      [&](size_t, const struct stat* st) { state = StateOf(s.reader->doc(id - s.first_id), st); },
+      1);
+  return state;
+}
+
+}  // namespace bitsift::answers

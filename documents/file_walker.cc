@@ -111,39 +111,42 @@ bool EntryBefore(std::string_view a, bool a_is_dir, std::string_view b, bool b_i
   return after(a, a_is_dir) < after(b, b_is_dir);
 }
 
-std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOptions& options,
-                                       const std::function<bool(const std::string&)>& exclude,
-                                       const SkipCallback& on_skip) {
-  options.Validate();
-  struct stat st;
-  if (::stat(root.c_str(), &st) != 0) {
-    int err = errno;
-    throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
-                ErrnoMessage(AbsoluteForMessage(root), "cannot index", err));
-  }
-  Ensure(S_ISDIR(st.st_mode), ErrorKind::kInvalidArgument, root + ": not a directory");
-  char* resolved = ::realpath(root.c_str(), nullptr);
-  const std::string root_abs = resolved != nullptr ? resolved : root;
-  std::free(resolved);
-  const GlobOverrides overrides(options.globs);
-  // A directory being walked: its entries to index or enter, in the order their paths sort.
-  struct Frame {
-    std::string dir;                                    // relative to root
-    std::shared_ptr<const DirectoryRules> rules;        // its own (its parent's for the listing)
-    std::vector<std::pair<std::string, bool>> entries;  // {name, is a directory}, in order
-    size_t next = 0;
-  };
-  // Lists directory `dir` (rules: its parent's) into *frame: the entries to index or enter,
-  // each skipped one reported; false if it cannot be opened (reported too).
-  auto list = [&](const std::string& dir, std::shared_ptr<const DirectoryRules> parent_rules,
-                  Frame* frame) {
-    int dfd = OpenUnder(root, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+namespace {
+
+// A directory being walked: its entries to index or enter, in the order their paths sort.
+struct Frame {
+  std::string dir;                                    // relative to root
+  std::shared_ptr<const DirectoryRules> rules;        // its own (its parent's for the listing)
+  std::vector<std::pair<std::string, bool>> entries;  // {name, is a directory}, in order
+  size_t next = 0;
+};
+
+// Lists the directories of one walk: what to index or enter, each skipped entry reported.
+class DirectoryLister {
+ public:
+  DirectoryLister(const std::string& root, const std::string& root_abs,
+                  const DocumentOptions& options,
+                  const std::function<bool(const std::string&)>& exclude,
+                  const SkipCallback& on_skip)
+      : root_(root),
+        root_abs_(root_abs),
+        options_(options),
+        overrides_(options.globs),
+        exclude_(exclude),
+        on_skip_(on_skip) {}
+
+  // Lists directory `dir` (relative to the root; parent_rules: its parent's ignore rules)
+  // into *frame: its rules, and the entries to index or enter in the order of the paths below
+  // them (EntryBefore). Returns false if it cannot be opened (reported).
+  bool List(const std::string& dir, std::shared_ptr<const DirectoryRules> parent_rules,
+            Frame* frame) const {
+    int dfd = OpenUnder(root_, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR* d = dfd >= 0 ? ::fdopendir(dfd) : nullptr;
     if (d == nullptr) {
       int err = errno;
       if (dfd >= 0) ::close(dfd);
-      on_skip(dir, err == ENOENT ? SkipReason::kVanished : SkipReason::kUnreadable,
-              std::strerror(err));
+      on_skip_(dir, err == ENOENT ? SkipReason::kVanished : SkipReason::kUnreadable,
+               std::strerror(err));
       return false;
     }
     // The whole listing first: this directory's rules files apply to its own entries.
@@ -162,62 +165,15 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
       entries.push_back({std::move(name), e->d_type});
     }
     frame->dir = dir;
-    frame->rules = options.no_ignore
+    frame->rules = options_.no_ignore
                        ? nullptr
-                       : DirectoryRules::ForChild(parent_rules, root_abs, dir, ::dirfd(d), has_git,
+                       : DirectoryRules::ForChild(parent_rules, root_abs_, dir, ::dirfd(d), has_git,
                                                   has_ignore, has_gitignore);
-    const std::shared_ptr<const DirectoryRules>& rules = frame->rules;
     for (Entry& e : entries) {
-      std::string rel = Join(dir, e.name);
-      if (e.name == ".bitsift") {
-        on_skip(rel, SkipReason::kIndexFile, "");
-        continue;
-      }
-      if (e.name == ".git") {
-        on_skip(rel, SkipReason::kHidden, "");
-        continue;
-      }
-      unsigned char type = e.type;
-      if (type == DT_UNKNOWN) {
-        struct stat est;
-        if (::fstatat(::dirfd(d), e.name.c_str(), &est, AT_SYMLINK_NOFOLLOW) != 0) {
-          int err = errno;
-          on_skip(rel, err == ENOENT ? SkipReason::kVanished : SkipReason::kUnreadable,
-                  std::strerror(err));
-          continue;
-        }
-        type = S_ISDIR(est.st_mode)   ? DT_DIR
-               : S_ISREG(est.st_mode) ? DT_REG
-               : S_ISLNK(est.st_mode) ? DT_LNK
-                                      : DT_FIFO;
-      }
-      const bool is_dir = type == DT_DIR;
-      if (exclude(rel)) {
-        on_skip(rel, SkipReason::kIndexFile, "");
-        continue;
-      }
-      IgnoreMatch glob = overrides.empty() ? IgnoreMatch::kNone : overrides.Match(rel, is_dir);
-      if (glob == IgnoreMatch::kIgnore) {
-        on_skip(rel, SkipReason::kIgnored, "--glob");
-        continue;
-      }
-      if (glob == IgnoreMatch::kNone) {  // a glob's choice overrides ignore files and --hidden
-        IgnoreMatch m = rules ? rules->Match(rel, is_dir) : IgnoreMatch::kNone;
-        if (m == IgnoreMatch::kIgnore) {
-          on_skip(rel, SkipReason::kIgnored, "");
-          continue;
-        }
-        if (e.name[0] == '.' && !options.hidden && m != IgnoreMatch::kWhitelist) {
-          on_skip(rel, SkipReason::kHidden, "");
-          continue;
-        }
-      }
-      if (is_dir || type == DT_REG) {
-        frame->entries.push_back({std::move(e.name), is_dir});
-      } else if (type == DT_LNK) {
-        on_skip(rel, SkipReason::kSymlink, "");
-      } else {
-        on_skip(rel, SkipReason::kSpecial, "");
+      const std::string rel = Join(dir, e.name);
+      const unsigned char type = e.type == DT_UNKNOWN ? TypeOf(::dirfd(d), e.name, rel) : e.type;
+      if (type != DT_UNKNOWN && Keep(rel, e.name, type, frame->rules.get())) {
+        frame->entries.push_back({std::move(e.name), type == DT_DIR});
       }
     }
     ::closedir(d);
@@ -229,10 +185,93 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
                 return EntryBefore(a.first, a.second, b.first, b.second);
               });
     return true;
-  };
+  }
+
+ private:
+  // The type of entry `name` of the directory `dfd` from its lstat (for a file system that
+  // gives none in the listing): DT_DIR, DT_REG, DT_LNK or DT_FIFO (anything else), or
+  // DT_UNKNOWN if it cannot be looked at (reported).
+  unsigned char TypeOf(int dfd, const std::string& name, const std::string& rel) const {
+    struct stat st;
+    if (::fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      int err = errno;
+      on_skip_(rel, err == ENOENT ? SkipReason::kVanished : SkipReason::kUnreadable,
+               std::strerror(err));
+      return DT_UNKNOWN;
+    }
+    return S_ISDIR(st.st_mode)   ? DT_DIR
+           : S_ISREG(st.st_mode) ? DT_REG
+           : S_ISLNK(st.st_mode) ? DT_LNK
+                                 : DT_FIFO;
+  }
+
+  // Whether the entry `rel` (named `name`, of `type`) is indexed (a regular file) or entered (a
+  // directory), under the directory's ignore rules `rules` (null: none); reports it if not.
+  bool Keep(const std::string& rel, const std::string& name, unsigned char type,
+            const DirectoryRules* rules) const {
+    if (name == ".bitsift") {
+      on_skip_(rel, SkipReason::kIndexFile, "");
+      return false;
+    }
+    if (name == ".git") {
+      on_skip_(rel, SkipReason::kHidden, "");
+      return false;
+    }
+    const bool is_dir = type == DT_DIR;
+    if (exclude_(rel)) {
+      on_skip_(rel, SkipReason::kIndexFile, "");
+      return false;
+    }
+    IgnoreMatch glob = overrides_.empty() ? IgnoreMatch::kNone : overrides_.Match(rel, is_dir);
+    if (glob == IgnoreMatch::kIgnore) {
+      on_skip_(rel, SkipReason::kIgnored, "--glob");
+      return false;
+    }
+    if (glob == IgnoreMatch::kNone) {  // a glob's choice overrides ignore files and --hidden
+      IgnoreMatch m = rules ? rules->Match(rel, is_dir) : IgnoreMatch::kNone;
+      if (m == IgnoreMatch::kIgnore) {
+        on_skip_(rel, SkipReason::kIgnored, "");
+        return false;
+      }
+      if (name[0] == '.' && !options_.hidden && m != IgnoreMatch::kWhitelist) {
+        on_skip_(rel, SkipReason::kHidden, "");
+        return false;
+      }
+    }
+    if (is_dir || type == DT_REG) return true;
+    on_skip_(rel, type == DT_LNK ? SkipReason::kSymlink : SkipReason::kSpecial, "");
+    return false;
+  }
+
+  const std::string& root_;
+  const std::string& root_abs_;
+  const DocumentOptions& options_;
+  const GlobOverrides overrides_;
+  const std::function<bool(const std::string&)>& exclude_;
+  const SkipCallback& on_skip_;
+};
+
+}  // namespace
+
+std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOptions& options,
+                                       const std::function<bool(const std::string&)>& exclude,
+                                       const SkipCallback& on_skip) {
+  options.Validate();
+  struct stat st;
+  if (::stat(root.c_str(), &st) != 0) {
+    int err = errno;
+    throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
+                ErrnoMessage(AbsoluteForMessage(root), "cannot index", err));
+  }
+  Ensure(S_ISDIR(st.st_mode), ErrorKind::kInvalidArgument, root + ": not a directory");
+  char* resolved = ::realpath(root.c_str(), nullptr);
+  const std::string root_abs = resolved != nullptr ? resolved : root;
+  std::free(resolved);
+  const DirectoryLister lister(root, root_abs, options, exclude, on_skip);
   std::vector<std::string> files;
   std::vector<Frame> stack(1);  // depth-first: memory proportional to depth times fan-out
-  if (!list("", options.no_ignore ? nullptr : DirectoryRules::ForAncestors(root_abs), &stack[0]))
+  if (!lister.List("", options.no_ignore ? nullptr : DirectoryRules::ForAncestors(root_abs),
+                   &stack[0]))
     stack.clear();
   while (!stack.empty()) {
     Frame& top = stack.back();
@@ -248,7 +287,7 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
     }
     Frame child;
     const std::shared_ptr<const DirectoryRules> rules = top.rules;  // (top moves as stack grows)
-    if (list(rel, rules, &child)) stack.push_back(std::move(child));
+    if (lister.List(rel, rules, &child)) stack.push_back(std::move(child));
   }
   // The order above is the byte order; a sort only if it were not (it costs no comparison
   // beyond one pass when it is).

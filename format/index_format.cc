@@ -500,26 +500,41 @@ void IndexFile::SetOneShotReleaseWindows(uint64_t windows) {
 
 IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file_(path) {
   if (access != Access::kScan) AdviseRandomAccess();
-  if (access == Access::kOneShot) {
-    populate_ = PageFaultsAreDear();
-    // A mode that is set is taken now (SetOneShotReads may change before the first read);
-    // the machine's measure waits for a read that needs it.
-    const std::optional<bool> forced = ForcedCopyReads();
-    copy_state_.store(forced ? (*forced ? kCopy : kMap) : kUndecided, std::memory_order_relaxed);
-    arena_ = std::make_unique<Arena>();
-    uid_ = next_file_uid.fetch_add(1, std::memory_order_relaxed);
-    release_every_ = OneShotReleaseWindows();  // what is read through the mapping
-  }
-  const uint8_t* base = file_.data();
-  const size_t size = file_.size();
+  if (access == Access::kOneShot) SetUpOneShot();
   if (release_every_ != 0) {
-    touched_window_words_ = ((size >> kFaultAroundShift) >> 6) + 1;
+    touched_window_words_ = ((file_.size() >> kFaultAroundShift) >> 6) + 1;
     touched_windows_ = std::make_unique<std::atomic<uint64_t>[]>(touched_window_words_);
   }
   // What opening reads first: the header, and the tail (section table, CHUNK_SUMS_INDEX and
   // the end of CHUNK_SUMS); the small sections follow once the table places them.
   file_.WillNeed(0, sizeof(FileHeader));
-  file_.WillNeed(size - std::min<size_t>(size, kOpenTailBytes), kOpenTailBytes);
+  file_.WillNeed(file_.size() - std::min<size_t>(file_.size(), kOpenTailBytes), kOpenTailBytes);
+  const FileHeader h = ReadHeader();
+  const uint64_t chunks = PlaceSections(h);
+  for (const SectionEntry& e : entries_) {
+    if (VerifiedAtOpen(SectionId{e.id}, e.length) || e.length <= kOpenTailBytes)
+      file_.WillNeed(e.offset, e.length);
+  }
+  VerifySectionsAtOpen(chunks);
+  CheckChunkSums();
+  SetRepair();
+}
+
+void IndexFile::SetUpOneShot() {
+  populate_ = PageFaultsAreDear();
+  // A mode that is set is taken now (SetOneShotReads may change before the first read);
+  // the machine's measure waits for a read that needs it.
+  const std::optional<bool> forced = ForcedCopyReads();
+  copy_state_.store(forced ? (*forced ? kCopy : kMap) : kUndecided, std::memory_order_relaxed);
+  arena_ = std::make_unique<Arena>();
+  uid_ = next_file_uid.fetch_add(1, std::memory_order_relaxed);
+  release_every_ = OneShotReleaseWindows();  // what is read through the mapping
+}
+
+FileHeader IndexFile::ReadHeader() const {
+  const std::string& path = path_;
+  const uint8_t* base = file_.data();
+  const size_t size = file_.size();
   if (size < sizeof(FileHeader))
     Corrupt(path, "file too short (" + Plural(size, "byte", "bytes") + ")");
   if (populate_) file_.Populate(0, sizeof(FileHeader));
@@ -538,6 +553,13 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
                       std::to_string(h.file_size) + " (truncated or extended)");
   }
   if (h.section_count != kSectionCount) Corrupt(path, "unexpected section count");
+  return h;
+}
+
+uint64_t IndexFile::PlaceSections(const FileHeader& h) {
+  const std::string& path = path_;
+  const uint8_t* base = file_.data();
+  const size_t size = file_.size();
   uint64_t table_bytes = uint64_t{h.section_count} * sizeof(SectionEntry);
   if (h.section_table_offset > size || size - h.section_table_offset < table_bytes) {
     Corrupt(path, "section table out of bounds");
@@ -565,13 +587,13 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
     spans_[e.id - 1] = {base + e.offset, e.length, chunks};
     chunks += ChunkCount(e.length);
   }
-  for (uint32_t i = 0; i < kSectionCount; ++i) {
-    const SectionEntry& e = entries_[i];
-    if (VerifiedAtOpen(SectionId{e.id}, e.length) || e.length <= kOpenTailBytes)
-      file_.WillNeed(e.offset, e.length);
-  }
-  const Span& sums = span(SectionId::kChunkSums);
-  chunk_count_ = sums.first_chunk;
+  return chunks;
+}
+
+void IndexFile::VerifySectionsAtOpen(uint64_t chunks) {
+  const std::string& path = path_;
+  const uint8_t* base = file_.data();
+  chunk_count_ = span(SectionId::kChunkSums).first_chunk;
   verified_ = std::make_unique<std::atomic<uint64_t>[]>((chunks + 63) / 64);
   requested_ = std::make_unique<std::atomic<uint64_t>[]>((chunks + 63) / 64);
   for (uint64_t w = 0; w < (chunks + 63) / 64; ++w) {
@@ -590,6 +612,11 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
     for (uint64_t c = s.first_chunk; c < s.first_chunk + ChunkCount(e.length); ++c)
       verified_[c >> 6].fetch_or(uint64_t{1} << (c & 63), std::memory_order_relaxed);
   }
+}
+
+void IndexFile::CheckChunkSums() {
+  const std::string& path = path_;
+  const Span& sums = span(SectionId::kChunkSums);
   if (sums.length != chunk_count_ * sizeof(uint64_t)) {
     Corrupt(path, "CHUNK_SUMS holds " + Plural(sums.length / 8, "checksum", "checksums") + " for " +
                       Plural(chunk_count_, "chunk", "chunks"));
@@ -600,6 +627,9 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
   sums_verified_ = std::make_unique<std::atomic<uint64_t>[]>((pieces + 63) / 64);
   for (uint64_t w = 0; w < (pieces + 63) / 64; ++w)
     sums_verified_[w].store(0, std::memory_order_relaxed);
+}
+
+void IndexFile::SetRepair() {
   // The repair names the indexed directory when META records one (META is verified above).
   const Span& meta = span(SectionId::kMeta);
   std::string root = "DIR";

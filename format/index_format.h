@@ -528,6 +528,19 @@ class IndexFile {
   // copy_reads() mode: the reader touches those pages next anyway, so verifying them by pread
   // would read each chunk twice).
   void VerifyMappedChunk(SectionId id, const Span& s, uint64_t chunk) const;
+  // The constructor's phases. SetUpOneShot: a one-shot open's read mode, arena and windows.
+  // ReadHeader: the header, checked (Corrupt if its magic, checksum, version, size or section
+  // count is wrong). PlaceSections: the section table, checked (in kSectionOrder, 64-byte
+  // aligned, inside the file), into entries_ and spans_; returns the chunks of all sections.
+  // VerifySectionsAtOpen: the chunk bitmaps for `chunks` chunks, and the small sections
+  // (VerifiedAtOpen) checked whole and marked verified. CheckChunkSums: CHUNK_SUMS and its
+  // index sized for the chunks. SetRepair: the rebuild command that messages name.
+  void SetUpOneShot();
+  FileHeader ReadHeader() const;
+  uint64_t PlaceSections(const FileHeader& h);
+  void VerifySectionsAtOpen(uint64_t chunks);
+  void CheckChunkSums();
+  void SetRepair();
   // With random access: maps the pages of the sections opening verifies (MappedFile::Populate)
   // before they are read, a request for each group of them, instead of a fault for each page.
   void PopulateVerifiedAtOpen() const;

@@ -494,16 +494,8 @@ std::vector<uint32_t> Searcher::CandidatesFor(std::vector<RowTerm>* planned, boo
   return out;
 }
 
-std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, uint64_t limit,
-                                       QueryStats* stats, const uint64_t* deleted,
-                                       const std::vector<IdRange>* scope) const {
-  const auto start = Clock::now();
-  *stats = QueryStats{};
-  stats->terms = terms.size();
-  if (scope != nullptr && scope->empty()) {
-    stats->total_us = MicrosSince(start);
-    return {};
-  }
+bool Searcher::LookUp(const std::vector<std::string>& terms, std::vector<RowTerm>* planned,
+                      bool* sparse) const {
   // Look up every term at once (their cache misses overlap: FindEvery). A term the segment's
   // TERM_FILTER rules out settles the query before any dictionary search; so does a term the
   // dictionary lacks. Each term is hashed once: the filter, the dictionary and the Bloom rows
@@ -532,57 +524,48 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     hashes[i] = format::HashTerm(terms[i]);
     views[i] = terms[i];
   }
-  if (!index_.dictionary().FindEvery(views, hashes, n, ids)) {
-    stats->absent_term = true;
-    stats->parse_us = stats->total_us = MicrosSince(start);
-    return {};
-  }
-  std::vector<RowTerm> planned;
-  bool sparse = false;
+  if (!index_.dictionary().FindEvery(views, hashes, n, ids)) return false;
+  planned->clear();
+  *sparse = false;
   for (size_t i = 0; i < n; ++i) {
     const RowTerm rt = PlanFound(ids[i], hashes[i]);
-    sparse = sparse || rt.sparse;
-    planned.push_back(rt);
+    *sparse = *sparse || rt.sparse;
+    planned->push_back(rt);
   }
   // Rarest terms first: their rows are sparsest and zero whole blocks soonest.
-  std::stable_sort(planned.begin(), planned.end(),
+  std::stable_sort(planned->begin(), planned->end(),
                    [](const RowTerm& a, const RowTerm& b) { return a.df < b.df; });
-  stats->parse_us = MicrosSince(start);
+  return true;
+}
 
-  const auto and_start = Clock::now();
-  uint64_t all_candidates = 0;
-  std::vector<uint32_t> candidates =
-      CandidatesFor(&planned, true, stats, scope, deleted, &all_candidates);
-  stats->and_us = MicrosSince(and_start);
+Searcher::Unsettled Searcher::UnsettledTerms(const std::vector<RowTerm>& planned,
+                                             bool sparse) const {
+  Unsettled u;
   // The ids of the terms the candidates do not settle: with a sparse term the candidates are
   // its documents, exact for every term whose list was read; otherwise the rows are exact for
   // exact terms. A sparse query's exact terms are settled by one bit of their rows per
   // candidate (bit_terms) unless FilterByRows ANDed their rows already (`settled`), its other
   // terms by the candidates' forward records (verify_ids). (After CandidatesFor: it may leave
   // a Bloom term's list unread.)
-  std::vector<uint32_t> verify_ids, bit_terms;
   for (const RowTerm& rt : planned) {
     if (rt.settled) continue;  // its exact rows filtered the candidates
     if (sparse && !rt.sparse && rt.exact >= 0) {
-      bit_terms.push_back(static_cast<uint32_t>(rt.exact));
+      u.bit_terms.push_back(static_cast<uint32_t>(rt.exact));
     } else if (sparse ? !rt.sparse : rt.exact < 0) {
-      verify_ids.push_back(rt.id);
+      u.verify_ids.push_back(rt.id);
     }
   }
-  std::sort(verify_ids.begin(), verify_ids.end());
-  // Thousands of candidates read by copy: verification, the merge and the stale-hit checks
-  // will share their reads with the helper thread; have it running by then.
-  if (limit == 0 && candidates.size() >= kSharedVerifyStart && index_.file().copy_reads())
-    util::WakeHelper();
+  std::sort(u.verify_ids.begin(), u.verify_ids.end());
+  return u;
+}
 
-  const auto verify_start = Clock::now();
+std::vector<uint32_t> Searcher::Verify(std::vector<uint32_t> candidates, const Unsettled& u,
+                                       bool exact, uint64_t limit, uint64_t* verified_out) const {
   std::vector<uint32_t> matches;
-  uint64_t verified = 0;
-  // Exact and sparse rows answer their terms exactly. With only such terms, or with one Bloom
-  // term whose df equals the candidate count (candidates contain all df true matches), the
-  // candidates are the answer (counted before the scope: the df counts documents everywhere).
-  const bool exact = (verify_ids.empty() && bit_terms.empty()) ||
-                     (planned.size() == 1 && all_candidates == planned[0].df);
+  uint64_t& verified = *verified_out;
+  verified = 0;
+  const std::vector<uint32_t>& bit_terms = u.bit_terms;
+  const std::vector<uint32_t>& verify_ids = u.verify_ids;
   // column: d's column, read by the caller (a piece's candidates read their DOC_BANDS blocks
   // at once: IndexReader::Columns), or kNoRead to read it here if a bit term needs it.
   constexpr uint32_t kNoRead = 0xfffffffe;
@@ -653,6 +636,48 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
       if (holds_all(candidates[i], kNoRead)) matches.push_back(candidates[i]);
     }
   }
+  return matches;
+}
+
+std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, uint64_t limit,
+                                       QueryStats* stats, const uint64_t* deleted,
+                                       const std::vector<IdRange>* scope) const {
+  const auto start = Clock::now();
+  *stats = QueryStats{};
+  stats->terms = terms.size();
+  if (scope != nullptr && scope->empty()) {
+    stats->total_us = MicrosSince(start);
+    return {};
+  }
+  std::vector<RowTerm> planned;
+  bool sparse = false;
+  if (!LookUp(terms, &planned, &sparse)) {
+    stats->absent_term = true;
+    stats->parse_us = stats->total_us = MicrosSince(start);
+    return {};
+  }
+  stats->parse_us = MicrosSince(start);
+
+  const auto and_start = Clock::now();
+  uint64_t all_candidates = 0;
+  std::vector<uint32_t> candidates =
+      CandidatesFor(&planned, true, stats, scope, deleted, &all_candidates);
+  stats->and_us = MicrosSince(and_start);
+  // (After CandidatesFor: it may leave a Bloom term's list unread.)
+  const Unsettled unsettled = UnsettledTerms(planned, sparse);
+  // Thousands of candidates read by copy: verification, the merge and the stale-hit checks
+  // will share their reads with the helper thread; have it running by then.
+  if (limit == 0 && candidates.size() >= kSharedVerifyStart && index_.file().copy_reads())
+    util::WakeHelper();
+
+  const auto verify_start = Clock::now();
+  // Exact and sparse rows answer their terms exactly. With only such terms, or with one Bloom
+  // term whose df equals the candidate count (candidates contain all df true matches), the
+  // candidates are the answer (counted before the scope: the df counts documents everywhere).
+  const bool exact = (unsettled.verify_ids.empty() && unsettled.bit_terms.empty()) ||
+                     (planned.size() == 1 && all_candidates == planned[0].df);
+  uint64_t verified = 0;
+  std::vector<uint32_t> matches = Verify(std::move(candidates), unsettled, exact, limit, &verified);
   stats->false_positives = verified - matches.size();
   stats->matches = matches.size();
   stats->verify_us = MicrosSince(verify_start);

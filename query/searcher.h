@@ -122,6 +122,23 @@ class Searcher {
   std::vector<uint32_t> CandidatesFor(std::vector<RowTerm>* terms, bool parallel, QueryStats* stats,
                                       const std::vector<IdRange>* scope, const uint64_t* deleted,
                                       uint64_t* all) const;
+  // Search's phases. LookUp: every term looked up in the dictionary at once (their cache
+  // misses overlap: DictionaryView::FindEvery) and planned, rarest first, into *planned;
+  // *sparse: one of them takes its list. Returns false if a term is absent (TERM_FILTER or the
+  // dictionary), which settles the query.
+  bool LookUp(const std::vector<std::string>& terms, std::vector<RowTerm>* planned,
+              bool* sparse) const;
+  // The terms the candidates of `planned` do not settle (after CandidatesFor): exact terms of
+  // a sparse query, tested by one bit of their rows per candidate (bit_terms: exact-row ids),
+  // and the others, by the candidates' forward records (verify_ids: term ids, ascending).
+  struct Unsettled {
+    std::vector<uint32_t> verify_ids, bit_terms;
+  };
+  Unsettled UnsettledTerms(const std::vector<RowTerm>& planned, bool sparse) const;
+  // The candidates (ascending) that hold every unsettled term, at most `limit` (0 = all); with
+  // `exact` the candidates themselves. *verified: how many candidates were tested.
+  std::vector<uint32_t> Verify(std::vector<uint32_t> candidates, const Unsettled& u, bool exact,
+                               uint64_t limit, uint64_t* verified) const;
 
   const IndexReader& index_;
 };

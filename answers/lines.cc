@@ -5,6 +5,13 @@
 #include <map>
 
 namespace bitsift::answers {
+namespace {
+
+// ASCII white space other than '\n' (which ends lines): what a match's piece of a line is
+// trimmed of.
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+}  // namespace
 
 std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher& matcher,
                                      const LineOptions& options) {
@@ -29,8 +36,12 @@ std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher&
                                    starts.begin()) -
                1;
     for (; l < starts.size() && starts[l] < s.end; ++l) {
-      const size_t b = std::max<size_t>(s.begin, starts[l]),
-                   e = std::min<size_t>(s.end, line_end(l));
+      size_t b = std::max<size_t>(s.begin, starts[l]), e = std::min<size_t>(s.end, line_end(l));
+      // A match across lines (a phrase) marks the lines its words are on: its piece of each
+      // line without the blanks at the break ("\r", spaces), so a blank line inside it is
+      // not marked, whatever its blanks.
+      while (b < e && IsBlank(text[b])) ++b;
+      while (b < e && IsBlank(text[e - 1])) --e;
       if (b < e) by_line[l].push_back(LineSpan{b - starts[l], e - starts[l]});
     }
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
@@ -76,8 +77,14 @@ std::vector<RefLine> Reference(const std::string& text, const QueryNode& root, u
   for (size_t l = 0; l < lines.size(); ++l) {
     std::vector<LineSpan> raw;
     for (const auto& [b, e] : occ) {
-      const size_t lb = std::max<size_t>(b, lines[l].first),
-                   le = std::min<size_t>(e, lines[l].second);
+      size_t lb = std::max<size_t>(b, lines[l].first), le = std::min<size_t>(e, lines[l].second);
+      // An occurrence across lines marks its words' lines: its piece without the blanks at
+      // the line break.
+      auto blank = [](char c) {
+        return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+      };
+      while (lb < le && blank(text[lb])) ++lb;
+      while (lb < le && blank(text[le - 1])) --le;
       if (lb < le) raw.push_back({lb - lines[l].first, le - lines[l].first});
     }
     std::sort(raw.begin(), raw.end(), [](const LineSpan& a, const LineSpan& b) {
@@ -215,4 +222,31 @@ TEST_CASE("long lines are trimmed around the first match at code point boundarie
   CHECK(head.start == 0);
   CHECK_FALSE(head.cut_before);
   CHECK(head.cut_after);
+}
+
+TEST_CASE("a phrase across a blank line marks its words' lines, whatever the blank line holds",
+          "[lines]") {
+  bitsift::query::ParsedQuery parsed =
+      bitsift::query::ParseQueryString("\"alpha beta\"", bitsift::query::QueryMode::kLanguage);
+  REQUIRE(parsed.ok());
+  for (const std::string text :
+       {"alpha\n\nbeta\n", "alpha\r\n\r\nbeta\r\n", "alpha \n \t\nbeta", "x alpha\n\n\n  beta y"}) {
+    INFO(text);
+    bitsift::query::QueryMatcher matcher(parsed.root);
+    const auto groups = bitsift::answers::MatchingLines(text, matcher, {});
+    std::vector<uint64_t> marked;
+    for (const auto& g : groups) {
+      for (const auto& l : g.lines) {
+        if (!l.match) continue;
+        marked.push_back(l.number);
+        // Each piece starts and ends on the phrase's words, not on the blanks at the break.
+        REQUIRE(l.spans.size() == 1);
+        const std::string_view piece = std::string_view(text).substr(
+            l.begin + l.spans[0].start, l.spans[0].end - l.spans[0].start);
+        CHECK((piece == "alpha" || piece == "beta"));
+      }
+    }
+    CHECK(marked.front() == 1);
+    CHECK(marked.size() == 2);
+  }
 }

@@ -389,19 +389,7 @@ void LookAtFiles(const std::string& root, size_t n,
   // is opened (O_PATH) at the first of at least three of its files in a row, which are then
   // looked up by name in it; shorter runs are looked up whole (an open and a close cost more
   // than the lookups they would save for two files).
-  // With several ranges (on several threads), each looks up from its own open of the root: a
-  // descriptor that two threads use at once has its reference count (fdget/fput in every
-  // fstatat) bounced between their cores.
-  const bool ranges_open_root =
-      root_fd >= 0 && (threads == kLookWithHelper ? n > kLookPiece : n >= kParallelLookFiles);
   auto look_range = [&](size_t lo, size_t hi) {
-    struct RootCloser {
-      int fd;
-      ~RootCloser() {
-        if (fd >= 0) ::close(fd);
-      }
-    } own_root{ranges_open_root ? ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC) : -1};
-    const int root_fd_here = own_root.fd >= 0 ? own_root.fd : root_fd;
     // Paths i - 1 .. i + 2 as C strings, on the stack (no thread's malloc arena).
     struct Slot {
       char bytes[PATH_MAX];
@@ -439,21 +427,21 @@ void LookAtFiles(const std::string& root, size_t n,
       struct stat st;
       int r = -1;
       if (cur.fits) {
-        const bool relative = root_fd_here >= 0 && cur.size > 0 && cur.bytes[0] != '/';
+        const bool relative = root_fd >= 0 && cur.size > 0 && cur.bytes[0] != '/';
         if (i == lo || !same_dir(slot(i - 1), cur)) {  // a new directory
           if (dir_fd >= 0) ::close(dir_fd);
           dir_fd = -1;
           if (relative && cur.dir > 0 && i + 2 < hi && same_dir(cur, slot(i + 1)) &&
               same_dir(cur, slot(i + 2))) {
             cur.bytes[cur.dir] = '\0';
-            dir_fd = ::openat(root_fd_here, cur.bytes, O_PATH | O_DIRECTORY | O_CLOEXEC);
+            dir_fd = ::openat(root_fd, cur.bytes, O_PATH | O_DIRECTORY | O_CLOEXEC);
             cur.bytes[cur.dir] = '/';
           }
         }
         if (dir_fd >= 0) {
           r = ::fstatat(dir_fd, cur.bytes + cur.dir + 1, &st, AT_SYMLINK_NOFOLLOW);
         } else if (relative) {
-          r = ::fstatat(root_fd_here, cur.bytes, &st, AT_SYMLINK_NOFOLLOW);
+          r = ::fstatat(root_fd, cur.bytes, &st, AT_SYMLINK_NOFOLLOW);
         } else {
           r = ::lstat(
               cur.size == 0 || cur.bytes[0] != '/' ? (root + "/" + cur.bytes).c_str() : cur.bytes,

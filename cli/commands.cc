@@ -739,7 +739,15 @@ void AddDocumentOptions(po::options_description& d) {
 // Sets the document options the command line gives; the others keep their values in
 // `options` (the defaults, or the settings of the index being updated).
 bool ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
-  if (vm.count("encoding")) options->encoding = vm["encoding"].as<std::string>();
+  if (vm.count("encoding")) {
+    options->encoding = vm["encoding"].as<std::string>();
+    if (options->encoding.empty()) {
+      Fail(
+          "--encoding needs a name ICU knows (cp1251, GB18030, Shift_JIS, ...); without it each "
+          "file's encoding is detected (--rebuild drops an encoding the index was built with)");
+      return false;
+    }
+  }
   if (vm.count("hidden")) options->hidden = true;
   if (vm.count("no-ignore")) options->no_ignore = true;
   if (vm.count("glob")) options->globs = vm["glob"].as<std::vector<std::string>>();

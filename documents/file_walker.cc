@@ -17,6 +17,7 @@
 #include "documents/decompress.h"
 #include "documents/html.h"
 #include "documents/ignore_rules.h"
+#include "format/manifest.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -165,6 +166,11 @@ class DirectoryLister {
       entries.push_back({std::move(name), e->d_type});
     }
     frame->dir = dir;
+    if (!dir.empty() && IsIndexDirectory(::dirfd(d), entries)) {  // another bitsift index
+      ::closedir(d);
+      on_skip_(dir, SkipReason::kIndexFile, "another index");
+      return false;
+    }
     frame->rules = options_.no_ignore
                        ? nullptr
                        : DirectoryRules::ForChild(parent_rules, root_abs_, dir, ::dirfd(d), has_git,
@@ -188,6 +194,22 @@ class DirectoryLister {
   }
 
  private:
+  // Whether the directory `dfd`, listed as `entries`, is a bitsift index: it holds a MANIFEST
+  // that starts with the manifest's magic (format/manifest.h).
+  template <typename Entries>
+  static bool IsIndexDirectory(int dfd, const Entries& entries) {
+    if (std::none_of(entries.begin(), entries.end(),
+                     [](const auto& e) { return e.name == format::kManifestName; }))
+      return false;
+    const int fd = ::openat(dfd, format::kManifestName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    char magic[sizeof(format::kManifestMagic)];
+    const bool is_index = ::read(fd, magic, sizeof(magic)) == static_cast<ssize_t>(sizeof(magic)) &&
+                          std::memcmp(magic, format::kManifestMagic, sizeof(magic)) == 0;
+    ::close(fd);
+    return is_index;
+  }
+
   // The type of entry `name` of the directory `dfd` from its lstat (for a file system that
   // gives none in the listing): DT_DIR, DT_REG, DT_LNK or DT_FIFO (anything else), or
   // DT_UNKNOWN if it cannot be looked at (reported).

@@ -21,7 +21,9 @@ using SkipCallback = std::function<void(const std::string& relative_path, SkipRe
 // Returns the relative paths of the regular files under root, sorted by bytes, without
 // following symbolic links. An entry (file or directory; a directory is not entered) is left
 // out, and reported through on_skip, when:
-//   - it is named ".bitsift" or `exclude(relative_path)` holds (kIndexFile: the index),
+//   - it is named ".bitsift" or `exclude(relative_path)` holds (kIndexFile: the index), or it
+//     is a directory holding a bitsift MANIFEST (kIndexFile: another index, reported when
+//     listed),
 //   - it is a ".git" directory or file (kHidden, even with options.hidden),
 //   - the --glob overrides exclude it, or select other files only (kIgnored),
 //   - unless a glob selected it: its name starts with "." and !options.hidden (kHidden), or

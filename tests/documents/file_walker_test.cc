@@ -269,6 +269,23 @@ TEST_CASE("walker: --hidden, --glob, and the index always excluded", "[documents
   CHECK(WalkTree(dir.path(), anchored).files == V({"docs/c.md", "docs/secret.md"}));
 }
 
+TEST_CASE("walker: another index kept inside the tree is not walked", "[documents][walker]") {
+  TempDir dir;
+  WriteFile(dir / "a.txt", "alpha");
+  WriteFile(dir / "notes/b.txt", "beta");
+  // A real index at notes/idx (an index kept under another name, or a second tree's).
+  bitsift::IndexSummary summary;
+  REQUIRE(bitsift::BuildIndex(dir / "notes", dir / "notes/idx", {}, &summary).ok());
+  // A folder with a MANIFEST of its own that is not an index's is walked.
+  WriteFile(dir / "plans/MANIFEST", "just a file named MANIFEST");
+  Walk w = WalkTree(dir.path());
+  CHECK(w.files == V({"a.txt", "notes/b.txt", "plans/MANIFEST"}));
+  CHECK(w.skipped["notes/idx"] == "index-file");
+  // Indexing the tree with it: the other index's files are no documents.
+  REQUIRE(bitsift::BuildIndex(dir.path(), dir / ".bitsift", {}, &summary).ok());
+  CHECK(summary.documents == 3);
+}
+
 TEST_CASE("walker: invalid options are refused before the walk", "[documents][walker]") {
   TempDir dir;
   DocumentOptions bad_encoding;

@@ -130,6 +130,7 @@ printf '%s\n' "$ru" | iconv -t KOI8-R > enc/ru-koi8r.txt  # as it was, for what 
 "$BITSIFT" index enc --quiet --encoding KOI8-R
 check "--encoding KOI8-R" "ru-koi8r.txt" "$(cd enc && q Москва)"
 check "--encoding unknown" 2 "$(status "$BITSIFT" index enc --encoding no-such-thing)"
+check "--encoding with no name" 2 "$(status "$BITSIFT" index enc --encoding "")"
 rm -rf enc/.bitsift
 
 # Ignore rules in a git work tree.

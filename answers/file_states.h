@@ -12,7 +12,7 @@
 
 namespace bitsift::answers {
 
-enum class FileState {
+enum class FileState : uint8_t {
   kCurrent,   // a regular file with the size, mtime, ctime and inode recorded
   kChanged,   // a regular file, but one of those differs
   kVanished,  // no regular file at its path any more (or one that cannot be looked at)

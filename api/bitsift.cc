@@ -36,6 +36,13 @@
 namespace bitsift {
 namespace {
 
+// The public and the internal states name the same values (a run's cache holds the public ones).
+static_assert(
+    static_cast<int>(FileState::kCurrent) == static_cast<int>(answers::FileState::kCurrent) &&
+    static_cast<int>(FileState::kChanged) == static_cast<int>(answers::FileState::kChanged) &&
+    static_cast<int>(FileState::kVanished) == static_cast<int>(answers::FileState::kVanished) &&
+    static_cast<int>(FileState::kUnknown) == static_cast<int>(answers::FileState::kUnknown));
+
 FileState FileStateOf(answers::FileState state) {
   switch (state) {
     case answers::FileState::kCurrent:
@@ -656,37 +663,35 @@ Status Index::MatchingLines(uint32_t id, const ParsedQuery& query, const LineOpt
 void Index::SetAsideStaleFiles(QueryResult* result,
                                std::vector<std::optional<FileState>>* known) const {
   const std::vector<uint32_t>& docs = result->documents;
-  std::vector<FileState> states(docs.size());
-  std::vector<uint32_t> unknown;   // the documents whose files are looked at
-  std::vector<size_t> unknown_at;  // their positions in docs
-  if (known != nullptr && known->size() != document_count()) known->resize(document_count());
-  for (size_t i = 0; i < docs.size(); ++i) {
-    if (known != nullptr && (*known)[docs[i]]) {
-      // the record and path document() will read: verified as LookAtDocumentFiles does
-      const query::IndexSet::Segment& s = rep_->set.SegmentOf(docs[i]);
-      (void)s.reader->path(docs[i] - s.first_id);
-      states[i] = *(*known)[docs[i]];
-    } else {
-      unknown.push_back(docs[i]);
-      unknown_at.push_back(i);
+  std::vector<answers::FileState> states;
+  if (known == nullptr) {
+    states = answers::LookAtDocumentFiles(rep_->set, docs);
+  } else {  // a run's cache: each file looked at once however many queries return it
+    if (known->size() != document_count()) known->resize(document_count());
+    std::vector<uint32_t> unknown;  // the documents whose files are looked at
+    for (uint32_t id : docs) {
+      if (!(*known)[id]) unknown.push_back(id);
     }
-  }
-  const std::vector<answers::FileState> looked = answers::LookAtDocumentFiles(rep_->set, unknown);
-  for (size_t k = 0; k < unknown.size(); ++k) {
-    states[unknown_at[k]] = FileStateOf(looked[k]);
-    if (known != nullptr) (*known)[unknown[k]] = states[unknown_at[k]];
+    const std::vector<answers::FileState> looked = answers::LookAtDocumentFiles(rep_->set, unknown);
+    for (size_t k = 0; k < unknown.size(); ++k) (*known)[unknown[k]] = FileStateOf(looked[k]);
+    states.reserve(docs.size());
+    for (uint32_t id : docs) {
+      // the record and path document() will read: verified as LookAtDocumentFiles does
+      const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+      (void)s.reader->path(id - s.first_id);
+      states.push_back(static_cast<answers::FileState>(*(*known)[id]));
+    }
   }
   std::vector<uint32_t> kept;
   result->changed.clear();
   result->vanished.clear();
   for (size_t i = 0; i < docs.size(); ++i) {
     const uint32_t id = docs[i];
-    const FileState state = states[i];
-    if (state == FileState::kVanished) {
+    if (states[i] == answers::FileState::kVanished) {
       result->vanished.push_back(id);
       continue;
     }
-    if (state == FileState::kChanged) result->changed.push_back(id);
+    if (states[i] == answers::FileState::kChanged) result->changed.push_back(id);
     kept.push_back(id);
   }
   result->documents.swap(kept);

@@ -43,19 +43,7 @@ static_assert(
     static_cast<int>(FileState::kVanished) == static_cast<int>(answers::FileState::kVanished) &&
     static_cast<int>(FileState::kUnknown) == static_cast<int>(answers::FileState::kUnknown));
 
-FileState FileStateOf(answers::FileState state) {
-  switch (state) {
-    case answers::FileState::kCurrent:
-      return FileState::kCurrent;
-    case answers::FileState::kChanged:
-      return FileState::kChanged;
-    case answers::FileState::kVanished:
-      return FileState::kVanished;
-    case answers::FileState::kUnknown:
-      break;
-  }
-  return FileState::kUnknown;
-}
+FileState FileStateOf(answers::FileState state) { return static_cast<FileState>(state); }
 
 Status::Code CodeOf(ErrorKind kind) {
   switch (kind) {
@@ -670,17 +658,17 @@ void Index::SetAsideStaleFiles(QueryResult* result,
     if (known->size() != document_count()) known->resize(document_count());
     std::vector<uint32_t> unknown;  // the documents whose files are looked at
     for (uint32_t id : docs) {
-      if (!(*known)[id]) unknown.push_back(id);
+      if (!(*known)[id]) {
+        unknown.push_back(id);
+      } else {  // the record and path document() will read: verified as looking at it does
+        const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
+        (void)s.reader->path(id - s.first_id);
+      }
     }
     const std::vector<answers::FileState> looked = answers::LookAtDocumentFiles(rep_->set, unknown);
     for (size_t k = 0; k < unknown.size(); ++k) (*known)[unknown[k]] = FileStateOf(looked[k]);
     states.reserve(docs.size());
-    for (uint32_t id : docs) {
-      // the record and path document() will read: verified as LookAtDocumentFiles does
-      const query::IndexSet::Segment& s = rep_->set.SegmentOf(id);
-      (void)s.reader->path(id - s.first_id);
-      states.push_back(static_cast<answers::FileState>(*(*known)[id]));
-    }
+    for (uint32_t id : docs) states.push_back(static_cast<answers::FileState>(*(*known)[id]));
   }
   std::vector<uint32_t> kept;
   result->changed.clear();

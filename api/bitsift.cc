@@ -430,8 +430,10 @@ LineWindow TrimLine(const MatchLine& line, size_t max_columns) {
 
 struct Index::Rep {
   Rep(const std::vector<std::string>& paths, const OpenOptions& options)
-      : set(paths, options.one_shot ? format::IndexFile::Access::kOneShot
-                                    : format::IndexFile::Access::kRandom),
+      : set(paths,
+            options.one_shot ? format::IndexFile::Access::kOneShot
+                             : format::IndexFile::Access::kRandom,
+            options.map_ahead),
         first_path(paths.at(0)),
         paths(paths) {}
   // ScopeOf(set, options), resolved once for each scope and absolute working_dir (a relative

@@ -1171,7 +1171,9 @@ std::optional<int> ParseAndOpenIndex(const std::vector<std::string>& args, const
   po::positional_options_description pos;
   po::variables_map vm;
   if (auto code = Parse(args, usage, visible, visible, pos, vm)) return code;
-  Status s = OpenIndex(IndexFlags(vm), index);
+  OpenOptions open;
+  open.map_ahead = false;  // one pass, then exit: mapping ahead would only add to it
+  Status s = OpenIndex(IndexFlags(vm), index, nullptr, open);
   if (!s.ok()) return Fail(s.message());
   return std::nullopt;
 }

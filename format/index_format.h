@@ -452,6 +452,12 @@ class IndexFile {
   const std::string& path() const { return path_; }
   // MappedFile::ReleasePages: verified chunks stay verified (segment files are immutable).
   void ReleasePages() const { file_.ReleasePages(); }
+  // MappedFile::PopulateResident over the file's bytes [offset, offset + length): maps what
+  // the page cache holds, reads nothing, verifies nothing (Touch still verifies a chunk on
+  // its first read). Returns the bytes asked to be mapped.
+  size_t PopulateResident(uint64_t offset, uint64_t length) const {
+    return file_.PopulateResident(offset, length);
+  }
 
  private:
   struct Span {

@@ -1,9 +1,15 @@
 #include "query/index_set.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <queue>
+#include <system_error>
 
 #include "query/index_check.h"
 #include "query/rank_merge.h"
@@ -32,7 +38,8 @@ std::atomic<bool> segments_in_parallel{false};
 
 void ShareSegmentsFromNowOn() { segments_in_parallel.store(true, std::memory_order_relaxed); }
 
-IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile::Access access) {
+IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile::Access access,
+                   bool map_ahead) {
   for (uint32_t i = 0; i < index_dirs.size(); ++i) {
     const std::string& dir = index_dirs[i];
     std::vector<Segment> opened;
@@ -95,9 +102,44 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
       filters_[i] = segments_[i].reader->dictionary().VerifiedFilter();
     }
   }
+  const char* map_ahead_env = std::getenv("BITSIFT_MAP_AHEAD");
+  if (access == format::IndexFile::Access::kRandom && map_ahead && !segments_.empty() &&
+      !(map_ahead_env != nullptr && std::strcmp(map_ahead_env, "0") == 0)) {
+    map_ahead_done_.store(false, std::memory_order_relaxed);
+    try {
+      map_ahead_ = std::thread([this] { MapAhead(); });
+    } catch (const std::system_error&) {
+      map_ahead_done_.store(true, std::memory_order_relaxed);  // no thread: no mapping ahead
+    }
+  }
 }
 
-IndexSet::~IndexSet() = default;
+IndexSet::~IndexSet() {
+  stop_map_ahead_.store(true, std::memory_order_relaxed);
+  if (map_ahead_.joinable()) map_ahead_.join();
+}
+
+void IndexSet::MapAhead() {
+  // Below the queries' threads: on a busy machine this waits for a free core.
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+  uint64_t budget = kMapAheadLimit;
+  for (const Segment& s : segments_) {
+    const format::IndexFile& file = s.reader->file();
+    for (uint64_t at = 0; at < file.file_size() && budget > 0; at += kMapAheadPiece) {
+      if (stop_map_ahead_.load(std::memory_order_relaxed)) break;
+      const uint64_t piece = std::min({kMapAheadPiece, file.file_size() - at, budget});
+      budget -= piece;
+      mapped_ahead_.fetch_add(file.PopulateResident(at, piece), std::memory_order_relaxed);
+    }
+  }
+  map_ahead_done_.store(true, std::memory_order_release);
+  map_ahead_done_.notify_all();
+}
+
+uint64_t IndexSet::mapped_ahead(bool wait) const {
+  if (wait) map_ahead_done_.wait(false, std::memory_order_acquire);
+  return mapped_ahead_.load(std::memory_order_relaxed);
+}
 
 const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
   // A bisection without branches (the compiler's conditional moves): the hits of an updated

@@ -158,6 +158,44 @@ void MappedFile::Populate(size_t offset, size_t length) const {
 #endif
 }
 
+size_t MappedFile::PopulateResident(size_t offset, size_t length) const {
+#ifdef MADV_POPULATE_READ
+  static std::atomic<bool> unsupported{false};
+  if (offset >= size_ || length == 0 || unsupported.load(std::memory_order_relaxed)) return 0;
+  length = std::min(length, size_ - offset);
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
+  const auto end = reinterpret_cast<uintptr_t>(data_ + offset + length);
+  const size_t pages = (end - begin + page - 1) / page;
+  std::vector<unsigned char> in_core(pages);
+  if (::mincore(reinterpret_cast<void*>(begin), end - begin, in_core.data()) != 0) return 0;
+  size_t mapped = 0;
+  for (size_t i = 0; i < pages;) {
+    if ((in_core[i] & 1) == 0) {
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < pages && (in_core[j] & 1) != 0) ++j;
+    // The run's last page may reach past the file's end only within its page (mincore says so).
+    const uintptr_t run_begin = begin + i * page;
+    const uintptr_t run_end = std::min<uintptr_t>(begin + j * page, (end + page - 1) & ~(page - 1));
+    if (::madvise(reinterpret_cast<void*>(run_begin), run_end - run_begin, MADV_POPULATE_READ) !=
+        0) {
+      if (errno == EINVAL) unsupported.store(true, std::memory_order_relaxed);
+      return mapped;
+    }
+    mapped += run_end - run_begin;
+    i = j;
+  }
+  return mapped;
+#else
+  (void)offset;
+  (void)length;
+  return 0;
+#endif
+}
+
 void MappedFile::AdviseRandom() const {
   if (size_ > 0) (void)::madvise(const_cast<uint8_t*>(data_), size_, MADV_RANDOM);
 }

@@ -46,6 +46,14 @@ class MappedFile {
   // ~2 us for this call and ~1 us a page (docs/design.md, "Pages mapped before they are
   // touched"). Does nothing on a kernel without it. A hint: reading the mapping stays valid.
   void Populate(size_t offset, size_t length) const;
+  // Maps into this process the pages of [offset, offset + length) (clipped to the file) that
+  // the page cache holds now (mincore, then MADV_POPULATE_READ for each run of them); pages not
+  // in the page cache are left alone, so it reads nothing from the disk. Returns the bytes
+  // asked to be mapped. For a reader of many queries, on a thread of its own: its first queries
+  // then do not pay a page fault for each page they first touch (docs/design.md, "Mapping a
+  // long-lived reader's resident pages ahead"). Does nothing on a kernel without
+  // MADV_POPULATE_READ. A hint: reading the mapping stays valid.
+  size_t PopulateResident(size_t offset, size_t length) const;
   // Tells the kernel that this mapping is read at scattered places (MADV_RANDOM): a page
   // fault then reads that page alone, instead of read_ahead_kb around it (8 MiB on this
   // project's test machine's disk: three faults of a cold one-shot query read 24 MB). Whoever

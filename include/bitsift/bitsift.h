@@ -499,6 +499,14 @@ struct OpenOptions {
   // is closed. A long-running program leaves it false: the pages it dropped would fault in
   // again at its next queries, and the copies would grow.
   bool one_shot = false;
+  // Unless one_shot: a thread of the index maps into the process, in the background, the
+  // pages of the index files the page cache holds now (it reads nothing from the disk), so
+  // the first queries do not pay a page fault for each page they first touch (the first pass
+  // over a freshly updated index of two segments: p50 1.4x -> 1.0x the compacted index's,
+  // docs/design.md). Those pages then count in the process's resident set (shared with the
+  // page cache). Set it false for a program that opens an index for a few reads and closes it
+  // (`bitsift stats`). The environment variable BITSIFT_MAP_AHEAD=0 turns it off too.
+  bool map_ahead = true;
 };
 
 // An open, memory-mapped index. All const methods are safe to call from several threads.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,8 @@ TEST_CASE("a set opened for many queries finds the path order sooner than one fo
   Oracle oracle;
   std::vector<std::string> names;
   for (uint32_t i = 0; i < kDocs; ++i) {
-    std::string text = "w" + std::to_string(i);
+    std::string text = "w";
+    text += std::to_string(i);
     if (i % 200 == 0) text += " few";
     if (i % 3 != 0 || i % 2 == 0) text += " many";
     if (i % 7 == 0) text += " seven";
@@ -93,4 +95,78 @@ TEST_CASE("a set opened for many queries finds the path order sooner than one fo
     CHECK(Paths(set, limited) == first_ten);
     CHECK(Paths(set, set.Search(few, 0, &stats)) == truth(few));
   }
+}
+
+TEST_CASE("a set opened for many queries maps its resident pages ahead while it answers",
+          "[index_set][race]") {
+  // Three segments; each freshly written file is in the page cache, so the set's MapAhead
+  // thread maps pages while this thread's queries read the same mappings (run under TSan).
+  std::vector<std::vector<bitsift::Document>> parts(3);
+  Oracle oracle;
+  std::vector<std::string> names;
+  for (uint32_t i = 0; i < 3000; ++i) {
+    std::string text = "w";
+    text += std::to_string(i);
+    text += i % 5 == 0 ? " five" : " other";
+    if (i % 11 == 0) text += " eleven";
+    parts[i % 3].push_back({Name(i), text, 0});
+    oracle.Add(text);
+    names.push_back(Name(i));
+  }
+  TempDir dir;
+  const std::string path = dir / "index";
+  bitsift::IndexOptions options;
+  options.merge = false;
+  for (const auto& part : parts) REQUIRE(bitsift::UpdateDocuments(part, {}, path, options).ok());
+  auto truth = [&](const std::vector<std::string>& terms) {
+    std::vector<std::string> paths;
+    for (uint32_t i : oracle.Match(terms)) paths.push_back(names[i]);
+    std::sort(paths.begin(), paths.end());
+    return paths;
+  };
+  const std::vector<std::vector<std::string>> queries = {
+      {"five"}, {"eleven"}, {"five", "eleven"}, {"w33"}, {"absent"}};
+
+  using Access = bitsift::format::IndexFile::Access;
+  uint64_t file_bytes = 0;
+  {
+    query::IndexSet set({path}, Access::kRandom);
+    REQUIRE(set.segments().size() == 3);
+    for (const auto& s : set.segments()) file_bytes += s.reader->file_size();
+    query::SetQueryStats stats;
+    for (int round = 0; round < 3; ++round) {
+      for (const auto& q : queries) CHECK(Paths(set, set.Search(q, 0, &stats)) == truth(q));
+    }
+    const uint64_t mapped = set.mapped_ahead(/*wait=*/true);
+    CHECK(mapped > 0);  // the files were just written: the page cache holds them
+    CHECK(mapped <= file_bytes + 3 * 4096);
+    CHECK(set.mapped_ahead(true) == mapped);  // finished: waiting again returns at once
+    for (const auto& q : queries) CHECK(Paths(set, set.Search(q, 0, &stats)) == truth(q));
+  }
+  // A set closed at once stops its thread (within a piece) and answers nothing wrong before.
+  for (int i = 0; i < 20; ++i) {
+    query::IndexSet set({path}, Access::kRandom);
+    if (i % 2 == 0) {
+      query::SetQueryStats stats;
+      CHECK(Paths(set, set.Search(queries[0], 0, &stats)) == truth(queries[0]));
+    }
+  }
+  // No thread for a set opened for one query, nor without map_ahead or with
+  // BITSIFT_MAP_AHEAD=0.
+  {
+    query::IndexSet set({path}, Access::kOneShot);
+    CHECK(set.mapped_ahead(true) == 0);
+  }
+  {
+    query::IndexSet set({path}, Access::kRandom, /*map_ahead=*/false);
+    CHECK(set.mapped_ahead(true) == 0);
+  }
+  ::setenv("BITSIFT_MAP_AHEAD", "0", 1);
+  {
+    query::IndexSet set({path}, Access::kRandom);
+    CHECK(set.mapped_ahead(true) == 0);
+    query::SetQueryStats stats;
+    CHECK(Paths(set, set.Search(queries[2], 0, &stats)) == truth(queries[2]));
+  }
+  ::unsetenv("BITSIFT_MAP_AHEAD");
 }

@@ -3,8 +3,10 @@
 // MappedFile::Populate: the pages it maps are read without a fault; it reads nothing wrong.
 #include "util/files.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -232,6 +234,70 @@ TEST_CASE("Populate maps the pages of a range: reading them takes no page fault"
   mapped.Populate(0, 0);
   CHECK(static_cast<char>(mapped.data()[mapped.size() - 1]) == bytes.back());
   CHECK(std::string(reinterpret_cast<const char*>(mapped.data()), mapped.size()) == bytes);
+}
+
+// The pages of `mapped` the page cache holds now (mincore).
+size_t ResidentPages(const MappedFile& mapped) {
+  size_t n = 0;
+  for (size_t at = 0; at < mapped.size(); at += 4096) n += mapped.Resident(at) ? 1 : 0;
+  return n;
+}
+
+TEST_CASE("PopulateResident maps what the page cache holds and reads nothing else", "[files]") {
+  TempDir dir;
+  constexpr size_t kPage = 4096, kPages = 64;
+  std::string bytes(kPages * kPage + 100, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13 + i / 4096);
+  WriteFile(dir / "f", bytes);
+  const size_t pages = kPages + 1;
+  {
+    MappedFile mapped(dir / "f");
+    mapped.AdviseRandom();
+    const size_t resident = ResidentPages(mapped);  // the file was just written: all, usually
+    const size_t asked = mapped.PopulateResident(0, mapped.size());
+#ifdef MADV_POPULATE_READ
+    if (::madvise(const_cast<uint8_t*>(mapped.data()), kPage, MADV_POPULATE_READ) == 0) {
+      CHECK(asked == resident * kPage);
+      if (resident == pages && !util::kSanitizerBuild) {
+        uint64_t sum = 0;
+        const long before = MinorFaults();
+        for (size_t page = 0; page < pages; ++page) sum += mapped.data()[page * kPage + 9];
+        CHECK(MinorFaults() - before == 0);
+        CHECK(sum > 0);
+      }
+    }
+#endif
+    (void)asked;
+    CHECK(mapped.PopulateResident(mapped.size(), 10) == 0);
+    CHECK(mapped.PopulateResident(0, 0) == 0);
+    CHECK(std::string(reinterpret_cast<const char*>(mapped.data()), mapped.size()) == bytes);
+  }
+  // Drop the file from the page cache (not possible everywhere: tmpfs keeps it), then bring
+  // back a few pages only: PopulateResident maps those and reads no other.
+  const int fd = ::open((dir / "f").c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  (void)::fdatasync(fd);
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  MappedFile mapped(dir / "f");
+  if (ResidentPages(mapped) != 0) {
+    WARN("the page cache kept the file; the cold part of the test is skipped");
+    ::close(fd);
+    return;
+  }
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);  // no read-ahead around the pread
+  char buffer[3 * kPage];
+  REQUIRE(::pread(fd, buffer, sizeof buffer, 20 * kPage) == static_cast<ssize_t>(sizeof buffer));
+  ::close(fd);
+  const size_t resident = ResidentPages(mapped);
+  CHECK(resident >= 3);
+  CHECK(resident < pages);
+  const size_t asked = mapped.PopulateResident(0, mapped.size());
+  CHECK(ResidentPages(mapped) == resident);  // nothing read from the disk
+#ifdef MADV_POPULATE_READ
+  if (::madvise(const_cast<uint8_t*>(mapped.data()) + 20 * kPage, kPage, MADV_POPULATE_READ) == 0)
+    CHECK(asked == resident * kPage);
+#endif
+  (void)asked;
 }
 
 }  // namespace

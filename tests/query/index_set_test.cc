@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,39 @@ std::vector<std::string> Paths(const query::IndexSet& set, const std::vector<uin
   return out;
 }
 
+// Documents 0..n-1 named Name(i) with the text text(i), in three segments whose paths
+// interleave (i % 3), kept apart (no merge), with the brute-force oracle over them.
+class ThreeSegments {
+ public:
+  ThreeSegments(uint32_t n, const std::function<std::string(uint32_t)>& text) {
+    std::vector<std::vector<bitsift::Document>> parts(3);
+    for (uint32_t i = 0; i < n; ++i) {
+      const std::string t = text(i);
+      parts[i % 3].push_back({Name(i), t, 0});
+      oracle_.Add(t);
+      names_.push_back(Name(i));
+    }
+    bitsift::IndexOptions options;
+    options.merge = false;  // keep the three segments
+    for (const auto& part : parts) {
+      REQUIRE(bitsift::UpdateDocuments(part, {}, path(), options).ok());
+    }
+  }
+  std::string path() const { return dir_ / "index"; }
+  // The paths of the documents holding every term, sorted.
+  std::vector<std::string> Truth(const std::vector<std::string>& terms) const {
+    std::vector<std::string> paths;
+    for (uint32_t i : oracle_.Match(terms)) paths.push_back(names_[i]);
+    std::sort(paths.begin(), paths.end());
+    return paths;
+  }
+
+ private:
+  TempDir dir_;
+  Oracle oracle_;
+  std::vector<std::string> names_;
+};
+
 }  // namespace
 
 TEST_CASE("a set opened for many queries finds the path order sooner than one for one query",
@@ -45,31 +79,16 @@ TEST_CASE("a set opened for many queries finds the path order sooner than one fo
   // hits compares paths until the order is found. `few` has 30 hits (reads well below an
   // eighth of the documents), `many` 2,000 (above an eighth, below all of them).
   constexpr uint32_t kDocs = 6000;
-  std::vector<std::vector<bitsift::Document>> parts(3);
-  Oracle oracle;
-  std::vector<std::string> names;
-  for (uint32_t i = 0; i < kDocs; ++i) {
+  const ThreeSegments corpus(kDocs, [](uint32_t i) {
     std::string text = "w";
     text += std::to_string(i);
     if (i % 200 == 0) text += " few";
     if (i % 3 != 0 || i % 2 == 0) text += " many";
     if (i % 7 == 0) text += " seven";
-    parts[i % 3].push_back({Name(i), text, 0});
-    oracle.Add(text);
-    names.push_back(Name(i));
-  }
-  TempDir dir;
-  const std::string path = dir / "index";
-  bitsift::IndexOptions options;
-  options.merge = false;  // keep the three segments
-  for (const auto& part : parts) REQUIRE(bitsift::UpdateDocuments(part, {}, path, options).ok());
-
-  auto truth = [&](const std::vector<std::string>& terms) {
-    std::vector<std::string> paths;
-    for (uint32_t i : oracle.Match(terms)) paths.push_back(names[i]);
-    std::sort(paths.begin(), paths.end());
-    return paths;
-  };
+    return text;
+  });
+  const std::string path = corpus.path();
+  auto truth = [&](const std::vector<std::string>& terms) { return corpus.Truth(terms); };
   const std::vector<std::string> few = {"few"}, many = {"many"}, both = {"many", "seven"};
   REQUIRE(truth(few).size() == 30);
   REQUIRE(truth(many).size() * 8 > kDocs);
@@ -101,29 +120,15 @@ TEST_CASE("a set opened for many queries maps its resident pages ahead while it 
           "[index_set][race]") {
   // Three segments; each freshly written file is in the page cache, so the set's MapAhead
   // thread maps pages while this thread's queries read the same mappings (run under TSan).
-  std::vector<std::vector<bitsift::Document>> parts(3);
-  Oracle oracle;
-  std::vector<std::string> names;
-  for (uint32_t i = 0; i < 3000; ++i) {
+  const ThreeSegments corpus(3000, [](uint32_t i) {
     std::string text = "w";
     text += std::to_string(i);
     text += i % 5 == 0 ? " five" : " other";
     if (i % 11 == 0) text += " eleven";
-    parts[i % 3].push_back({Name(i), text, 0});
-    oracle.Add(text);
-    names.push_back(Name(i));
-  }
-  TempDir dir;
-  const std::string path = dir / "index";
-  bitsift::IndexOptions options;
-  options.merge = false;
-  for (const auto& part : parts) REQUIRE(bitsift::UpdateDocuments(part, {}, path, options).ok());
-  auto truth = [&](const std::vector<std::string>& terms) {
-    std::vector<std::string> paths;
-    for (uint32_t i : oracle.Match(terms)) paths.push_back(names[i]);
-    std::sort(paths.begin(), paths.end());
-    return paths;
-  };
+    return text;
+  });
+  const std::string path = corpus.path();
+  auto truth = [&](const std::vector<std::string>& terms) { return corpus.Truth(terms); };
   const std::vector<std::vector<std::string>> queries = {
       {"five"}, {"eleven"}, {"five", "eleven"}, {"w33"}, {"absent"}};
 

@@ -131,69 +131,64 @@ void MappedFile::ReleasePages() const {
 }
 
 void MappedFile::WillNeed(size_t offset, size_t length) const {
-  if (offset >= size_ || length == 0) return;
+  uintptr_t begin, end;
+  if (Pages(offset, length, &begin, &end)) {
+    (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+  }
+}
+
+namespace {
+
+// MADV_POPULATE_READ over the pages [begin, end) (page-aligned addresses); false if the kernel
+// refused. Once it refuses with EINVAL (before 5.14), it is not asked again.
+bool PopulatePages(uintptr_t begin, uintptr_t end) {
+#ifdef MADV_POPULATE_READ
+  static std::atomic<bool> unsupported{false};
+  if (unsupported.load(std::memory_order_relaxed)) return false;
+  if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ) == 0) return true;
+  if (errno == EINVAL) unsupported.store(true, std::memory_order_relaxed);
+#else
+  (void)begin;
+  (void)end;
+#endif
+  return false;
+}
+
+}  // namespace
+
+bool MappedFile::Pages(size_t offset, size_t length, uintptr_t* begin, uintptr_t* end) const {
+  if (offset >= size_ || length == 0) return false;
   length = std::min(length, size_ - offset);
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
-  const auto end = reinterpret_cast<uintptr_t>(data_ + offset + length);
-  (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+  *begin = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
+  *end = (reinterpret_cast<uintptr_t>(data_ + offset + length) + page - 1) & ~(page - 1);
+  return true;
 }
 
 void MappedFile::Populate(size_t offset, size_t length) const {
-#ifdef MADV_POPULATE_READ
-  // Set once the kernel refuses the advice (before 5.14: EINVAL), so it is asked once.
-  static std::atomic<bool> unsupported{false};
-  if (offset >= size_ || length == 0 || unsupported.load(std::memory_order_relaxed)) return;
-  length = std::min(length, size_ - offset);
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
-  const auto end = reinterpret_cast<uintptr_t>(data_ + offset + length);
-  if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ) != 0 &&
-      errno == EINVAL) {
-    unsupported.store(true, std::memory_order_relaxed);
-  }
-#else
-  (void)offset;
-  (void)length;
-#endif
+  uintptr_t begin, end;
+  if (Pages(offset, length, &begin, &end)) PopulatePages(begin, end);
 }
 
 size_t MappedFile::PopulateResident(size_t offset, size_t length) const {
-#ifdef MADV_POPULATE_READ
-  static std::atomic<bool> unsupported{false};
-  if (offset >= size_ || length == 0 || unsupported.load(std::memory_order_relaxed)) return 0;
-  length = std::min(length, size_ - offset);
+  uintptr_t begin, end;
+  if (!Pages(offset, length, &begin, &end)) return 0;
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
-  const auto end = reinterpret_cast<uintptr_t>(data_ + offset + length);
-  const size_t pages = (end - begin + page - 1) / page;
-  std::vector<unsigned char> in_core(pages);
+  std::vector<unsigned char> in_core((end - begin) / page);
   if (::mincore(reinterpret_cast<void*>(begin), end - begin, in_core.data()) != 0) return 0;
   size_t mapped = 0;
-  for (size_t i = 0; i < pages;) {
+  for (size_t i = 0; i < in_core.size();) {
     if ((in_core[i] & 1) == 0) {
       ++i;
       continue;
     }
     size_t j = i + 1;
-    while (j < pages && (in_core[j] & 1) != 0) ++j;
-    // The run's last page may reach past the file's end only within its page (mincore says so).
-    const uintptr_t run_begin = begin + i * page;
-    const uintptr_t run_end = std::min<uintptr_t>(begin + j * page, (end + page - 1) & ~(page - 1));
-    if (::madvise(reinterpret_cast<void*>(run_begin), run_end - run_begin, MADV_POPULATE_READ) !=
-        0) {
-      if (errno == EINVAL) unsupported.store(true, std::memory_order_relaxed);
-      return mapped;
-    }
-    mapped += run_end - run_begin;
+    while (j < in_core.size() && (in_core[j] & 1) != 0) ++j;
+    if (!PopulatePages(begin + i * page, begin + j * page)) break;
+    mapped += (j - i) * page;
     i = j;
   }
   return mapped;
-#else
-  (void)offset;
-  (void)length;
-  return 0;
-#endif
 }
 
 void MappedFile::AdviseRandom() const {

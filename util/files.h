@@ -70,6 +70,9 @@ class MappedFile {
 
  private:
   void MapDescriptor(int fd, const std::string& path);  // takes fd
+  // The whole pages covering [offset, offset + length) clipped to the file, as addresses
+  // [*begin, *end); false if the range is empty or past the end.
+  bool Pages(size_t offset, size_t length, uintptr_t* begin, uintptr_t* end) const;
 
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;

@@ -28,6 +28,7 @@
 #include "bitsift/bitsift.h"
 #include "util/files.h"
 #include "util/memory.h"
+#include "util/utf8.h"
 
 namespace po = boost::program_options;
 
@@ -103,20 +104,9 @@ std::string JsonString(std::string_view s) {
       out += static_cast<char>(c);
       ++i;
     } else {
-      // Validate one UTF-8 sequence (shortest form, no surrogates, <= U+10FFFF).
-      size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-      bool ok = len > 0 && c <= 0xF4 && i + len <= s.size();
-      for (size_t j = 1; ok && j < len; ++j)
-        ok = (static_cast<unsigned char>(s[i + j]) & 0xC0) == 0x80;
-      if (ok && len == 3) {
-        unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-        ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
-      }
-      if (ok && len == 4) {
-        unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-        ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
-      }
-      if (ok) {
+      const auto* at = reinterpret_cast<const uint8_t*>(s.data()) + i;
+      const size_t len = Utf8SequenceLength(at, at + (s.size() - i));
+      if (len > 0) {
         out.append(s.substr(i, len));
         i += len;
       } else {

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "util/utf8.h"
+
 namespace bitsift::documents {
 namespace {
 
@@ -29,8 +31,8 @@ struct Utf8Scan {
 // of bytes is not counted as invalid if it is a valid prefix.
 Utf8Scan ScanUtf8(std::string_view bytes, bool complete) {
   Utf8Scan scan;
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  const unsigned char* end = p + bytes.size();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* end = p + bytes.size();
   while (p < end) {
     // Eight ASCII bytes at a time: the common case.
     if (end - p >= 8) {
@@ -41,33 +43,14 @@ Utf8Scan ScanUtf8(std::string_view bytes, bool complete) {
         continue;
       }
     }
-    unsigned char c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    }
-    size_t i = 1;
-    for (; len > 0 && i < len && p + i < end; ++i) {
-      unsigned char b = p[i];
-      if (i == 1 ? (b < lo || b > hi) : (b & 0xC0) != 0x80) break;
-    }
-    if (len > 0 && i == len) {
+    bool cut = false;
+    const size_t len = Utf8SequenceLength(p, end, &cut);
+    if (len > 1) {
       ++scan.multibyte;
       p += len;
-    } else if (len > 0 && p + i == end && !complete) {
+    } else if (len == 1) {
+      ++p;
+    } else if (cut && !complete) {
       break;  // a valid prefix cut by the end of the probe
     } else {
       ++scan.invalid;

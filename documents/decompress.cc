@@ -20,25 +20,41 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 // Input pieces handed to a decoder at once: every API here takes an unsigned int length.
 constexpr size_t kMaxPiece = 1 << 30;
 
-class Gzip : public Decompressor {
+// A format whose file is one or more members, each a whole compressed stream (gzip, bzip2, as
+// their tools read them): input handed on in pieces its library takes, and a file that ends
+// well only after a whole member.
+class MemberStreams : public Decompressor {
  public:
-  Gzip(uint64_t limit, ByteSink& out) : Decompressor("gzip", limit, out) {
-    // 15 + 16: a gzip header and trailer, the largest window.
-    if (inflateInit2(&z_, 15 + 16) != Z_OK) throw std::bad_alloc();
-  }
-  ~Gzip() override { inflateEnd(&z_); }
-  void Write(std::string_view in) override {
+  void Write(std::string_view in) final {
     for (size_t i = 0; i < in.size(); i += kMaxPiece) {
       Feed(in.substr(i, std::min(kMaxPiece, in.size() - i)));
     }
   }
-  void Close() override {
+  void Close() final {
     if (!ended_) Fail(started_ ? "truncated" : "empty");
     out_.Close();
   }
 
+ protected:
+  using Decompressor::Decompressor;
+  // Decodes a piece of at most kMaxPiece bytes.
+  virtual void Feed(std::string_view in) = 0;
+
+  bool ended_ = false;     // the last member read so far is whole
+  bool started_ = false;   // a member has begun
+  bool trailing_ = false;  // bytes after the last member (ignored, as the tools do)
+};
+
+class Gzip : public MemberStreams {
+ public:
+  Gzip(uint64_t limit, ByteSink& out) : MemberStreams("gzip", limit, out) {
+    // 15 + 16: a gzip header and trailer, the largest window.
+    if (inflateInit2(&z_, 15 + 16) != Z_OK) throw std::bad_alloc();
+  }
+  ~Gzip() override { inflateEnd(&z_); }
+
  private:
-  void Feed(std::string_view in) {
+  void Feed(std::string_view in) override {
     if (trailing_) return;
     z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     z_.avail_in = static_cast<uInt>(in.size());
@@ -70,7 +86,6 @@ class Gzip : public Decompressor {
     }
   }
   z_stream z_{};
-  bool ended_ = false, started_ = false, trailing_ = false;
 };
 class Xz : public Decompressor {
  public:
@@ -123,26 +138,17 @@ class Xz : public Decompressor {
   lzma_stream s_ = LZMA_STREAM_INIT;
 };
 
-class Bzip2 : public Decompressor {
+class Bzip2 : public MemberStreams {
  public:
-  Bzip2(uint64_t limit, ByteSink& out) : Decompressor("bzip2", limit, out) { Init(); }
+  Bzip2(uint64_t limit, ByteSink& out) : MemberStreams("bzip2", limit, out) { Init(); }
   ~Bzip2() override { BZ2_bzDecompressEnd(&s_); }
-  void Write(std::string_view in) override {
-    for (size_t i = 0; i < in.size(); i += kMaxPiece) {
-      Feed(in.substr(i, std::min(kMaxPiece, in.size() - i)));
-    }
-  }
-  void Close() override {
-    if (!ended_) Fail(started_ ? "truncated" : "empty");
-    out_.Close();
-  }
 
  private:
   void Init() {
     s_ = bz_stream{};
     if (BZ2_bzDecompressInit(&s_, 0, 0) != BZ_OK) throw std::bad_alloc();
   }
-  void Feed(std::string_view in) {
+  void Feed(std::string_view in) override {
     if (trailing_) return;
     s_.next_in = const_cast<char*>(in.data());
     s_.avail_in = static_cast<unsigned>(in.size());
@@ -176,7 +182,6 @@ class Bzip2 : public Decompressor {
     }
   }
   bz_stream s_{};
-  bool ended_ = false, started_ = false, trailing_ = false;
 };
 class Zstd : public Decompressor {
  public:

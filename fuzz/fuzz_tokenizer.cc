@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tokenizer/tokenizer.h"
+#include "util/utf8.h"
 
 namespace {
 
@@ -16,19 +17,6 @@ struct Collect : bitsift::tokenizer::TokenSink {
   std::vector<std::string> tokens;
   void OnToken(std::string_view t) override { tokens.emplace_back(t); }
 };
-
-bool IsUtf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-    if (len == 0 || c > 0xF4 || s.size() - i < len) return false;
-    for (size_t j = 1; j < len; ++j) {
-      if ((static_cast<unsigned char>(s[i + j]) & 0xC0) != 0x80) return false;
-    }
-    i += len;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -51,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   if (streamed.tokens != whole.tokens) std::abort();
   for (const std::string& t : whole.tokens) {
-    if (t.empty() || !IsUtf8(t)) std::abort();
+    if (t.empty() || !bitsift::IsUtf8(t)) std::abort();
   }
   return 0;
 }

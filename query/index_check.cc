@@ -13,6 +13,7 @@
 #include "format/term_filter.h"
 #include "indexer/bands.h"
 #include "util/error.h"
+#include "util/utf8.h"
 #include "util/varint.h"
 
 namespace bitsift::query {
@@ -28,40 +29,6 @@ uint32_t LoadU32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, sizeof(v));
   return v;
-}
-
-// Whether bytes are well-formed UTF-8 (shortest form, no surrogates, at most U+10FFFF).
-bool IsUtf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
-  const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    const uint8_t c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (n - i < len || p[i + 1] < lo || p[i + 1] > hi) return false;
-    for (size_t j = 2; j < len; ++j) {
-      if ((p[i + j] & 0xC0) != 0x80) return false;
-    }
-    i += len;
-  }
-  return true;
 }
 
 // Decodes one forward record and checks everything the query path relies on: the id count,

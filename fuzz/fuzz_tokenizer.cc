@@ -1,6 +1,7 @@
 // libFuzzer target: the tokenizer. Streaming the input in arbitrary pieces with small chunk
 // sizes must give exactly the tokens of the whole text (no forced cut can happen below the
-// maximum chunk size), and every token must be non-empty, well-formed UTF-8.
+// maximum chunk size), ICU for every byte must give the same tokens as ASCII lines without it,
+// and every token must be non-empty, well-formed UTF-8.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -38,6 +39,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   stream_tok.Finish(streamed);
 
   if (streamed.tokens != whole.tokens) std::abort();
+
+  // ASCII lines without ICU give what ICU gives.
+  static bitsift::tokenizer::Tokenizer icu_tok;
+  icu_tok.SetAsciiWithoutIcuForTesting(false);
+  Collect icu;
+  icu_tok.Tokenize(text, icu);
+  if (icu.tokens != whole.tokens) std::abort();
   for (const std::string& t : whole.tokens) {
     if (t.empty() || !bitsift::IsUtf8(t)) std::abort();
   }

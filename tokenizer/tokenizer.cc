@@ -9,6 +9,8 @@
 #include <unicode/utf8.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <stdexcept>
 
 namespace bitsift::tokenizer {
@@ -32,6 +34,44 @@ void AppendUtf8(UChar32 c, std::string& out) {
 bool IsCutAfter(UChar32 c) {
   return c == '\n' || c == ' ' || c == '\t' || c == 0x3000 || c == 0x3001 || c == 0x3002;
 }
+
+// The word-break classes of ASCII characters that can be part of a kept segment, under ICU's
+// root rules: UAX #29, with ':' taken out of MidLetter (which leaves ASCII no MidLetter) and
+// '@' put in ALetter (so that "foo@bar.com" is one word, and "@" alone a kept one). Every other
+// ASCII character (space, newline, other punctuation, controls) is a segment of its own that
+// the contract drops. kMidNumLet is MidNumLet and Single_Quote (UAX #29's MidNumLetQ).
+enum AsciiClass : uint8_t { kApart, kLetter, kDigit, kConnector, kMidNumLet, kMidNum };
+
+constexpr std::array<uint8_t, 256> kAsciiClasses = [] {
+  std::array<uint8_t, 256> t{};  // (bytes past ASCII: kApart, never looked up)
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = kLetter;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = kLetter;
+  t['@'] = kLetter;
+  for (int c = '0'; c <= '9'; ++c) t[c] = kDigit;
+  t['_'] = kConnector;  // ExtendNumLet
+  t['.'] = kMidNumLet;
+  t['\''] = kMidNumLet;
+  t[','] = kMidNum;
+  t[';'] = kMidNum;
+  return t;
+}();
+
+// The offset of the first byte at or after `from` that is not ASCII, or bytes.size().
+size_t FindNonAscii(std::string_view bytes, size_t from) {
+  const auto* b = reinterpret_cast<const uint8_t*>(bytes.data());
+  const size_t n = bytes.size();
+  size_t i = from;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, b + i, 8);
+    if ((w & 0x8080808080808080ULL) != 0) break;
+  }
+  while (i < n && b[i] < 0x80) ++i;
+  return i;
+}
+
+// ASCII lines between two non-ASCII bytes shorter than this stay with ICU (one call for both).
+constexpr size_t kIcuJoinBytes = 256;
 
 }  // namespace
 
@@ -57,7 +97,8 @@ struct Tokenizer::Impl {
   uint64_t chunk_base = 0;              // the chunk's offset in the whole text
   TokenSink* sink = nullptr;
   OffsetTokenSink* offset_sink = nullptr;
-  bool stopped = false;  // the offset sink asked to stop
+  bool stopped = false;           // the offset sink asked to stop
+  bool ascii_without_icu = true;  // SegmentAscii for ASCII lines (off: ICU for everything)
 
   // Whether a chunk may start with the code point at bytes[i] (it must be complete and valid).
   bool StartsCleanly(std::string_view bytes, size_t i) const {
@@ -202,6 +243,124 @@ struct Tokenizer::Impl {
     EmitRun<kOffsets>();
   }
 
+  // Tokenizes one chunk (at offset `base` of the whole text; used with offsets): its ASCII
+  // lines with SegmentAscii, the lines around each non-ASCII byte with ICU. The pieces are cut
+  // after a newline, before a character that starts cleanly, as chunks are (CutChunks), so
+  // their tokens are the chunk's.
+  template <bool kOffsets>
+  void TokenizeChunk(std::string_view bytes, uint64_t base) {
+    if (!ascii_without_icu) return TokenizeWithIcu<kOffsets>(bytes, base);
+    size_t at = 0;
+    while (at < bytes.size()) {
+      if constexpr (kOffsets) {
+        if (stopped) return;
+      }
+      const size_t other = FindNonAscii(bytes, at);
+      if (other == bytes.size()) return SegmentAscii<kOffsets>(bytes.substr(at), base + at);
+      const size_t begin = IcuPieceBegin(bytes, at, other);
+      if (begin > at) SegmentAscii<kOffsets>(bytes.substr(at, begin - at), base + at);
+      const size_t end = IcuPieceEnd(bytes, other);
+      TokenizeWithIcu<kOffsets>(bytes.substr(begin, end - begin), base + begin);
+      at = end;
+    }
+  }
+
+  // Where ICU's piece around the non-ASCII byte at `other` starts: the start of its line if
+  // that is after `at` and starts cleanly, else `at` (itself a clean start).
+  size_t IcuPieceBegin(std::string_view bytes, size_t at, size_t other) const {
+    const size_t newline = bytes.substr(0, other).rfind('\n');
+    if (newline == std::string_view::npos || newline < at) return at;
+    const size_t begin = newline + 1;
+    if (begin == other && !StartsCleanly(bytes, begin)) return at;
+    return begin;
+  }
+
+  // Where ICU's piece around the non-ASCII byte at `other` ends: after the newline of its
+  // line, or of a later line when another non-ASCII byte comes within kIcuJoinBytes; the
+  // text's end if no such newline comes. The line after starts with ASCII: cleanly.
+  size_t IcuPieceEnd(std::string_view bytes, size_t other) const {
+    size_t end = other;
+    for (;;) {
+      const size_t newline = bytes.find('\n', end);
+      if (newline == std::string_view::npos) return bytes.size();
+      end = newline + 1;
+      const size_t next = FindNonAscii(bytes, end);
+      if (next - end >= kIcuJoinBytes) return end;
+      if (next == bytes.size()) return bytes.size();
+      end = next;
+    }
+  }
+
+  template <bool kOffsets>
+  void TokenizeWithIcu(std::string_view bytes, uint64_t base) {
+    if constexpr (kOffsets) {
+      chunk_base = base;
+      ProcessChunkWithOffsets(bytes);
+    } else {
+      ProcessChunk(bytes);
+    }
+  }
+
+  // The contract's steps 1-4 for ASCII text (at offset `base` of the whole text), as ICU gives
+  // them: NFKC_Casefold only lowers A-Z; a segment joins letters (with '@'), digits and '_' (WB5,
+  // WB8-10, WB13a-b), '.' or '\'' between two letters (WB6-7) and '.', '\'', ',' or ';' between two
+  // digits (WB11-12); it is kept when it holds a letter or a digit or is longer than one
+  // character ("__" is, "_" is not: WB13a). Every other character stands apart and is dropped.
+  // Tested against ICU on every short string of the classes that matter (tokenizer_test.cc).
+  template <bool kOffsets>
+  void SegmentAscii(std::string_view text, uint64_t base) {
+    const auto* b = reinterpret_cast<const uint8_t*>(text.data());
+    const size_t n = text.size();
+    auto joins = [](uint8_t c) { return c == kLetter || c == kDigit || c == kConnector; };
+    for (size_t i = 0; i < n;) {
+      const uint8_t first = kAsciiClasses[b[i]];
+      if (!joins(first)) {
+        ++i;
+        continue;
+      }
+      // [i, j) is one segment so far; b[j - 1] is always a letter, a digit or '_'.
+      size_t j = i + 1;
+      bool upper = b[i] <= 'Z' && b[i] >= 'A';
+      while (j < n) {
+        const uint8_t c = kAsciiClasses[b[j]];
+        if (joins(c)) {
+          upper |= b[j] <= 'Z' && b[j] >= 'A';
+          ++j;
+          continue;
+        }
+        if ((c == kMidNumLet || c == kMidNum) && j + 1 < n) {
+          const uint8_t before = kAsciiClasses[b[j - 1]], after = kAsciiClasses[b[j + 1]];
+          if ((before == kDigit && after == kDigit) ||
+              (c == kMidNumLet && before == kLetter && after == kLetter)) {
+            upper |= b[j + 1] <= 'Z' && b[j + 1] >= 'A';
+            j += 2;
+            continue;
+          }
+        }
+        break;
+      }
+      if (j - i > 1 || first != kConnector) {
+        std::string_view t = text.substr(i, j - i);
+        if (upper) {
+          token.assign(t);
+          for (char& ch : token) {
+            if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch + ('a' - 'A'));
+          }
+          t = token;
+        }
+        if constexpr (kOffsets) {
+          if (!offset_sink->OnToken(t, base + i, base + j, false)) {
+            stopped = true;
+            return;
+          }
+        } else {
+          sink->OnToken(t);
+        }
+      }
+      i = j;
+    }
+  }
+
   void ProcessChunk(std::string_view bytes) {
     if (bytes.empty()) return;
     UErrorCode status = U_ZERO_ERROR;
@@ -293,6 +452,8 @@ Tokenizer::Tokenizer() : impl_(std::make_unique<Impl>()) {
 
 Tokenizer::~Tokenizer() = default;
 
+void Tokenizer::SetAsciiWithoutIcuForTesting(bool on) { impl_->ascii_without_icu = on; }
+
 void Tokenizer::SetChunkBytesForTesting(size_t chunk, size_t max_chunk) {
   impl_->chunk_bytes = std::max<size_t>(chunk, 8);
   impl_->max_chunk_bytes = std::max(max_chunk, impl_->chunk_bytes * 2);
@@ -302,8 +463,8 @@ void Tokenizer::Feed(std::string_view bytes, TokenSink& sink) {
   Impl& s = *impl_;
   s.pending.append(bytes);
   s.sink = &sink;
-  size_t done =
-      s.CutChunks(s.pending, [&](std::string_view chunk, size_t) { s.ProcessChunk(chunk); });
+  size_t done = s.CutChunks(
+      s.pending, [&](std::string_view chunk, size_t) { s.TokenizeChunk<false>(chunk, 0); });
   s.pending.erase(0, done);
 }
 
@@ -311,7 +472,7 @@ void Tokenizer::Finish(TokenSink& sink) {
   std::string rest;
   rest.swap(impl_->pending);
   impl_->sink = &sink;
-  impl_->ProcessChunk(rest);
+  impl_->TokenizeChunk<false>(rest, 0);
 }
 
 void Tokenizer::Reset() { impl_->pending.clear(); }
@@ -328,8 +489,7 @@ void Tokenizer::TokenizeWithOffsets(std::string_view text, OffsetTokenSink& sink
   // The chunks of Feed(text) + Finish: the same cuts give the same tokens.
   auto process = [&](std::string_view chunk, size_t at) {
     if (s.stopped) return;
-    s.chunk_base = at;
-    s.ProcessChunkWithOffsets(chunk);
+    s.TokenizeChunk<true>(chunk, at);
   };
   size_t done = s.CutChunks(text, process);
   process(text.substr(done), done);

@@ -1,0 +1,165 @@
+// Lines of ASCII are tokenized without ICU (Tokenizer's SegmentAscii). These tests hold that
+// path to ICU's own answer: a Tokenizer with SetAsciiWithoutIcuForTesting(false) runs every
+// byte through ICU's normalizer and break iterator, as the contract says.
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tokenizer/tokenizer.h"
+
+using bitsift::tokenizer::PositionedToken;
+using bitsift::tokenizer::Tokenizer;
+
+namespace {
+
+struct Collect : bitsift::tokenizer::TokenSink {
+  std::vector<std::string> tokens;
+  void OnToken(std::string_view t) override { tokens.emplace_back(t); }
+};
+
+struct CollectOffsets : bitsift::tokenizer::OffsetTokenSink {
+  std::vector<std::string> tokens;  // "text@begin-end" (+ when it continues a run)
+  bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool continues) override {
+    tokens.push_back(std::string(t) + "@" + std::to_string(begin) + "-" + std::to_string(end) +
+                     (continues ? "+" : ""));
+    return true;
+  }
+};
+
+// The tokens of text, streamed (Feed in pieces of `piece` bytes, Finish) and with offsets, by a
+// tokenizer with or without the ASCII path and with the given chunk sizes.
+struct Result {
+  std::vector<std::string> streamed, offsets;
+};
+Result TokenizeAll(std::string_view text, bool ascii_path, size_t piece = 1 << 20,
+                   size_t chunk = Tokenizer::kChunkBytes,
+                   size_t max_chunk = Tokenizer::kMaxChunkBytes) {
+  Tokenizer tok;
+  tok.SetAsciiWithoutIcuForTesting(ascii_path);
+  tok.SetChunkBytesForTesting(chunk, max_chunk);
+  Result r;
+  Collect c;
+  for (size_t i = 0; i < text.size(); i += piece) tok.Feed(text.substr(i, piece), c);
+  tok.Finish(c);
+  r.streamed = std::move(c.tokens);
+  CollectOffsets o;
+  tok.TokenizeWithOffsets(text, o);
+  r.offsets = std::move(o.tokens);
+  return r;
+}
+
+void CheckSameAsIcu(std::string_view text, size_t piece = 1 << 20,
+                    size_t chunk = Tokenizer::kChunkBytes,
+                    size_t max_chunk = Tokenizer::kMaxChunkBytes) {
+  const Result fast = TokenizeAll(text, true, piece, chunk, max_chunk);
+  const Result icu = TokenizeAll(text, false, piece, chunk, max_chunk);
+  REQUIRE(fast.streamed == icu.streamed);
+  REQUIRE(fast.offsets == icu.offsets);
+}
+
+// One character of each word-break class that matters for ASCII, and of the ones that do not.
+const std::string kClasses = "aZ@7_.',;- \n";
+
+}  // namespace
+
+TEST_CASE("ASCII without ICU: every string of up to five characters of each class",
+          "[tokenizer][ascii]") {
+  // Each string on a line of its own: a newline breaks on both sides (WB3a, WB3b), so the
+  // tokens of the whole are the tokens of the strings in order; strings are cut in batches so
+  // that each batch is one text.
+  const size_t k = kClasses.size();
+  size_t strings = 0;
+  std::string batch;
+  for (size_t length = 1; length <= 5; ++length) {
+    std::vector<size_t> digits(length, 0);
+    for (;;) {
+      for (size_t d : digits) batch += kClasses[d];
+      batch += '\n';
+      ++strings;
+      if (batch.size() > (64 << 10)) {
+        CheckSameAsIcu(batch);
+        batch.clear();
+      }
+      size_t i = 0;
+      while (i < length && ++digits[i] == k) digits[i++] = 0;
+      if (i == length) break;
+    }
+  }
+  CheckSameAsIcu(batch);
+  CHECK(strings == 12 + 144 + 1728 + 20736 + 248832);
+}
+
+TEST_CASE("ASCII without ICU: the classes' quirks, one by one", "[tokenizer][ascii]") {
+  auto tokens = [](std::string_view text) {
+    Collect c;
+    Tokenizer tok;
+    tok.Tokenize(text, c);
+    return c.tokens;
+  };
+  using T = std::vector<std::string>;
+  CHECK(tokens("Foo@Bar.com e-mail") == T{"foo@bar.com", "e", "mail"});
+  CHECK(tokens("@ _ __ a_ _1") == T{"@", "__", "a_", "_1"});
+  CHECK(tokens("a:b 3.14 1,000 x,y don't a.1 1.a") ==
+        T{"a", "b", "3.14", "1,000", "x", "y", "don't", "a", "1", "1", "a"});
+  CHECK(tokens("std::vector<int> v1.2.3") == T{"std", "vector", "int", "v1.2.3"});
+  for (const char* text : {"Foo@Bar.com e-mail", "@ _ __ a_ _1", "a:b 3.14 1,000 x,y don't",
+                           "std::vector<int> v1.2.3"}) {
+    CheckSameAsIcu(text);
+  }
+}
+
+TEST_CASE("ASCII without ICU: random ASCII, and ASCII lines among other text",
+          "[tokenizer][ascii]") {
+  std::mt19937_64 rng(20261127);
+  // Pieces that are not ASCII, among them ones that must not start a piece of their own: a
+  // combining mark (it joins what is before it), a ZWJ, an ideographic space.
+  const std::vector<std::string> others = {"é",
+                                           "Straße",
+                                           "中文",
+                                           "布隆过滤器",
+                                           "カタカナ",
+                                           "\xcc\x81",      // U+0301
+                                           "\xe2\x80\x8d",  // ZWJ
+                                           "\xe3\x80\x80",  // U+3000
+                                           "ＦＵＬＬ",
+                                           "привет",
+                                           "\xff\xfe",  // ill-formed
+                                           "①"};
+  auto ascii = [&](size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) {
+      // Half from the classes that join, the rest any ASCII byte (controls and NUL too).
+      s += rng() % 2 ? kClasses[rng() % kClasses.size()] : static_cast<char>(rng() % 128);
+    }
+    return s;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    const int lines = 1 + static_cast<int>(rng() % 12);
+    for (int l = 0; l < lines; ++l) {
+      std::string line = ascii(rng() % 40);
+      if (rng() % 3 == 0) line.insert(rng() % (line.size() + 1), others[rng() % others.size()]);
+      if (rng() % 5 == 0) line = others[rng() % others.size()] + line;  // at a line's start
+      text += line;
+      if (rng() % 8 != 0) text += rng() % 4 == 0 ? "\r\n" : "\n";
+    }
+    INFO("round " << round << ": " << text);
+    CheckSameAsIcu(text, 1 + rng() % 50);
+    // Small chunks: cuts inside the text, and forced ones.
+    CheckSameAsIcu(text, 1 + rng() % 50, 16 + rng() % 32, round % 2 ? 64 : 1 << 20);
+  }
+}
+
+TEST_CASE("ASCII without ICU: long ASCII stretches between other text join one ICU piece",
+          "[tokenizer][ascii]") {
+  // Lines far apart and close together, so that both ways of ending ICU's piece are taken.
+  std::string text;
+  for (int i = 0; i < 200; ++i) {
+    text += "plain ASCII line " + std::to_string(i) + " with Words_and 3.14\n";
+    if (i % 7 == 0) text += "naïve café line\n";
+    if (i % 31 == 0) text += std::string(300, 'x') + "\n";
+  }
+  CheckSameAsIcu(text);
+  CheckSameAsIcu(text, 97, 64, 1 << 20);
+}

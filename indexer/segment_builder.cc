@@ -14,7 +14,6 @@
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "format/bloom.h"
@@ -32,15 +31,65 @@
 namespace bitsift::indexer {
 namespace {
 
-// Collects a document's distinct tokens.
+// Collects a document's distinct tokens, each with its HashTerm (computed once: interning takes
+// it too): an open-addressing table of indexes into the tokens, whose bytes share one arena. It
+// keeps its memory from document to document (a thread's collector serves many) and Clear
+// empties only the slots in use, so a small document after a large one costs no more than
+// itself.
 class DistinctTokens : public tokenizer::TokenSink {
  public:
-  void OnToken(std::string_view token) override { set_.emplace(token); }
-  const std::unordered_set<std::string>& set() const { return set_; }
-  void Clear() { set_.clear(); }
+  struct Token {
+    uint64_t hash;
+    uint32_t begin, size;  // in bytes()
+    uint32_t slot;         // in the table
+  };
+
+  void OnToken(std::string_view token) override {
+    const uint64_t hash = format::HashTerm(token);
+    if ((tokens_.size() + 1) * 2 > table_.size()) Grow();
+    const size_t mask = table_.size() - 1;
+    size_t i = hash & mask;
+    for (; table_[i] != kEmpty; i = (i + 1) & mask) {
+      const Token& t = tokens_[table_[i]];
+      if (t.hash == hash && Text(t) == token) return;
+    }
+    Ensure(bytes_.size() + token.size() <= UINT32_MAX, ErrorKind::kInvalidArgument,
+           "a document with more than 4 GiB of distinct tokens");
+    table_[i] = static_cast<uint32_t>(tokens_.size());
+    tokens_.push_back(Token{hash, static_cast<uint32_t>(bytes_.size()),
+                            static_cast<uint32_t>(token.size()), static_cast<uint32_t>(i)});
+    bytes_.append(token);
+  }
+
+  const std::vector<Token>& tokens() const { return tokens_; }
+  std::string_view Text(const Token& t) const {
+    return std::string_view(bytes_.data() + t.begin, t.size);
+  }
+
+  void Clear() {
+    for (const Token& t : tokens_) table_[t.slot] = kEmpty;
+    tokens_.clear();
+    bytes_.clear();
+  }
 
  private:
-  std::unordered_set<std::string> set_;
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+
+  // Doubles the table (at most half full), placing every token again.
+  void Grow() {
+    table_.assign(std::max<size_t>(table_.size() * 2, 256), kEmpty);
+    const size_t mask = table_.size() - 1;
+    for (uint32_t k = 0; k < tokens_.size(); ++k) {
+      size_t i = tokens_[k].hash & mask;
+      while (table_[i] != kEmpty) i = (i + 1) & mask;
+      table_[i] = k;
+      tokens_[k].slot = static_cast<uint32_t>(i);
+    }
+  }
+
+  std::vector<uint32_t> table_;  // kEmpty or an index into tokens_
+  std::vector<Token> tokens_;
+  std::string bytes_;
 };
 
 // The dictionary of a segment: df and hash by final term id, and the encoded sections.
@@ -111,9 +160,9 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
         continue;
       }
       ok[i] = 1;
-      batch[i].ids.reserve(tokens.set().size());
-      for (const std::string& t : tokens.set())
-        batch[i].ids.push_back(interner_->Intern(t, format::HashTerm(t)));
+      batch[i].ids.reserve(tokens.tokens().size());
+      for (const DistinctTokens::Token& t : tokens.tokens())
+        batch[i].ids.push_back(interner_->Intern(tokens.Text(t), t.hash));
       if (done) done(batch[i].facts.size);
     }
   });

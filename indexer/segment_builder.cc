@@ -213,6 +213,16 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
 
 namespace {
 
+// The first 8 bytes of term as a big-endian number, 0-padded: for terms whose numbers differ,
+// the numbers order them as their bytes do (memcmp's order).
+uint64_t BigEndianPrefix(std::string_view term) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    v = (v << 8) | (i < term.size() ? static_cast<uint8_t>(term[i]) : 0);
+  }
+  return v;
+}
+
 // Phase 1: final term ids by decreasing document frequency (ties by bytes, so builds are
 // reproducible and the terms of one document, which often share prefixes, get close ids).
 // Rewrites every document's ids to final ids, sorted; frees the interner.
@@ -227,20 +237,22 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
     for (uint32_t pid : d.ids)
       ++df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)];
   }
-  struct TermInfo {  // 16 bytes a term: part of the peak memory with millions of terms
-    uint64_t hash;
+  struct TermInfo {   // 16 bytes a term: part of the peak memory with millions of terms
+    uint64_t prefix;  // the term's first 8 bytes as a big-endian number (0-padded)
     uint32_t pid;
     uint32_t df;
   };
   std::vector<TermInfo> terms;
   terms.reserve(interner->size());
-  interner->ForEach([&](uint32_t pid, std::string_view, uint64_t hash) {
-    terms.push_back(
-        {hash, pid, df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)]});
+  interner->ForEach([&](uint32_t pid, std::string_view term, uint64_t) {
+    terms.push_back({BigEndianPrefix(term), pid,
+                     df_by_shard[TermInterner::ShardOf(pid)][TermInterner::LocalOf(pid)]});
   });
   // One sort by bytes (the dictionary's order); ids then follow by decreasing df, ties in
-  // that order, placed by counting the terms of each df (no second sort of strings).
+  // that order, placed by counting the terms of each df (no second sort of strings). Prefixes
+  // that differ order two terms as their bytes do; only equal ones need the terms themselves.
   tbb::parallel_sort(terms.begin(), terms.end(), [&](const TermInfo& a, const TermInfo& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
     return interner->Term(a.pid) < interner->Term(b.pid);
   });
   std::map<uint32_t, uint64_t, std::greater<>> next_id;  // df -> the next id of that df
@@ -260,7 +272,7 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   for (const TermInfo& t : terms) {
     const auto id = static_cast<uint32_t>(next_id[t.df]++);
     out.df[id] = t.df;
-    out.hashes[id] = t.hash;
+    out.hashes[id] = interner->Hash(t.pid);
     final_id[TermInterner::ShardOf(t.pid)][TermInterner::LocalOf(t.pid)] = id;
     dict.Add(interner->Term(t.pid), id);
   }

@@ -43,8 +43,9 @@ class TermInterner {
     }
   }
 
-  // The term with provisional id pid. Not concurrent with Intern.
+  // The term with provisional id pid, and its hash. Not concurrent with Intern.
   std::string_view Term(uint32_t pid) const { return shards_[ShardOf(pid)]->Term(LocalOf(pid)); }
+  uint64_t Hash(uint32_t pid) const { return shards_[ShardOf(pid)]->hashes[LocalOf(pid)]; }
 
  private:
   // Memory per term matters (linux-paras has 5.7M distinct terms): a term costs its bytes in

@@ -93,8 +93,13 @@ RowPlan PlanRows(const std::vector<uint64_t>& bloom_counts, double fp_rate, uint
 }
 
 std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_rate) {
+  return PlanBands(
+      counts.size(), [&](uint64_t i) { return counts[i]; }, fp_rate);
+}
+
+std::vector<BandPlan> PlanBands(uint64_t n, const std::function<uint64_t(uint64_t)>& count_at,
+                                double fp_rate) {
   std::vector<BandPlan> bands;
-  const uint64_t n = counts.size();
   if (n == 0) return bands;
   uint64_t step = format::kDocsPerBlock;
   while (n / step > kMaxCandidates) step *= 2;
@@ -111,7 +116,8 @@ std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_r
   std::vector<double> best(c, std::numeric_limits<double>::infinity());
   std::vector<size_t> from(c, 0);
   std::vector<double> width_at(c, 0);  // width for a band ending at cut j
-  for (size_t j = 1; j < c; ++j) width_at[j] = format::ShapeFor(counts[cuts[j] - 1], fp_rate).width;
+  for (size_t j = 1; j < c; ++j)
+    width_at[j] = format::ShapeFor(count_at(cuts[j] - 1), fp_rate).width;
   best[0] = 0;
   for (size_t j = 1; j < c; ++j) {
     for (size_t i = 0; i < j; ++i) {
@@ -129,11 +135,37 @@ std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& counts, double fp_r
     BandPlan band;
     band.first = cuts[from[*it]];
     band.count = cuts[*it] - band.first;
-    band.max_terms = counts[cuts[*it] - 1];
+    band.max_terms = count_at(cuts[*it] - 1);
     band.shape = format::ShapeFor(band.max_terms, fp_rate);
     bands.push_back(band);
   }
   return bands;
+}
+
+void TermCountOrder::Add(uint64_t count) {
+  constexpr uint64_t kSize = format::kMaxSignatureTerms;
+  if (tree_.empty()) tree_.assign(kSize + 1, 0);
+  for (uint64_t i = count; i <= kSize; i += i & (~i + 1)) ++tree_[i];
+  ++size_;
+}
+
+uint64_t TermCountOrder::At(uint64_t i) const {
+  // The smallest count whose prefix holds more than i counts: descend the tree by halves.
+  constexpr uint64_t kSize = format::kMaxSignatureTerms;
+  static_assert((kSize & (kSize - 1)) == 0, "the descent needs a power of two");
+  uint64_t at = 0, rest = i;
+  for (uint64_t step = kSize; step > 0; step >>= 1) {
+    if (at + step <= kSize && tree_[at + step] <= rest) {
+      at += step;
+      rest -= tree_[at];
+    }
+  }
+  return at + 1;
+}
+
+void TermCountOrder::Clear() {
+  std::vector<uint32_t>().swap(tree_);
+  size_ = 0;
 }
 
 }  // namespace bitsift::indexer

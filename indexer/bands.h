@@ -11,6 +11,7 @@
 #define BITSIFT_INDEXER_BANDS_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "format/bloom.h"
@@ -57,6 +58,29 @@ RowPlan PlanRows(const std::vector<uint64_t>& bloom_counts, double fp_rate, uint
 // Returns consecutive bands covering all of `sorted_term_counts` (ascending, every entry > 0).
 // An empty input gives no bands. Precondition: 0 < fp_rate < 1.
 std::vector<BandPlan> PlanBands(const std::vector<uint64_t>& sorted_term_counts, double fp_rate);
+
+// The same for n counts given by count_at(i), ascending in i (it reads a few thousand of them
+// at most: the candidate cuts').
+std::vector<BandPlan> PlanBands(uint64_t n, const std::function<uint64_t(uint64_t)>& count_at,
+                                double fp_rate);
+
+// The term counts of the documents added so far, in order: a segment builder plans its bands
+// from them after every batch (to estimate its memory) without sorting all of them again. A
+// Fenwick tree over the counts 1..kMaxSignatureTerms: adding one and finding the i-th smallest
+// both take 17 steps.
+class TermCountOrder {
+ public:
+  // Precondition: 1 <= count <= format::kMaxSignatureTerms; fewer than 2^32 counts in all.
+  void Add(uint64_t count);
+  uint64_t size() const { return size_; }
+  // The i-th smallest count (from 0). Precondition: i < size().
+  uint64_t At(uint64_t i) const;
+  void Clear();
+
+ private:
+  std::vector<uint32_t> tree_;  // [1, kMaxSignatureTerms]; allocated by the first Add
+  uint64_t size_ = 0;
+};
 
 }  // namespace bitsift::indexer
 

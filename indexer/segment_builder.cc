@@ -170,6 +170,8 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
     if (!ok[i]) continue;
     batch[i].name = names[i];
     postings_ += batch[i].ids.size();
+    if (!batch[i].ids.empty() && batch[i].ids.size() <= format::kMaxSignatureTerms)
+      term_counts_.Add(batch[i].ids.size());
     name_bytes_ += names[i].size();
     docs_.push_back(std::move(batch[i]));
   }
@@ -190,15 +192,9 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   const uint64_t terms = interner_->size();
   const uint64_t interner = interner_->MemoryBytes();
   const uint64_t held = interner + postings_ * 4 + docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
-  std::vector<uint64_t> counts;
-  counts.reserve(docs_.size());
-  for (const Doc& d : docs_) {
-    if (!d.ids.empty() && d.ids.size() <= format::kMaxSignatureTerms)
-      counts.push_back(d.ids.size());
-  }
-  std::sort(counts.begin(), counts.end());
   uint64_t row_bytes = 0;
-  for (const BandPlan& b : PlanBands(counts, fp_rate_)) {
+  for (const BandPlan& b : PlanBands(
+           term_counts_.size(), [&](uint64_t i) { return term_counts_.At(i); }, fp_rate_)) {
     row_bytes += (uint64_t{b.shape.width} * ((b.count + 63) / 64) * 8 + 63) / 64 * 64;
   }
   // The sparse rows add 8 bytes per term (list starts) and about 6.5 per sparse posting (a
@@ -435,6 +431,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
   // Empty the builder for the next segment.
   std::vector<Doc>().swap(docs_);
   postings_ = name_bytes_ = 0;
+  term_counts_.Clear();
   interner_ = std::make_unique<TermInterner>();
   malloc_trim(0);
   return s;

@@ -15,6 +15,7 @@
 
 #include "documents/file_walker.h"
 #include "format/index_format.h"
+#include "indexer/bands.h"
 #include "indexer/term_interner.h"
 #include "tokenizer/tokenizer.h"
 
@@ -80,6 +81,7 @@ class SegmentBuilder {
   uint32_t sparse_max_df_;
   std::unique_ptr<TermInterner> interner_;
   std::vector<Doc> docs_;
+  TermCountOrder term_counts_;  // of the documents with 1..kMaxSignatureTerms terms
   uint64_t postings_ = 0;
   uint64_t name_bytes_ = 0;
 };

@@ -65,3 +65,40 @@ TEST_CASE("within a band, columns follow document ids", "[bands]") {
   CHECK(columns == plan.band_docs.size());
   CHECK(plan.band_docs[plan.bands.back().first_column] == 5);
 }
+
+TEST_CASE("TermCountOrder gives the counts in order, and the bands the sorted counts give",
+          "[bands]") {
+  std::mt19937_64 rng(27);
+  std::lognormal_distribution<double> len(4, 1.5);
+  for (size_t n : {1, 2, 511, 513, 20000, 300000}) {
+    TermCountOrder order;
+    std::vector<uint64_t> counts;
+    for (size_t i = 0; i < n; ++i) {
+      // Both ends of the range included now and then.
+      const uint64_t c = i % 97 == 1   ? bitsift::format::kMaxSignatureTerms
+                         : i % 89 == 2 ? 1
+                                       : std::min<uint64_t>(bitsift::format::kMaxSignatureTerms,
+                                                            1 + static_cast<uint64_t>(len(rng)));
+      order.Add(c);
+      counts.push_back(c);
+    }
+    std::sort(counts.begin(), counts.end());
+    REQUIRE(order.size() == n);
+    for (uint64_t i = 0; i < n; i += 1 + n / 1000) REQUIRE(order.At(i) == counts[i]);
+    REQUIRE(order.At(n - 1) == counts.back());
+    const auto from_order = PlanBands(
+        n, [&](uint64_t i) { return order.At(i); }, 0.01);
+    const auto from_vector = PlanBands(counts, 0.01);
+    REQUIRE(from_order.size() == from_vector.size());
+    for (size_t b = 0; b < from_order.size(); ++b) {
+      CHECK(from_order[b].first == from_vector[b].first);
+      CHECK(from_order[b].count == from_vector[b].count);
+      CHECK(from_order[b].max_terms == from_vector[b].max_terms);
+      CHECK(from_order[b].shape.width == from_vector[b].shape.width);
+    }
+    order.Clear();
+    CHECK(order.size() == 0);
+    order.Add(7);
+    CHECK(order.At(0) == 7);
+  }
+}

@@ -56,7 +56,7 @@ struct PositionedToken {
 };
 
 // Tokenizes text under the contract above. Not thread-safe: use one Tokenizer per thread
-// (construction is cheap: it clones ICU's cached break iterator).
+// (construction is cheap; the first text that needs ICU clones its cached break iterator).
 //
 // Streaming use: (Feed)* Finish. Feed may be called with any byte boundaries (even inside a
 // UTF-8 sequence); tokens are emitted as soon as a safe cut allows. Finish flushes the rest and
@@ -68,7 +68,9 @@ class Tokenizer {
   // Without a safe place, a chunk is cut at this size (a code-point boundary).
   static constexpr size_t kMaxChunkBytes = 8 << 20;
 
-  // Throws std::runtime_error if ICU's data cannot be loaded.
+  // Cheap: ICU's normalizer and break iterator are made when a text first needs them (one that
+  // is not all ASCII lines); Feed, Finish, Tokenize and TokenizeWithOffsets then throw
+  // std::runtime_error if ICU's data cannot be loaded.
   Tokenizer();
   ~Tokenizer();
   Tokenizer(const Tokenizer&) = delete;

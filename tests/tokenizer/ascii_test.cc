@@ -1,6 +1,9 @@
 // Lines of ASCII are tokenized without ICU (Tokenizer's SegmentAscii). These tests hold that
 // path to ICU's own answer: a Tokenizer with SetAsciiWithoutIcuForTesting(false) runs every
 // byte through ICU's normalizer and break iterator, as the contract says.
+#include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
+
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
@@ -162,4 +165,19 @@ TEST_CASE("ASCII without ICU: long ASCII stretches between other text join one I
   }
   CheckSameAsIcu(text);
   CheckSameAsIcu(text, 97, 64, 1 << 20);
+}
+
+TEST_CASE("ASCII without ICU: every ASCII character may start a chunk", "[tokenizer][ascii]") {
+  // What StartsCleanly answers for ASCII without asking ICU: no ASCII character is a word-break
+  // extender, and each has a normalization boundary before it.
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfkc_cf = icu::Normalizer2::getNFKCCasefoldInstance(status);
+  REQUIRE(U_SUCCESS(status));
+  for (UChar32 c = 0; c < 0x80; ++c) {
+    const int32_t wb = u_getIntPropertyValue(c, UCHAR_WORD_BREAK);
+    CHECK(wb != U_WB_EXTEND);
+    CHECK(wb != U_WB_FORMAT);
+    CHECK(wb != U_WB_ZWJ);
+    CHECK(nfkc_cf->hasBoundaryBefore(c));
+  }
 }

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -34,15 +33,8 @@ Utf8Scan ScanUtf8(std::string_view bytes, bool complete) {
   const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
   const uint8_t* end = p + bytes.size();
   while (p < end) {
-    // Eight ASCII bytes at a time: the common case.
-    if (end - p >= 8) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-      if ((w & 0x8080808080808080ULL) == 0) {
-        p += 8;
-        continue;
-      }
-    }
+    p += FindNonAscii(std::string_view(reinterpret_cast<const char*>(p), end - p), 0);
+    if (p == end) break;
     bool cut = false;
     const size_t len = Utf8SequenceLength(p, end, &cut);
     if (len > 1) {

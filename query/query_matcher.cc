@@ -1,7 +1,8 @@
 #include "query/query_matcher.h"
 
 #include <algorithm>
-#include <cstring>
+
+#include "util/utf8.h"
 
 namespace bitsift::query {
 
@@ -162,20 +163,6 @@ bool PieceStartsAt(std::string_view text, size_t i) {
          (before == ' ' || before == '\n' || before == '\t');
 }
 
-// The position of the first byte >= 0x80 of text at or after i, or text.size().
-size_t NextNonAscii(std::string_view text, size_t i) {
-  const size_t n = text.size();
-  for (; i + 8 <= n; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, text.data() + i, 8);
-    if (word & 0x8080808080808080ULL) break;
-  }
-  for (; i < n; ++i) {
-    if (static_cast<unsigned char>(text[i]) >= 0x80) return i;
-  }
-  return n;
-}
-
 }  // namespace
 
 size_t QueryMatcher::AsciiEnd(size_t p, size_t e, size_t i, std::string_view lower) const {
@@ -241,7 +228,7 @@ int QueryMatcher::FindInMixed(size_t p, std::string_view text, std::string_view 
     size_t begin, end;
   };
   std::vector<Piece> wide;  // the pieces holding a byte >= 0x80, in order
-  for (size_t q = NextNonAscii(text, 0); q < n; q = NextNonAscii(text, wide.back().end)) {
+  for (size_t q = FindNonAscii(text, 0); q < n; q = FindNonAscii(text, wide.back().end)) {
     size_t b = q, e = q + 1;
     while (!PieceStartsAt(text, b)) --b;
     while (!PieceStartsAt(text, e)) ++e;
@@ -278,7 +265,7 @@ int QueryMatcher::FindInMixed(size_t p, std::string_view text, std::string_view 
       size_t e = end + 1;
       while (!PieceStartsAt(text, e)) ++e;
       const std::string_view piece = text.substr(end, e - end);
-      tokens = NextNonAscii(piece, 0) == piece.size() ? tokens + HasAsciiAlnum(piece) : 0;
+      tokens = FindNonAscii(piece, 0) == piece.size() ? tokens + HasAsciiAlnum(piece) : 0;
       end = e;
     }
     // (Windows may overlap: the next one needs its own tokens to the left.)
@@ -296,7 +283,7 @@ void QueryMatcher::Scan(std::string_view text, bool spans, const std::vector<boo
   if (!spans) {
     // The phrase's bytes are searched first; an ASCII-only text needs no tokenizing where they
     // are absent, a text with some non-ASCII bytes is tokenized only near those bytes.
-    const bool ascii = NextNonAscii(text, 0) == text.size();
+    const bool ascii = FindNonAscii(text, 0) == text.size();
     lower_.resize(text.size());
     std::transform(text.begin(), text.end(), lower_.begin(),
                    [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });

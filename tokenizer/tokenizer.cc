@@ -10,8 +10,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <stdexcept>
+
+#include "util/utf8.h"
 
 namespace bitsift::tokenizer {
 namespace {
@@ -55,20 +56,6 @@ constexpr std::array<uint8_t, 256> kAsciiClasses = [] {
   t[';'] = kMidNum;
   return t;
 }();
-
-// The offset of the first byte at or after `from` that is not ASCII, or bytes.size().
-size_t FindNonAscii(std::string_view bytes, size_t from) {
-  const auto* b = reinterpret_cast<const uint8_t*>(bytes.data());
-  const size_t n = bytes.size();
-  size_t i = from;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, b + i, 8);
-    if ((w & 0x8080808080808080ULL) != 0) break;
-  }
-  while (i < n && b[i] < 0x80) ++i;
-  return i;
-}
 
 // ASCII lines between two non-ASCII bytes shorter than this stay with ICU (one call for both).
 constexpr size_t kIcuJoinBytes = 256;
@@ -293,9 +280,9 @@ struct Tokenizer::Impl {
   // Where ICU's piece around the non-ASCII byte at `other` starts: the start of its line if
   // that is after `at` and starts cleanly, else `at` (itself a clean start).
   size_t IcuPieceBegin(std::string_view bytes, size_t at, size_t other) const {
-    const size_t newline = bytes.substr(0, other).rfind('\n');
-    if (newline == std::string_view::npos || newline < at) return at;
-    const size_t begin = newline + 1;
+    const size_t newline = bytes.substr(at, other - at).rfind('\n');
+    if (newline == std::string_view::npos) return at;
+    const size_t begin = at + newline + 1;
     if (begin == other && !StartsCleanly(bytes, begin)) return at;
     return begin;
   }

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace bitsift {
@@ -43,6 +44,21 @@ inline size_t Utf8SequenceLength(const uint8_t* p, const uint8_t* end, bool* cut
     return 0;
   }
   return len;
+}
+
+// The offset of the first byte at or after `from` that is not ASCII (>= 0x80), or s.size().
+// Eight bytes at a time: most text is ASCII.
+inline size_t FindNonAscii(std::string_view s, size_t from) {
+  const auto* b = reinterpret_cast<const uint8_t*>(s.data());
+  const size_t n = s.size();
+  size_t i = from;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, b + i, 8);
+    if ((w & 0x8080808080808080ULL) != 0) break;
+  }
+  while (i < n && b[i] < 0x80) ++i;
+  return i;
 }
 
 // Whether all of s is well-formed UTF-8.

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "util/files.h"
@@ -210,6 +211,15 @@ class IndexFileWriter {
   // checksum and chunk checksums. Throws Error(kInvalidArgument) for kChunkSums, which Finish
   // writes, or for a section out of order.
   void AddSection(SectionId id, const void* data, size_t length);
+  // The same for a section that is an array of trivially copyable records, or bytes.
+  template <typename T>
+  void AddSection(SectionId id, const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    AddSection(id, v.data(), v.size() * sizeof(T));
+  }
+  void AddSection(SectionId id, const std::string& bytes) {
+    AddSection(id, bytes.data(), bytes.size());
+  }
   // The same for a section written in pieces (a merge streams its rows band by band): the
   // section is the concatenation of the Appends between BeginSection and EndSection.
   void BeginSection(SectionId id);

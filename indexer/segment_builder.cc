@@ -110,11 +110,6 @@ struct DocumentTable {
   uint64_t input_bytes = 0;
 };
 
-template <typename T>
-void AddSection(format::IndexFileWriter& w, format::SectionId id, const std::vector<T>& v) {
-  w.AddSection(id, v.data(), v.size() * sizeof(T));
-}
-
 }  // namespace
 
 std::string NewSegmentMeta(format::MetaRecord m, const std::string& root) {
@@ -328,113 +323,193 @@ DocumentTable BuildDocumentTable(const Docs& docs) {
 
 }  // namespace
 
-SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string& root) {
-  Ensure(fp_rate_ > 0 && fp_rate_ < 1, ErrorKind::kInvalidArgument,
-         "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(fp_rate_));
-  std::sort(docs_.begin(), docs_.end(), [](const Doc& a, const Doc& b) { return a.name < b.name; });
-  for (size_t i = 1; i < docs_.size(); ++i) {
-    if (docs_[i - 1].name == docs_[i].name) [[unlikely]]
-      throw Error(ErrorKind::kInvalidArgument, "two documents named '" + docs_[i].name + "'");
+namespace {
+
+// Phase 0: the documents in name order (the segment's document ids), each name once.
+template <typename Docs>
+void SortByName(Docs& docs) {
+  std::sort(docs.begin(), docs.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (size_t i = 1; i < docs.size(); ++i) {
+    if (docs[i - 1].name == docs[i].name) [[unlikely]]
+      throw Error(ErrorKind::kInvalidArgument, "two documents named '" + docs[i].name + "'");
   }
-  TermArrays terms = AssignTermIds(docs_, interner_);
-  DocumentTable table = BuildDocumentTable(docs_);
+}
+
+// Which terms take which row kind (format/index_format.h): ids below exact_terms have exact
+// rows, ids from sparse_first on have sparse rows (lists), the ones between Bloom rows.
+struct TermClasses {
+  uint32_t exact_terms = 0;
+  uint32_t sparse_max_df = 0;
+  uint32_t sparse_first = 0;
+};
+
+// Phase 3: the term classes of a segment of `docs` whose terms have document frequencies df.
+template <typename Docs>
+TermClasses ClassifyTerms(const Docs& docs, const std::vector<uint32_t>& df,
+                          uint32_t sparse_max_df_option) {
   uint64_t nonempty = 0;
-  for (const Doc& d : docs_) nonempty += !d.ids.empty();
-  const std::vector<format::DfRun> df_runs = format::EncodeDfRuns(terms.df);
-  const uint32_t exact_terms = CountExactTerms(df_runs, terms.df.size(), nonempty);
-  const uint32_t sparse_max_df = format::SegmentSparseMaxDf(sparse_max_df_, docs_.size());
-  const uint32_t sparse_first =
-      format::SparseFirst(df_runs, terms.df.size(), exact_terms, sparse_max_df);
-  std::vector<uint64_t> bloom_counts(docs_.size(), 0);
-  for (size_t d = 0; d < docs_.size(); ++d)
-    bloom_counts[d] = BloomTermCount(docs_[d].ids, exact_terms, sparse_first);
-  RowPlan plan = PlanRows(bloom_counts, fp_rate_, exact_terms);
-  for (size_t c = 0; c < plan.band_docs.size(); ++c)
-    table.records[plan.band_docs[c]].column = static_cast<uint32_t>(c);
-  std::vector<uint64_t> rows =
-      BuildSignatureRows(plan.bands, exact_terms, sparse_first, terms.hashes,
-                         [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {
-                           return docs_[plan.band_docs[plan.bands[band].first_column + column]].ids;
-                         });
-  // Phase 6: the lists of the Bloom and sparse terms, transposed from the documents' ids
-  // (indexer/sparse_lists.h; format::ListFirst).
-  std::string sparse_data;
-  const std::vector<uint64_t> sparse_index = WriteSparseLists(
-      docs_.size(), exact_terms, sparse_first - exact_terms,
-      std::vector<uint32_t>(terms.df.begin() + exact_terms, terms.df.end()),
+  for (const auto& d : docs) nonempty += !d.ids.empty();
+  const std::vector<format::DfRun> df_runs = format::EncodeDfRuns(df);
+  TermClasses c;
+  c.exact_terms = CountExactTerms(df_runs, df.size(), nonempty);
+  c.sparse_max_df = format::SegmentSparseMaxDf(sparse_max_df_option, docs.size());
+  c.sparse_first = format::SparseFirst(df_runs, df.size(), c.exact_terms, c.sparse_max_df);
+  return c;
+}
+
+// Phase 4: the signature bands, planned from each document's count of Bloom terms; records
+// each document's column in its band into table.
+template <typename Docs>
+RowPlan PlanSegmentRows(const Docs& docs, const TermClasses& c, double fp_rate,
+                        DocumentTable& table) {
+  std::vector<uint64_t> bloom_counts(docs.size(), 0);
+  for (size_t d = 0; d < docs.size(); ++d)
+    bloom_counts[d] = BloomTermCount(docs[d].ids, c.exact_terms, c.sparse_first);
+  RowPlan plan = PlanRows(bloom_counts, fp_rate, c.exact_terms);
+  for (size_t col = 0; col < plan.band_docs.size(); ++col)
+    table.records[plan.band_docs[col]].column = static_cast<uint32_t>(col);
+  return plan;
+}
+
+// The lists of the Bloom and sparse terms (SPARSE_DATA and SPARSE_INDEX).
+struct SparseSections {
+  std::string data;
+  std::vector<uint64_t> index;
+};
+
+// Phase 6: the lists, transposed from the documents' ids (indexer/sparse_lists.h;
+// format::ListFirst).
+template <typename Docs>
+SparseSections BuildSparseSections(const Docs& docs, const std::vector<uint32_t>& df,
+                                   const TermClasses& c) {
+  SparseSections out;
+  out.index = WriteSparseLists(
+      docs.size(), c.exact_terms, c.sparse_first - c.exact_terms,
+      std::vector<uint32_t>(df.begin() + c.exact_terms, df.end()),
       [&](uint64_t d, std::vector<uint32_t>&) -> const std::vector<uint32_t>& {
-        return docs_[d].ids;
+        return docs[d].ids;
       },
-      [&](std::string_view bytes) { sparse_data.append(bytes); });
+      [&](std::string_view bytes) { out.data.append(bytes); });
+  return out;
+}
 
-  // Phase 7: the forward store (each document's ids are freed once encoded).
-  std::vector<uint64_t> forward_offsets(docs_.size() + 1, 0);
-  std::string forward;
-  for (size_t d = 0; d < docs_.size(); ++d) {
-    forward_offsets[d] = forward.size();
-    format::EncodeForwardRecord(docs_[d].ids, forward);
-    std::vector<uint32_t>().swap(docs_[d].ids);
+// The forward store (FORWARD_OFFSETS and FORWARD_DATA).
+struct ForwardSections {
+  std::vector<uint64_t> offsets;  // one per document, then the end
+  std::string data;
+};
+
+// Phase 7: each document's sorted ids encoded (format/forward_store.h); frees them as it goes.
+template <typename Docs>
+ForwardSections EncodeForwardStore(Docs& docs) {
+  ForwardSections out;
+  out.offsets.assign(docs.size() + 1, 0);
+  for (size_t d = 0; d < docs.size(); ++d) {
+    out.offsets[d] = out.data.size();
+    format::EncodeForwardRecord(docs[d].ids, out.data);
+    std::vector<uint32_t>().swap(docs[d].ids);
   }
-  forward_offsets[docs_.size()] = forward.size();
+  out.offsets[docs.size()] = out.data.size();
+  return out;
+}
 
-  // Phase 8: META and the file.
+// Everything a segment file holds, as the phases made it.
+struct SegmentParts {
+  TermArrays terms;
+  DocumentTable table;
+  TermClasses classes;
+  RowPlan plan;
+  std::vector<uint64_t> rows;
+  SparseSections sparse;
+  ForwardSections forward;
+};
+
+// Phase 8: META (completed by NewSegmentMeta) and the file, section by section; returns the
+// file's size.
+uint64_t WriteSegmentFile(const std::string& path, const std::string& root, double fp_rate,
+                          const SegmentParts& p) {
   format::MetaRecord m{};
-  m.doc_count = docs_.size();
-  m.term_count = terms.df.size();
-  m.band_count = plan.bands.size();
-  m.term_fingerprint = format::TermFingerprint(terms.hashes);
-  m.fp_rate = fp_rate_;
-  m.input_bytes = table.input_bytes;
-  m.exact_terms = exact_terms;
-  m.sparse_max_df = sparse_max_df;
-  m.sparse_first = sparse_first;
+  m.doc_count = p.table.records.size();
+  m.term_count = p.terms.df.size();
+  m.band_count = p.plan.bands.size();
+  m.term_fingerprint = format::TermFingerprint(p.terms.hashes);
+  m.fp_rate = fp_rate;
+  m.input_bytes = p.table.input_bytes;
+  m.exact_terms = p.classes.exact_terms;
+  m.sparse_max_df = p.classes.sparse_max_df;
+  m.sparse_first = p.classes.sparse_first;
   const std::string meta = NewSegmentMeta(m, root);
 
   using format::SectionId;
   format::IndexFileWriter w(path);
-  w.AddSection(SectionId::kDictBlocks, terms.dict_blocks.data(), terms.dict_blocks.size());
-  AddSection(w, SectionId::kDictIndex, terms.dict_index);
-  AddSection(w, SectionId::kDictTop, format::DictTopKeys(terms.dict_index));
-  AddSection(w, SectionId::kDfRuns, format::EncodeDfRuns(terms.df));
-  AddSection(w, SectionId::kTermFilter, terms.term_filter);
-  w.AddSection(SectionId::kMeta, meta.data(), meta.size());
-  AddSection(w, SectionId::kBands, plan.bands);
-  AddSection(w, SectionId::kBandDocs, plan.band_docs);
-  AddSection(w, SectionId::kRows, rows);
+  w.AddSection(SectionId::kDictBlocks, p.terms.dict_blocks);
+  w.AddSection(SectionId::kDictIndex, p.terms.dict_index);
+  w.AddSection(SectionId::kDictTop, format::DictTopKeys(p.terms.dict_index));
+  w.AddSection(SectionId::kDfRuns, format::EncodeDfRuns(p.terms.df));
+  w.AddSection(SectionId::kTermFilter, p.terms.term_filter);
+  w.AddSection(SectionId::kMeta, meta);
+  w.AddSection(SectionId::kBands, p.plan.bands);
+  w.AddSection(SectionId::kBandDocs, p.plan.band_docs);
+  w.AddSection(SectionId::kRows, p.rows);
   {
     std::vector<uint32_t> columns;
-    columns.reserve(table.records.size());
+    columns.reserve(p.table.records.size());
     format::DocFactsWriter facts;
-    for (const format::DocRecord& d : table.records) {
+    for (const format::DocRecord& d : p.table.records) {
       columns.push_back(d.column);
-      facts.Add(d, std::string_view(table.paths).substr(d.path_offset, d.path_length));
+      facts.Add(d, std::string_view(p.table.paths).substr(d.path_offset, d.path_length));
     }
-    AddSection(w, SectionId::kDocBands, format::EncodeDocBands(columns, plan.bands));
+    w.AddSection(SectionId::kDocBands, format::EncodeDocBands(columns, p.plan.bands));
     const std::vector<uint64_t> index = facts.Finish();
-    w.AddSection(SectionId::kDocFacts, facts.pending().data(), facts.pending().size());
-    AddSection(w, SectionId::kDocFactsIndex, index);
+    w.AddSection(SectionId::kDocFacts, facts.pending());
+    w.AddSection(SectionId::kDocFactsIndex, index);
   }
-  AddSection(w, SectionId::kForwardOffsets, forward_offsets);
-  w.AddSection(SectionId::kForwardData, forward.data(), forward.size());
-  w.AddSection(SectionId::kSparseData, sparse_data.data(), sparse_data.size());
-  AddSection(w, SectionId::kSparseIndex, sparse_index);
-  const std::string encodings = format::EncodeEncodingTable(table.encodings);
-  w.AddSection(SectionId::kEncodings, encodings.data(), encodings.size());
+  w.AddSection(SectionId::kForwardOffsets, p.forward.offsets);
+  w.AddSection(SectionId::kForwardData, p.forward.data);
+  w.AddSection(SectionId::kSparseData, p.sparse.data);
+  w.AddSection(SectionId::kSparseIndex, p.sparse.index);
+  const std::string encodings = format::EncodeEncodingTable(p.table.encodings);
+  w.AddSection(SectionId::kEncodings, encodings);
+  return w.Finish();
+}
+
+}  // namespace
+
+SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string& root) {
+  Ensure(fp_rate_ > 0 && fp_rate_ < 1, ErrorKind::kInvalidArgument,
+         "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(fp_rate_));
+  SortByName(docs_);
+  SegmentParts p;
+  p.terms = AssignTermIds(docs_, interner_);
+  p.table = BuildDocumentTable(docs_);
+  p.classes = ClassifyTerms(docs_, p.terms.df, sparse_max_df_);
+  p.plan = PlanSegmentRows(docs_, p.classes, fp_rate_, p.table);
+  // Phase 5 (indexer/signature_rows.h).
+  p.rows = BuildSignatureRows(
+      p.plan.bands, p.classes.exact_terms, p.classes.sparse_first, p.terms.hashes,
+      [&](uint64_t band, uint64_t column) -> const std::vector<uint32_t>& {
+        return docs_[p.plan.band_docs[p.plan.bands[band].first_column + column]].ids;
+      });
+  p.sparse = BuildSparseSections(docs_, p.terms.df, p.classes);
+  p.forward = EncodeForwardStore(docs_);
 
   SegmentSummary s;
-  s.file_bytes = w.Finish();
+  s.file_bytes = WriteSegmentFile(path, root, fp_rate_, p);
   s.documents = docs_.size();
-  s.terms = terms.df.size();
-  s.postings = table.postings;
-  s.bands = plan.bands.size();
-  s.input_bytes = table.input_bytes;
-  // Empty the builder for the next segment.
+  s.terms = p.terms.df.size();
+  s.postings = p.table.postings;
+  s.bands = p.plan.bands.size();
+  s.input_bytes = p.table.input_bytes;
+  Reset();
+  return s;
+}
+
+void SegmentBuilder::Reset() {
   std::vector<Doc>().swap(docs_);
   postings_ = name_bytes_ = 0;
   term_counts_.Clear();
   interner_ = std::make_unique<TermInterner>();
   malloc_trim(0);
-  return s;
 }
 
 }  // namespace bitsift::indexer

@@ -1,9 +1,9 @@
 // Building one segment: documents are tokenized (in parallel, batch by batch) into an
 // in-memory segment whose size is tracked, then written as one immutable segment file.
 //
-// Write runs as named phases: AssignTermIds -> DocumentTable -> CountExactTerms and SparseFirst
-// -> PlanRows -> BuildSignatureRows (indexer/signature_rows.h) -> BuildSparseRows ->
-// EncodeForwardStore -> WriteSegmentFile.
+// Write runs as named phases: SortByName -> AssignTermIds -> BuildDocumentTable -> ClassifyTerms
+// (exact, Bloom and sparse terms) -> PlanSegmentRows -> BuildSignatureRows
+// (indexer/signature_rows.h) -> BuildSparseSections -> EncodeForwardStore -> WriteSegmentFile.
 #ifndef BITSIFT_INDEXER_SEGMENT_BUILDER_H_
 #define BITSIFT_INDEXER_SEGMENT_BUILDER_H_
 
@@ -72,6 +72,9 @@ class SegmentBuilder {
   SegmentSummary Write(const std::string& path, const std::string& root);
 
  private:
+  // Empties the builder for the next segment (and gives its memory back).
+  void Reset();
+
   struct Doc {
     std::string name;
     std::vector<uint32_t> ids;  // provisional, then final term ids (sorted)

@@ -245,12 +245,10 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
   const std::string bytes = writer.TakeBlocks();
   w.Append(bytes.data(), bytes.size());
   w.EndSection();
-  w.AddSection(SectionId::kDictIndex, writer.index().data(),
-               writer.index().size() * sizeof(format::DictBlockRecord));
-  const std::vector<uint64_t> top = format::DictTopKeys(writer.index());
-  w.AddSection(SectionId::kDictTop, top.data(), top.size() * sizeof(uint64_t));
-  w.AddSection(SectionId::kDfRuns, out.runs.data(), out.runs.size() * sizeof(format::DfRun));
-  w.AddSection(SectionId::kTermFilter, writer.filter().data(), writer.filter().size() * 4);
+  w.AddSection(SectionId::kDictIndex, writer.index());
+  w.AddSection(SectionId::kDictTop, format::DictTopKeys(writer.index()));
+  w.AddSection(SectionId::kDfRuns, out.runs);
+  w.AddSection(SectionId::kTermFilter, writer.filter());
   std::vector<std::vector<uint32_t>>().swap(live_df.counted);
   return out;
 }
@@ -401,7 +399,7 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
     for (size_t c = 0; c < plan.band_docs.size(); ++c)
       column[plan.band_docs[c]] = static_cast<uint32_t>(c);
     const std::vector<uint8_t> bands = format::EncodeDocBands(column, plan.bands);
-    w.AddSection(SectionId::kDocBands, bands.data(), bands.size());
+    w.AddSection(SectionId::kDocBands, bands);
   }
   std::vector<std::string> encodings = {format::kUtf8EncodingName};
   std::unordered_map<std::string, uint32_t> encoding_ids = {{format::kUtf8EncodingName, 0}};
@@ -429,7 +427,7 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
   w.Append(facts.pending().data(), facts.pending().size());
   facts.ClearPending();
   w.EndSection();
-  w.AddSection(SectionId::kDocFactsIndex, index.data(), index.size() * sizeof(uint64_t));
+  w.AddSection(SectionId::kDocFactsIndex, index);
   return format::EncodeEncodingTable(encodings);
 }
 
@@ -453,12 +451,7 @@ void WriteSparseRows(format::IndexFileWriter& w, const NewRecords& records,
       },
       [&](std::string_view bytes) { w.Append(bytes.data(), bytes.size()); });
   w.EndSection();
-  w.AddSection(SectionId::kSparseIndex, index.data(), index.size() * sizeof(uint64_t));
-}
-
-template <typename T>
-void AddSection(format::IndexFileWriter& w, SectionId id, const std::vector<T>& v) {
-  w.AddSection(id, v.data(), v.size() * sizeof(T));
+  w.AddSection(SectionId::kSparseIndex, index);
 }
 
 }  // namespace
@@ -546,20 +539,20 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   m.input_bytes = counts.input_bytes;
   const std::string meta = NewSegmentMeta(m, root);
 
-  w.AddSection(SectionId::kMeta, meta.data(), meta.size());
-  AddSection(w, SectionId::kBands, plan.bands);
-  AddSection(w, SectionId::kBandDocs, plan.band_docs);
+  w.AddSection(SectionId::kMeta, meta);
+  w.AddSection(SectionId::kBands, plan.bands);
+  w.AddSection(SectionId::kBandDocs, plan.band_docs);
   WriteRows(w, records, terms, plan, exact_terms, sparse_first);
   std::vector<uint64_t>().swap(terms.hashes);  // the rows were their last use
   ::malloc_trim(0);
   const std::string encodings =
       WriteDocuments(w, sources, refs, plan, &summary.input_bytes, &summary.postings);
-  AddSection(w, SectionId::kForwardOffsets, records.offsets());
+  w.AddSection(SectionId::kForwardOffsets, records.offsets());
   w.BeginSection(SectionId::kForwardData);
   records.CopyTo(w);
   w.EndSection();
   WriteSparseRows(w, records, terms, format::ListFirst(m), sparse_first);
-  w.AddSection(SectionId::kEncodings, encodings.data(), encodings.size());
+  w.AddSection(SectionId::kEncodings, encodings);
   summary.file_bytes = w.Finish();
   summary.documents = refs.size();
   summary.terms = terms.count;

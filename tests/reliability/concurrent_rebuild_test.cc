@@ -19,9 +19,10 @@ namespace {
 
 // Debian's libtbb is not built with ThreadSanitizer, so TSan cannot see the synchronization
 // inside TBB's scheduler and reports false races on everything handed to a TBB task. The TSan
-// pass of scripts/test therefore sets BITSIFT_TBB_SERIAL=1: every TBB loop then runs on its
-// calling thread, and TSan checks the library used from many std::threads at once (the
-// readers, the rebuilder and the file churner of these tests).
+// pass of scripts/test links a oneTBB built with TSan (scripts/tbb-tsan) and runs TBB's loops
+// on several threads. Against the system's libtbb, BITSIFT_TBB_SERIAL=1 runs every TBB loop on
+// its calling thread instead, so that TSan still checks the library used from many
+// std::threads at once (the readers, the rebuilder and the file churner of these tests).
 const std::unique_ptr<tbb::global_control> kTbbSerial =
     std::getenv("BITSIFT_TBB_SERIAL") != nullptr
         ? std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, 1)

@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // ASCII lines without ICU give what ICU gives.
   static bitsift::tokenizer::Tokenizer icu_tok;
-  icu_tok.SetAsciiWithoutIcuForTesting(false);
+  icu_tok.SetFastPathsForTesting(false);
   Collect icu;
   icu_tok.Tokenize(text, icu);
   if (icu.tokens != whole.tokens) std::abort();

@@ -60,6 +60,49 @@ constexpr std::array<uint8_t, 256> kAsciiClasses = [] {
 // ASCII lines between two non-ASCII bytes shorter than this stay with ICU (one call for both).
 constexpr size_t kIcuJoinBytes = 256;
 
+// The Han path (Impl::SegmentHan) takes the lines of ICU's pieces whose every character is
+// ASCII, a Han ideograph of the unified blocks or a punctuation mark common in Chinese text,
+// and otherwise leaves the line to ICU. Under ICU 72 each of those ideographs is its own
+// NFKC_Casefold and is segmented with an ideographic rule status (300..499) alone, doubled and
+// among other characters, so a run of them becomes its bigrams whatever ICU's dictionary makes
+// of it; each mark below is its own NFKC_Casefold or becomes one ASCII character, and is a
+// word-break class that joins nothing (Other, or the ASCII character's own class).
+// tests/tokenizer/ascii_test.cc asks ICU all of this, character by character.
+constexpr uint8_t kHanUnit = 0x80;  // a Han ideograph among the ASCII of SegmentHan's units
+
+bool IsHanIdeograph(UChar32 c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF);
+}
+
+// The punctuation marks the Han path takes, sorted, each with the ASCII character it stands
+// for: the one NFKC_Casefold makes of a fullwidth form, or ' ' for a mark that is its own
+// normalization and a word-break Other (every rule treats it as a space does).
+struct HanPathMark {
+  UChar32 c;
+  char unit;
+};
+constexpr HanPathMark kHanPathMarks[] = {
+    {0x2014, ' '},                 // —
+    {0x201C, ' '}, {0x201D, ' '},  // “ ”
+    {0x3000, ' '},                 // IDEOGRAPHIC SPACE (NFKC_Casefold: ' ')
+    {0x3001, ' '}, {0x3002, ' '},  // 、。
+    {0x3008, ' '}, {0x3009, ' '}, {0x300A, ' '}, {0x300B, ' '}, {0x300C, ' '}, {0x300D, ' '},
+    {0x300E, ' '}, {0x300F, ' '}, {0x3010, ' '}, {0x3011, ' '},  // 〈〉《》「」『』【】
+    {0x3014, ' '}, {0x3015, ' '}, {0x3016, ' '}, {0x3017, ' '},  // 〔〕〖〗
+    {0xFF01, '!'}, {0xFF08, '('}, {0xFF09, ')'}, {0xFF0C, ','}, {0xFF0E, '.'}, {0xFF1A, ':'},
+    {0xFF1B, ';'}, {0xFF1F, '?'},  // fullwidth ! ( ) , . : ; ?
+};
+
+// What the Han path makes of the non-ASCII character c: kHanUnit for an ideograph, the ASCII
+// character that stands for a mark, or 0 if the path does not take it.
+uint8_t HanPathUnit(UChar32 c) {
+  if (IsHanIdeograph(c)) return kHanUnit;
+  const auto* end = std::end(kHanPathMarks);
+  const auto* m = std::lower_bound(std::begin(kHanPathMarks), end, c,
+                                   [](const HanPathMark& x, UChar32 y) { return x.c < y; });
+  return m != end && m->c == c ? static_cast<uint8_t>(m->unit) : 0;
+}
+
 }  // namespace
 
 struct Tokenizer::Impl {
@@ -68,13 +111,15 @@ struct Tokenizer::Impl {
   // loads ICU's data (session 32: an absent split word, `zzq-xxv`, 2.27 -> 2.12 ms a process).
   mutable const icu::Normalizer2* normalizer = nullptr;
   mutable std::unique_ptr<icu::BreakIterator> words;
-  std::string pending;            // bytes fed but not yet tokenized
-  icu::UnicodeString decoded;     // the chunk in UTF-16
-  icu::UnicodeString normalized;  // the chunk after NFKC_Casefold
-  std::string token;              // scratch for one UTF-8 token
-  std::vector<int32_t> run;       // start (in normalized) of each code point of the current
-                                  // kana/ideographic run
-  int32_t run_end = 0;            // end of the current run in normalized
+  std::string pending;               // bytes fed but not yet tokenized
+  icu::UnicodeString decoded;        // the chunk in UTF-16
+  icu::UnicodeString normalized;     // the chunk after NFKC_Casefold
+  std::string token;                 // scratch for one UTF-8 token
+  std::string han_units;             // SegmentHan: a piece's characters as ASCII or kHanUnit
+  std::vector<uint32_t> han_source;  // and where each starts in it (then the piece's end)
+  std::vector<int32_t> run;          // start (in normalized) of each code point of the current
+                                     // kana/ideographic run
+  int32_t run_end = 0;               // end of the current run in normalized
   size_t chunk_bytes = kChunkBytes;
   size_t max_chunk_bytes = kMaxChunkBytes;
 
@@ -87,8 +132,8 @@ struct Tokenizer::Impl {
   uint64_t chunk_base = 0;              // the chunk's offset in the whole text
   TokenSink* sink = nullptr;
   OffsetTokenSink* offset_sink = nullptr;
-  bool stopped = false;           // the offset sink asked to stop
-  bool ascii_without_icu = true;  // SegmentAscii for ASCII lines (off: ICU for everything)
+  bool stopped = false;    // the offset sink asked to stop
+  bool fast_paths = true;  // SegmentAscii and SegmentHan (off: ICU for everything)
 
   // Makes ICU's objects if they are not made yet. Throws std::runtime_error if ICU's data
   // cannot be loaded.
@@ -113,12 +158,13 @@ struct Tokenizer::Impl {
   // boundary before it (tests/tokenizer/ascii_test.cc asks ICU).
   bool StartsCleanly(std::string_view bytes, size_t i) const {
     if (static_cast<uint8_t>(bytes[i]) < 0x80) return true;
-    NeedIcu();
     int32_t pos = static_cast<int32_t>(i);
     UChar32 c;
     U8_NEXT(reinterpret_cast<const uint8_t*>(bytes.data()), pos, static_cast<int32_t>(bytes.size()),
             c);
     if (c < 0) return false;
+    if (HanPathUnit(c) != 0) return true;  // asked of ICU by tests/tokenizer/ascii_test.cc
+    NeedIcu();
     int32_t wb = u_getIntPropertyValue(c, UCHAR_WORD_BREAK);
     if (wb == U_WB_EXTEND || wb == U_WB_FORMAT || wb == U_WB_ZWJ) return false;
     return normalizer->hasBoundaryBefore(c);
@@ -261,7 +307,7 @@ struct Tokenizer::Impl {
   // their tokens are the chunk's.
   template <bool kOffsets>
   void TokenizeChunk(std::string_view bytes, uint64_t base) {
-    if (!ascii_without_icu) return TokenizeWithIcu<kOffsets>(bytes, base);
+    if (!fast_paths) return TokenizeWithIcu<kOffsets>(bytes, base);
     size_t at = 0;
     while (at < bytes.size()) {
       if constexpr (kOffsets) {
@@ -272,7 +318,8 @@ struct Tokenizer::Impl {
       const size_t begin = IcuPieceBegin(bytes, at, other);
       if (begin > at) SegmentAscii<kOffsets>(bytes.substr(at, begin - at), base + at);
       const size_t end = IcuPieceEnd(bytes, other);
-      TokenizeWithIcu<kOffsets>(bytes.substr(begin, end - begin), base + begin);
+      const std::string_view piece = bytes.substr(begin, end - begin);
+      TokenizeMixed<kOffsets>(piece, base + begin);
       at = end;
     }
   }
@@ -321,6 +368,13 @@ struct Tokenizer::Impl {
   // Tested against ICU on every short string of the classes that matter (tokenizer_test.cc).
   template <bool kOffsets>
   void SegmentAscii(std::string_view text, uint64_t base) {
+    SegmentAscii<kOffsets>(text, [base](size_t i) { return base + i; });
+  }
+
+  // The same for ASCII characters that stand for source characters elsewhere: character i of
+  // text starts at source offset source(i), and source(text.size()) is where the last ends.
+  template <bool kOffsets, typename Source>
+  void SegmentAscii(std::string_view text, const Source& source) {
     const auto* b = reinterpret_cast<const uint8_t*>(text.data());
     const size_t n = text.size();
     auto joins = [](uint8_t c) { return c == kLetter || c == kDigit || c == kConnector; };
@@ -361,7 +415,7 @@ struct Tokenizer::Impl {
           t = token;
         }
         if constexpr (kOffsets) {
-          if (!offset_sink->OnToken(t, base + i, base + j, false)) {
+          if (!offset_sink->OnToken(t, source(i), source(j), false)) {
             stopped = true;
             return;
           }
@@ -370,6 +424,99 @@ struct Tokenizer::Impl {
         }
       }
       i = j;
+    }
+  }
+
+  // A piece that goes past ASCII, line by line (each line ends after its newline, the last
+  // perhaps without one): a line of ASCII, Han ideographs and the marks HanPathUnit takes goes
+  // to SegmentHan, the others, consecutive ones together, to ICU. A line is cut from the next
+  // only where the next starts cleanly, as chunks are (CutChunks), so the tokens are the
+  // piece's. `piece` starts cleanly, at offset `base` of the whole text.
+  template <bool kOffsets>
+  void TokenizeMixed(std::string_view piece, uint64_t base) {
+    constexpr size_t kNone = SIZE_MAX;
+    size_t icu_from = kNone;  // the first line of the lines waiting for ICU
+    auto flush_icu = [&](size_t to) {
+      if (icu_from == kNone) return;
+      TokenizeWithIcu<kOffsets>(piece.substr(icu_from, to - icu_from), base + icu_from);
+      icu_from = kNone;
+    };
+    for (size_t at = 0; at < piece.size();) {
+      const size_t newline = piece.find('\n', at);
+      const size_t end = newline == std::string_view::npos ? piece.size() : newline + 1;
+      if ((end == piece.size() || StartsCleanly(piece, end)) &&
+          HanUnits(piece.substr(at, end - at))) {
+        flush_icu(at);
+        SegmentHan<kOffsets>(piece.substr(at, end - at), base + at);
+      } else if (icu_from == kNone) {
+        icu_from = at;
+      }
+      if constexpr (kOffsets) {
+        if (stopped) return;
+      }
+      at = end;
+    }
+    flush_icu(piece.size());
+  }
+
+  // Whether every character of `line` is ASCII, a Han ideograph or a mark HanPathUnit takes;
+  // if so, han_units and han_source hold them for SegmentHan.
+  bool HanUnits(std::string_view line) {
+    const auto* b = reinterpret_cast<const uint8_t*>(line.data());
+    const int32_t n = static_cast<int32_t>(line.size());
+    han_units.clear();
+    han_source.clear();
+    for (int32_t i = 0; i < n;) {
+      han_source.push_back(static_cast<uint32_t>(i));
+      if (b[i] < 0x80) {
+        han_units.push_back(static_cast<char>(b[i++]));
+        continue;
+      }
+      UChar32 c;
+      U8_NEXT(b, i, n, c);
+      const uint8_t unit = c < 0 ? 0 : HanPathUnit(c);
+      if (unit == 0) return false;
+      han_units.push_back(static_cast<char>(unit));
+    }
+    han_source.push_back(static_cast<uint32_t>(n));
+    return true;
+  }
+
+  // The contract for a line that HanUnits took (at offset `base` of the whole text), as ICU
+  // gives it. Ideographs join nothing else under ICU's rules, so the line falls into ASCII
+  // stretches, segmented by SegmentAscii with each mark as its ASCII character, and runs of
+  // ideographs, each replaced by its bigrams (steps 3 and 4). Every character is its own
+  // normalization but A-Z and the marks.
+  template <bool kOffsets>
+  void SegmentHan(std::string_view line, uint64_t base) {
+    const std::string_view units = han_units;
+    auto source = [&](size_t k) { return base + han_source[k]; };
+    for (size_t k = 0; k < units.size();) {
+      size_t end = k;
+      if (static_cast<uint8_t>(units[k]) != kHanUnit) {
+        while (end < units.size() && static_cast<uint8_t>(units[end]) != kHanUnit) ++end;
+        SegmentAscii<kOffsets>(units.substr(k, end - k), [&](size_t i) { return source(k + i); });
+      } else {
+        while (end < units.size() && static_cast<uint8_t>(units[end]) == kHanUnit) ++end;
+        // One ideograph is its own token; more, their overlapping bigrams.
+        const size_t last = end - k == 1 ? k : end - 2;
+        for (size_t i = k; i <= last; ++i) {
+          const size_t to = std::min(i + 2, end);
+          const std::string_view t = line.substr(han_source[i], han_source[to] - han_source[i]);
+          if constexpr (kOffsets) {
+            if (!offset_sink->OnToken(t, source(i), source(to), i > k)) {
+              stopped = true;
+              return;
+            }
+          } else {
+            sink->OnToken(t);
+          }
+        }
+      }
+      if constexpr (kOffsets) {
+        if (stopped) return;
+      }
+      k = end;
     }
   }
 
@@ -455,7 +602,7 @@ Tokenizer::Tokenizer() : impl_(std::make_unique<Impl>()) {}
 
 Tokenizer::~Tokenizer() = default;
 
-void Tokenizer::SetAsciiWithoutIcuForTesting(bool on) { impl_->ascii_without_icu = on; }
+void Tokenizer::SetFastPathsForTesting(bool on) { impl_->fast_paths = on; }
 
 void Tokenizer::SetChunkBytesForTesting(size_t chunk, size_t max_chunk) {
   impl_->chunk_bytes = std::max<size_t>(chunk, 8);

@@ -96,9 +96,10 @@ class Tokenizer {
   // For tests: overrides the chunk sizes (small sizes exercise the chunk cutting).
   void SetChunkBytesForTesting(size_t chunk, size_t max_chunk);
 
-  // For tests: whether lines of ASCII are tokenized without ICU (the default) or, as every
-  // other text, with ICU's normalizer and break iterator. The tokens are the same.
-  void SetAsciiWithoutIcuForTesting(bool on);
+  // For tests: whether lines of ASCII, and lines of ASCII, Han ideographs and common Chinese
+  // punctuation, are tokenized without ICU (the default), or every text with ICU's normalizer
+  // and break iterator. The tokens are the same.
+  void SetFastPathsForTesting(bool on);
 
  private:
   struct Impl;

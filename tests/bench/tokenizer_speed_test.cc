@@ -67,9 +67,9 @@ TEST_CASE("tokenizer throughput", "[.bench][tokenizer-speed]") {
     offsets = CountOffsets{};
     tok.TokenizeWithOffsets(text, offsets);
   });
-  // The same with ICU for every byte (no ASCII lines without it): what the ASCII path saves.
+  // The same with ICU for every byte (no fast paths): what the ASCII and Han paths save.
   bitsift::tokenizer::Tokenizer icu_tok;
-  icu_tok.SetAsciiWithoutIcuForTesting(false);
+  icu_tok.SetFastPathsForTesting(false);
   Count icu_whole;
   double icu_whole_mbps = BestMBps(text, [&] {
     icu_whole = Count{};
@@ -82,7 +82,7 @@ TEST_CASE("tokenizer throughput", "[.bench][tokenizer-speed]") {
   });
   std::printf(
       "%zu bytes, %llu tokens\n"
-      "| path | ASCII lines without ICU | ICU for every byte |\n|---|---|---|\n"
+      "| path | ASCII and Han lines without ICU | ICU for every byte |\n|---|---|---|\n"
       "| whole text | %.1f MB/s | %.1f MB/s |\n| streamed 1M | %.1f MB/s | |\n"
       "| offsets | %.1f MB/s | %.1f MB/s |\n",
       text.size(), static_cast<unsigned long long>(whole.tokens), whole_mbps, icu_whole_mbps,

@@ -1,5 +1,5 @@
 // Lines of ASCII are tokenized without ICU (Tokenizer's SegmentAscii). These tests hold that
-// path to ICU's own answer: a Tokenizer with SetAsciiWithoutIcuForTesting(false) runs every
+// path to ICU's own answer: a Tokenizer with SetFastPathsForTesting(false) runs every
 // byte through ICU's normalizer and break iterator, as the contract says.
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
@@ -39,7 +39,7 @@ Result TokenizeAll(std::string_view text, bool ascii_path, size_t piece = 1 << 2
                    size_t chunk = Tokenizer::kChunkBytes,
                    size_t max_chunk = Tokenizer::kMaxChunkBytes) {
   Tokenizer tok;
-  tok.SetAsciiWithoutIcuForTesting(ascii_path);
+  tok.SetFastPathsForTesting(ascii_path);
   tok.SetChunkBytesForTesting(chunk, max_chunk);
   Result r;
   Collect c;
@@ -180,4 +180,192 @@ TEST_CASE("ASCII without ICU: every ASCII character may start a chunk", "[tokeni
     CHECK(wb != U_WB_ZWJ);
     CHECK(nfkc_cf->hasBoundaryBefore(c));
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lines of ASCII, Han ideographs and common Chinese punctuation (Tokenizer's SegmentHan), held
+// to ICU the same way.
+
+namespace {
+
+std::string Utf8(UChar32 c) {
+  std::string s;
+  icu::UnicodeString(c).toUTF8String(s);
+  return s;
+}
+
+// The punctuation marks the Han path takes (tokenizer.cc, HanPathUnit).
+const std::vector<UChar32> kHanPathMarks = {0x3000, 0x3001, 0x3002, 0x3008, 0x3009, 0x300A, 0x300B,
+                                            0x300C, 0x300D, 0x300E, 0x300F, 0x3010, 0x3011, 0x3014,
+                                            0x3015, 0x3016, 0x3017, 0x201C, 0x201D, 0x2014, 0xFF01,
+                                            0xFF08, 0xFF09, 0xFF0C, 0xFF0E, 0xFF1A, 0xFF1B, 0xFF1F};
+
+}  // namespace
+
+TEST_CASE("Han without ICU: every ideograph of the unified blocks, alone and among others",
+          "[tokenizer][han]") {
+  // Each ideograph alone, doubled, between letters and digits, and before a mark, one line
+  // each (a newline breaks on both sides), in batches of one text.
+  size_t count = 0;
+  std::string batch;
+  for (UChar32 first : {0x3400, 0x4E00}) {
+    const UChar32 last = first == 0x3400 ? 0x4DBF : 0x9FFF;
+    for (UChar32 c = first; c <= last; ++c) {
+      const std::string h = Utf8(c);
+      batch += h + "\n" + h + h + "\na" + h + "1\n_" + h + "_" + h + "，\n";
+      ++count;
+      if (batch.size() > (64 << 10)) {
+        CheckSameAsIcu(batch);
+        batch.clear();
+      }
+    }
+  }
+  CheckSameAsIcu(batch);
+  CHECK(count == 6592 + 20992);
+}
+
+TEST_CASE("Han without ICU: every string of up to four characters of each class",
+          "[tokenizer][han]") {
+  // ASCII classes, two ideographs, and each mark (the rarer ones only up to three).
+  std::vector<std::string> classes;
+  for (char c : kClasses) classes.emplace_back(1, c);
+  classes.push_back(Utf8(0x4E2D));  // 中
+  classes.push_back(Utf8(0x3400));
+  const size_t common = classes.size();
+  for (UChar32 m : {0xFF0C, 0xFF0E, 0xFF1B, 0x3001}) classes.push_back(Utf8(m));
+  const size_t four = classes.size();
+  for (UChar32 m : kHanPathMarks) {
+    if (m != 0xFF0C && m != 0xFF0E && m != 0xFF1B && m != 0x3001) classes.push_back(Utf8(m));
+  }
+  (void)common;
+  size_t strings = 0;
+  std::string batch;
+  for (size_t length = 1; length <= 4; ++length) {
+    const size_t k = length <= 3 ? classes.size() : four;
+    std::vector<size_t> digits(length, 0);
+    for (;;) {
+      for (size_t d : digits) batch += classes[d];
+      batch += '\n';
+      ++strings;
+      if (batch.size() > (64 << 10)) {
+        CheckSameAsIcu(batch);
+        batch.clear();
+      }
+      size_t i = 0;
+      while (i < length && ++digits[i] == k) digits[i++] = 0;
+      if (i == length) break;
+    }
+  }
+  CheckSameAsIcu(batch);
+  CHECK(strings > 80000);
+}
+
+TEST_CASE("Han without ICU: the marks' normalization and classes, and clean chunk starts",
+          "[tokenizer][han]") {
+  // What HanPathUnit assumes, asked of ICU: an ideograph or a mark starts a chunk cleanly (no
+  // word-break extender, a normalization boundary before it); each ideograph is its own
+  // NFKC_Casefold; each mark is its own or one ASCII character.
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfkc_cf = icu::Normalizer2::getNFKCCasefoldInstance(status);
+  REQUIRE(U_SUCCESS(status));
+  std::vector<UChar32> all = kHanPathMarks;
+  for (UChar32 c = 0x3400; c <= 0x4DBF; ++c) all.push_back(c);
+  for (UChar32 c = 0x4E00; c <= 0x9FFF; ++c) all.push_back(c);
+  for (UChar32 c : all) {
+    INFO("U+" << std::hex << c);
+    const int32_t wb = u_getIntPropertyValue(c, UCHAR_WORD_BREAK);
+    CHECK(wb != U_WB_EXTEND);
+    CHECK(wb != U_WB_FORMAT);
+    CHECK(wb != U_WB_ZWJ);
+    CHECK(nfkc_cf->hasBoundaryBefore(c));
+    icu::UnicodeString out;
+    nfkc_cf->normalize(icu::UnicodeString(c), out, status);
+    REQUIRE(U_SUCCESS(status));
+    CHECK(out.length() == 1);
+    CHECK((out.char32At(0) == c || out.char32At(0) < 0x80));
+  }
+  // A Chinese text with a mark or a character the path does not take goes to ICU whole.
+  auto tokens = [](std::string_view text) {
+    Collect c;
+    Tokenizer tok;
+    tok.Tokenize(text, c);
+    return c.tokens;
+  };
+  using T = std::vector<std::string>;
+  CHECK(tokens("北斗七星，1，2章") == T{"北斗", "斗七", "七星", "1,2", "章"});
+  CHECK(tokens("《红楼梦》x.中") == T{"红楼", "楼梦", "x", "中"});
+  CHECK(tokens("中文ＡＢ") == T{"中文", "ab"});  // fullwidth letters: ICU's path
+}
+
+TEST_CASE("Han without ICU: random Chinese, ASCII and other text, streamed and in chunks",
+          "[tokenizer][han]") {
+  std::mt19937_64 rng(20261128);
+  std::vector<std::string> pieces;
+  for (UChar32 m : kHanPathMarks) pieces.push_back(Utf8(m));
+  for (const char* p : {"中",
+                        "文",
+                        "搜索",
+                        "引擎",
+                        "北斗七星",
+                        "\xe4\xb8\x80",
+                        "\xe9\xbf\xbf",
+                        "\xe3\x90\x80",
+                        "\xe4\xb6\xbf",
+                        "a",
+                        "Z",
+                        "7",
+                        "_",
+                        ".",
+                        ",",
+                        ";",
+                        "'",
+                        "@",
+                        " ",
+                        "\n",
+                        "-",
+                        "カ",
+                        "ひ",
+                        "々",
+                        "〇",
+                        "é",
+                        "\xcc\x81",
+                        "\xe2\x80\x8d",
+                        "\xef\xb8\x80",
+                        "ＡＢ",
+                        "１",
+                        "\xff",
+                        "①",
+                        "…",
+                        "·"}) {
+    pieces.emplace_back(p);
+  }
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    const int n = 1 + static_cast<int>(rng() % 60);
+    // Mostly the path's own characters; a rarer one now and then sends the piece to ICU.
+    for (int i = 0; i < n; ++i) {
+      const size_t own = kHanPathMarks.size() + 19;
+      text += pieces[rng() % 8 == 0 ? rng() % pieces.size() : rng() % own];
+    }
+    INFO("round " << round << ": " << text);
+    CheckSameAsIcu(text, 1 + rng() % 50);
+    CheckSameAsIcu(text, 1 + rng() % 50, 16 + rng() % 32, round % 2 ? 64 : 1 << 20);
+  }
+}
+
+TEST_CASE("Han without ICU: every other character of the BMP beside ideographs and ASCII",
+          "[tokenizer][han]") {
+  // The path must take no character it should not: each code point of the BMP (surrogates
+  // aside) alone, doubled and between ideographs, letters and digits, as ICU gives them.
+  std::string batch;
+  for (UChar32 c = 0x80; c <= 0xFFFF; ++c) {
+    if (c >= 0xD800 && c <= 0xDFFF) continue;
+    const std::string x = Utf8(c);
+    batch += x + "\n" + x + x + "\n中" + x + "文\na" + x + "b 1" + x + "2\n";
+    if (batch.size() > (64 << 10)) {
+      CheckSameAsIcu(batch);
+      batch.clear();
+    }
+  }
+  CheckSameAsIcu(batch);
 }

@@ -61,18 +61,28 @@ constexpr std::array<uint8_t, 256> kAsciiClasses = [] {
 constexpr size_t kIcuJoinBytes = 256;
 
 // The Han path (Impl::SegmentHan) takes the lines of ICU's pieces whose every character is
-// ASCII, a Han ideograph of the unified blocks or a punctuation mark common in Chinese text,
-// and otherwise leaves the line to ICU. Under ICU 72 each of those ideographs is its own
-// NFKC_Casefold and is segmented with an ideographic rule status (300..499) alone, doubled and
-// among other characters, so a run of them becomes its bigrams whatever ICU's dictionary makes
-// of it; each mark below is its own NFKC_Casefold or becomes one ASCII character, and is a
-// word-break class that joins nothing (Other, or the ASCII character's own class).
+// ASCII, a unified Han ideograph of the BMP, a hiragana or katakana, or a punctuation mark
+// common in Chinese and Japanese text, and otherwise leaves the line to ICU. Under ICU 72 each
+// of those ideographs and kana is its own NFKC_Casefold and is segmented with a kana or
+// ideographic rule status (300..499) alone, doubled and among other characters, so a run of
+// them becomes its bigrams whatever ICU's dictionary makes of it; the one word-break rule that
+// joins them to anything else joins a katakana and '_' (WB13a-b), and such a line goes to ICU.
+// Each mark below is its own NFKC_Casefold or becomes one ASCII character, and is a word-break
+// class that joins nothing (Other, or the ASCII character's own class).
 // tests/tokenizer/ascii_test.cc asks ICU all of this, character by character.
-constexpr uint8_t kHanUnit = 0x80;  // a Han ideograph among the ASCII of SegmentHan's units
+// SegmentHan's units: ASCII characters, and these two for the characters of kana/ideographic
+// runs (every unit from kHanUnit up).
+constexpr uint8_t kHanUnit = 0x80;       // a Han ideograph or a hiragana
+constexpr uint8_t kKatakanaUnit = 0x81;  // a katakana: joins '_' (WB13a-b), unlike the others
 
+// The characters of kana/ideographic runs that the Han path takes: the unified ideographs of
+// the BMP (Extension A and the main block), hiragana, and katakana with the prolonged sound
+// mark (U+30FC).
 bool IsHanIdeograph(UChar32 c) {
-  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF);
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+         (c >= 0x3041 && c <= 0x3096);
 }
+bool IsKatakana(UChar32 c) { return (c >= 0x30A1 && c <= 0x30FA) || c == 0x30FC; }
 
 // The punctuation marks the Han path takes, sorted, each with the ASCII character it stands
 // for: the one NFKC_Casefold makes of a fullwidth form, or ' ' for a mark that is its own
@@ -97,6 +107,7 @@ constexpr HanPathMark kHanPathMarks[] = {
 // character that stands for a mark, or 0 if the path does not take it.
 uint8_t HanPathUnit(UChar32 c) {
   if (IsHanIdeograph(c)) return kHanUnit;
+  if (IsKatakana(c)) return kKatakanaUnit;
   const auto* end = std::end(kHanPathMarks);
   const auto* m = std::lower_bound(std::begin(kHanPathMarks), end, c,
                                    [](const HanPathMark& x, UChar32 y) { return x.c < y; });
@@ -479,6 +490,11 @@ struct Tokenizer::Impl {
       han_units.push_back(static_cast<char>(unit));
     }
     han_source.push_back(static_cast<uint32_t>(n));
+    // A katakana beside '_' makes one word with it (and what '_' joins): ICU's.
+    for (size_t k = 1; k < han_units.size(); ++k) {
+      const auto a = static_cast<uint8_t>(han_units[k - 1]), b = static_cast<uint8_t>(han_units[k]);
+      if ((a == kKatakanaUnit && b == '_') || (a == '_' && b == kKatakanaUnit)) return false;
+    }
     return true;
   }
 
@@ -493,11 +509,11 @@ struct Tokenizer::Impl {
     auto source = [&](size_t k) { return base + han_source[k]; };
     for (size_t k = 0; k < units.size();) {
       size_t end = k;
-      if (static_cast<uint8_t>(units[k]) != kHanUnit) {
-        while (end < units.size() && static_cast<uint8_t>(units[end]) != kHanUnit) ++end;
+      if (static_cast<uint8_t>(units[k]) < kHanUnit) {
+        while (end < units.size() && static_cast<uint8_t>(units[end]) < kHanUnit) ++end;
         SegmentAscii<kOffsets>(units.substr(k, end - k), [&](size_t i) { return source(k + i); });
       } else {
-        while (end < units.size() && static_cast<uint8_t>(units[end]) == kHanUnit) ++end;
+        while (end < units.size() && static_cast<uint8_t>(units[end]) >= kHanUnit) ++end;
         // One ideograph is its own token; more, their overlapping bigrams.
         const size_t last = end - k == 1 ? k : end - 2;
         for (size_t i = k; i <= last; ++i) {

@@ -200,16 +200,22 @@ const std::vector<UChar32> kHanPathMarks = {0x3000, 0x3001, 0x3002, 0x3008, 0x30
                                             0x3015, 0x3016, 0x3017, 0x201C, 0x201D, 0x2014, 0xFF01,
                                             0xFF08, 0xFF09, 0xFF0C, 0xFF0E, 0xFF1A, 0xFF1B, 0xFF1F};
 
+// The characters of kana/ideographic runs the Han path takes: ideographs (Extension A, the
+// main block), hiragana, katakana, the prolonged sound mark.
+const std::vector<std::pair<UChar32, UChar32>> kRunRanges = {
+    {0x3400, 0x4DBF}, {0x4E00, 0x9FFF}, {0x3041, 0x3096}, {0x30A1, 0x30FA}, {0x30FC, 0x30FC}};
+
 }  // namespace
 
-TEST_CASE("Han without ICU: every ideograph of the unified blocks, alone and among others",
-          "[tokenizer][han]") {
-  // Each ideograph alone, doubled, between letters and digits, and before a mark, one line
-  // each (a newline breaks on both sides), in batches of one text.
+TEST_CASE(
+    "Han without ICU: every ideograph of the unified blocks and every kana, alone and "
+    "among others",
+    "[tokenizer][han]") {
+  // Each character alone, doubled, between letters and digits, beside '_' and before a mark,
+  // one line each (a newline breaks on both sides), in batches of one text.
   size_t count = 0;
   std::string batch;
-  for (UChar32 first : {0x3400, 0x4E00}) {
-    const UChar32 last = first == 0x3400 ? 0x4DBF : 0x9FFF;
+  for (const auto& [first, last] : kRunRanges) {
     for (UChar32 c = first; c <= last; ++c) {
       const std::string h = Utf8(c);
       batch += h + "\n" + h + h + "\na" + h + "1\n_" + h + "_" + h + "，\n";
@@ -221,7 +227,7 @@ TEST_CASE("Han without ICU: every ideograph of the unified blocks, alone and amo
     }
   }
   CheckSameAsIcu(batch);
-  CHECK(count == 6592 + 20992);
+  CHECK(count == 6592 + 20992 + 86 + 90 + 1);
 }
 
 TEST_CASE("Han without ICU: every string of up to four characters of each class",
@@ -231,6 +237,8 @@ TEST_CASE("Han without ICU: every string of up to four characters of each class"
   for (char c : kClasses) classes.emplace_back(1, c);
   classes.push_back(Utf8(0x4E2D));  // 中
   classes.push_back(Utf8(0x3400));
+  classes.push_back(Utf8(0x3072));  // ひ
+  classes.push_back(Utf8(0x30AB));  // カ
   const size_t common = classes.size();
   for (UChar32 m : {0xFF0C, 0xFF0E, 0xFF1B, 0x3001}) classes.push_back(Utf8(m));
   const size_t four = classes.size();
@@ -260,7 +268,7 @@ TEST_CASE("Han without ICU: every string of up to four characters of each class"
   CHECK(strings > 80000);
 }
 
-TEST_CASE("Han without ICU: the marks' normalization and classes, and clean chunk starts",
+TEST_CASE("Han without ICU: the characters' normalization and classes, and clean chunk starts",
           "[tokenizer][han]") {
   // What HanPathUnit assumes, asked of ICU: an ideograph or a mark starts a chunk cleanly (no
   // word-break extender, a normalization boundary before it); each ideograph is its own
@@ -269,8 +277,9 @@ TEST_CASE("Han without ICU: the marks' normalization and classes, and clean chun
   const icu::Normalizer2* nfkc_cf = icu::Normalizer2::getNFKCCasefoldInstance(status);
   REQUIRE(U_SUCCESS(status));
   std::vector<UChar32> all = kHanPathMarks;
-  for (UChar32 c = 0x3400; c <= 0x4DBF; ++c) all.push_back(c);
-  for (UChar32 c = 0x4E00; c <= 0x9FFF; ++c) all.push_back(c);
+  for (const auto& [first, last] : kRunRanges) {
+    for (UChar32 c = first; c <= last; ++c) all.push_back(c);
+  }
   for (UChar32 c : all) {
     INFO("U+" << std::hex << c);
     const int32_t wb = u_getIntPropertyValue(c, UCHAR_WORD_BREAK);
@@ -303,6 +312,11 @@ TEST_CASE("Han without ICU: random Chinese, ASCII and other text, streamed and i
   std::vector<std::string> pieces;
   for (UChar32 m : kHanPathMarks) pieces.push_back(Utf8(m));
   for (const char* p : {"中",
+                        "カタカナ",
+                        "ひらがな",
+                        "ー",
+                        "ン",
+                        "の",
                         "文",
                         "搜索",
                         "引擎",
@@ -344,7 +358,7 @@ TEST_CASE("Han without ICU: random Chinese, ASCII and other text, streamed and i
     const int n = 1 + static_cast<int>(rng() % 60);
     // Mostly the path's own characters; a rarer one now and then sends the piece to ICU.
     for (int i = 0; i < n; ++i) {
-      const size_t own = kHanPathMarks.size() + 19;
+      const size_t own = kHanPathMarks.size() + 24;
       text += pieces[rng() % 8 == 0 ? rng() % pieces.size() : rng() % own];
     }
     INFO("round " << round << ": " << text);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/harness.py: one corpus through bitsift and every peer, one Markdown report.
 
-Entry point: bench/run CORPUS [options] (CORPUS: sample, kjv, zh, linux-files, linux-paras).
+Entry point: bench/run CORPUS [options] (CORPUS: sample, kjv, zh, cjk, linux-files, linux-paras).
 See bench/README.md for what is measured and how.
 """
 import argparse
@@ -313,7 +313,7 @@ def fmt_mb(b):
 def main():
     global WORK, WORKBIN
     ap = argparse.ArgumentParser(description="bench/run CORPUS")
-    ap.add_argument("corpus", choices=["sample", "kjv", "zh", "linux-files", "linux-paras"])
+    ap.add_argument("corpus", choices=["sample", "kjv", "zh", "cjk", "linux-files", "linux-paras"])
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--bitsift", default=os.environ.get("BITSIFT") or
                     os.path.join(REPO, "build", "bitsift"))

@@ -1,10 +1,12 @@
-// Lines of ASCII are tokenized without ICU (Tokenizer's SegmentAscii). These tests hold that
-// path to ICU's own answer: a Tokenizer with SetFastPathsForTesting(false) runs every
+// Lines of ASCII (Tokenizer's SegmentAscii) and lines of ASCII, Han ideographs, kana and
+// common Chinese/Japanese punctuation (SegmentHan) are tokenized without ICU. These tests hold
+// those paths to ICU's own answer: a Tokenizer with SetFastPathsForTesting(false) runs every
 // byte through ICU's normalizer and break iterator, as the contract says.
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 
 #include <catch2/catch.hpp>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -61,23 +63,37 @@ void CheckSameAsIcu(std::string_view text, size_t piece = 1 << 20,
   REQUIRE(fast.offsets == icu.offsets);
 }
 
+// The tokens of text, in order, with the fast paths (the default).
+std::vector<std::string> Tokens(std::string_view text) {
+  Collect c;
+  Tokenizer tok;
+  tok.Tokenize(text, c);
+  return c.tokens;
+}
+
+// CheckSameAsIcu with text fed in random pieces, and again with small chunks (cuts inside the
+// text; with forced_cuts, a maximum chunk small enough to force some).
+void CheckSameAsIcuInPieces(std::string_view text, std::mt19937_64& rng, bool forced_cuts) {
+  CheckSameAsIcu(text, 1 + rng() % 50);
+  CheckSameAsIcu(text, 1 + rng() % 50, 16 + rng() % 32, forced_cuts ? 64 : 1 << 20);
+}
+
 // One character of each word-break class that matters for ASCII, and of the ones that do not.
 const std::string kClasses = "aZ@7_.',;- \n";
 
-}  // namespace
-
-TEST_CASE("ASCII without ICU: every string of up to five characters of each class",
-          "[tokenizer][ascii]") {
-  // Each string on a line of its own: a newline breaks on both sides (WB3a, WB3b), so the
-  // tokens of the whole are the tokens of the strings in order; strings are cut in batches so
-  // that each batch is one text.
-  const size_t k = kClasses.size();
+// Holds to ICU every string of 1 to max_length characters drawn from the first
+// count(length) of `classes`; returns how many. Each string is on a line of its own: a newline
+// breaks on both sides (WB3a, WB3b), so the tokens of the whole are the tokens of the strings
+// in order; strings are cut in batches so that each batch is one text.
+size_t CheckEveryString(const std::vector<std::string>& classes, size_t max_length,
+                        const std::function<size_t(size_t)>& count) {
   size_t strings = 0;
   std::string batch;
-  for (size_t length = 1; length <= 5; ++length) {
+  for (size_t length = 1; length <= max_length; ++length) {
+    const size_t k = count(length);
     std::vector<size_t> digits(length, 0);
     for (;;) {
-      for (size_t d : digits) batch += kClasses[d];
+      for (size_t d : digits) batch += classes[d];
       batch += '\n';
       ++strings;
       if (batch.size() > (64 << 10)) {
@@ -90,22 +106,26 @@ TEST_CASE("ASCII without ICU: every string of up to five characters of each clas
     }
   }
   CheckSameAsIcu(batch);
+  return strings;
+}
+
+}  // namespace
+
+TEST_CASE("ASCII without ICU: every string of up to five characters of each class",
+          "[tokenizer][ascii]") {
+  std::vector<std::string> classes;
+  for (char c : kClasses) classes.emplace_back(1, c);
+  const size_t strings = CheckEveryString(classes, 5, [&](size_t) { return classes.size(); });
   CHECK(strings == 12 + 144 + 1728 + 20736 + 248832);
 }
 
 TEST_CASE("ASCII without ICU: the classes' quirks, one by one", "[tokenizer][ascii]") {
-  auto tokens = [](std::string_view text) {
-    Collect c;
-    Tokenizer tok;
-    tok.Tokenize(text, c);
-    return c.tokens;
-  };
   using T = std::vector<std::string>;
-  CHECK(tokens("Foo@Bar.com e-mail") == T{"foo@bar.com", "e", "mail"});
-  CHECK(tokens("@ _ __ a_ _1") == T{"@", "__", "a_", "_1"});
-  CHECK(tokens("a:b 3.14 1,000 x,y don't a.1 1.a") ==
+  CHECK(Tokens("Foo@Bar.com e-mail") == T{"foo@bar.com", "e", "mail"});
+  CHECK(Tokens("@ _ __ a_ _1") == T{"@", "__", "a_", "_1"});
+  CHECK(Tokens("a:b 3.14 1,000 x,y don't a.1 1.a") ==
         T{"a", "b", "3.14", "1,000", "x", "y", "don't", "a", "1", "1", "a"});
-  CHECK(tokens("std::vector<int> v1.2.3") == T{"std", "vector", "int", "v1.2.3"});
+  CHECK(Tokens("std::vector<int> v1.2.3") == T{"std", "vector", "int", "v1.2.3"});
   for (const char* text : {"Foo@Bar.com e-mail", "@ _ __ a_ _1", "a:b 3.14 1,000 x,y don't",
                            "std::vector<int> v1.2.3"}) {
     CheckSameAsIcu(text);
@@ -148,9 +168,7 @@ TEST_CASE("ASCII without ICU: random ASCII, and ASCII lines among other text",
       if (rng() % 8 != 0) text += rng() % 4 == 0 ? "\r\n" : "\n";
     }
     INFO("round " << round << ": " << text);
-    CheckSameAsIcu(text, 1 + rng() % 50);
-    // Small chunks: cuts inside the text, and forced ones.
-    CheckSameAsIcu(text, 1 + rng() % 50, 16 + rng() % 32, round % 2 ? 64 : 1 << 20);
+    CheckSameAsIcuInPieces(text, rng, round % 2 == 1);
   }
 }
 
@@ -239,33 +257,14 @@ TEST_CASE("Han without ICU: every string of up to four characters of each class"
   classes.push_back(Utf8(0x3400));
   classes.push_back(Utf8(0x3072));  // ひ
   classes.push_back(Utf8(0x30AB));  // カ
-  const size_t common = classes.size();
   for (UChar32 m : {0xFF0C, 0xFF0E, 0xFF1B, 0x3001}) classes.push_back(Utf8(m));
   const size_t four = classes.size();
   for (UChar32 m : kHanPathMarks) {
     if (m != 0xFF0C && m != 0xFF0E && m != 0xFF1B && m != 0x3001) classes.push_back(Utf8(m));
   }
-  (void)common;
-  size_t strings = 0;
-  std::string batch;
-  for (size_t length = 1; length <= 4; ++length) {
-    const size_t k = length <= 3 ? classes.size() : four;
-    std::vector<size_t> digits(length, 0);
-    for (;;) {
-      for (size_t d : digits) batch += classes[d];
-      batch += '\n';
-      ++strings;
-      if (batch.size() > (64 << 10)) {
-        CheckSameAsIcu(batch);
-        batch.clear();
-      }
-      size_t i = 0;
-      while (i < length && ++digits[i] == k) digits[i++] = 0;
-      if (i == length) break;
-    }
-  }
-  CheckSameAsIcu(batch);
-  CHECK(strings > 80000);
+  const size_t strings = CheckEveryString(
+      classes, 4, [&](size_t length) { return length <= 3 ? classes.size() : four; });
+  CHECK(strings == 44 + 44 * 44 + 44 * 44 * 44 + 20 * 20 * 20 * 20);
 }
 
 TEST_CASE("Han without ICU: the characters' normalization and classes, and clean chunk starts",
@@ -293,17 +292,11 @@ TEST_CASE("Han without ICU: the characters' normalization and classes, and clean
     CHECK(out.length() == 1);
     CHECK((out.char32At(0) == c || out.char32At(0) < 0x80));
   }
-  // A Chinese text with a mark or a character the path does not take goes to ICU whole.
-  auto tokens = [](std::string_view text) {
-    Collect c;
-    Tokenizer tok;
-    tok.Tokenize(text, c);
-    return c.tokens;
-  };
+  // A line with a mark or a character the path does not take goes to ICU whole.
   using T = std::vector<std::string>;
-  CHECK(tokens("北斗七星，1，2章") == T{"北斗", "斗七", "七星", "1,2", "章"});
-  CHECK(tokens("《红楼梦》x.中") == T{"红楼", "楼梦", "x", "中"});
-  CHECK(tokens("中文ＡＢ") == T{"中文", "ab"});  // fullwidth letters: ICU's path
+  CHECK(Tokens("北斗七星，1，2章") == T{"北斗", "斗七", "七星", "1,2", "章"});
+  CHECK(Tokens("《红楼梦》x.中") == T{"红楼", "楼梦", "x", "中"});
+  CHECK(Tokens("中文ＡＢ") == T{"中文", "ab"});  // fullwidth letters: ICU's path
 }
 
 TEST_CASE("Han without ICU: random Chinese, ASCII and other text, streamed and in chunks",
@@ -362,8 +355,7 @@ TEST_CASE("Han without ICU: random Chinese, ASCII and other text, streamed and i
       text += pieces[rng() % 8 == 0 ? rng() % pieces.size() : rng() % own];
     }
     INFO("round " << round << ": " << text);
-    CheckSameAsIcu(text, 1 + rng() % 50);
-    CheckSameAsIcu(text, 1 + rng() % 50, 16 + rng() % 32, round % 2 ? 64 : 1 << 20);
+    CheckSameAsIcuInPieces(text, rng, round % 2 == 1);
   }
 }
 

@@ -78,7 +78,7 @@ constexpr uint8_t kKatakanaUnit = 0x81;  // a katakana: joins '_' (WB13a-b), unl
 // The characters of kana/ideographic runs that the Han path takes: the unified ideographs of
 // the BMP (Extension A and the main block), hiragana, and katakana with the prolonged sound
 // mark (U+30FC).
-bool IsHanIdeograph(UChar32 c) {
+bool IsHanOrHiragana(UChar32 c) {
   return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
          (c >= 0x3041 && c <= 0x3096);
 }
@@ -103,10 +103,11 @@ constexpr HanPathMark kHanPathMarks[] = {
     {0xFF1B, ';'}, {0xFF1F, '?'},  // fullwidth ! ( ) , . : ; ?
 };
 
-// What the Han path makes of the non-ASCII character c: kHanUnit for an ideograph, the ASCII
-// character that stands for a mark, or 0 if the path does not take it.
+// What the Han path makes of the non-ASCII character c: kHanUnit or kKatakanaUnit for an
+// ideograph or kana, the ASCII character that stands for a mark, or 0 if the path does not
+// take it.
 uint8_t HanPathUnit(UChar32 c) {
-  if (IsHanIdeograph(c)) return kHanUnit;
+  if (IsHanOrHiragana(c)) return kHanUnit;
   if (IsKatakana(c)) return kKatakanaUnit;
   const auto* end = std::end(kHanPathMarks);
   const auto* m = std::lower_bound(std::begin(kHanPathMarks), end, c,
@@ -126,8 +127,8 @@ struct Tokenizer::Impl {
   icu::UnicodeString decoded;        // the chunk in UTF-16
   icu::UnicodeString normalized;     // the chunk after NFKC_Casefold
   std::string token;                 // scratch for one UTF-8 token
-  std::string han_units;             // SegmentHan: a piece's characters as ASCII or kHanUnit
-  std::vector<uint32_t> han_source;  // and where each starts in it (then the piece's end)
+  std::string han_units;             // HanUnits: a line's characters as SegmentHan's units
+  std::vector<uint32_t> han_source;  // and where each starts in it (then the line's end)
   std::vector<int32_t> run;          // start (in normalized) of each code point of the current
                                      // kana/ideographic run
   int32_t run_end = 0;               // end of the current run in normalized
@@ -329,8 +330,7 @@ struct Tokenizer::Impl {
       const size_t begin = IcuPieceBegin(bytes, at, other);
       if (begin > at) SegmentAscii<kOffsets>(bytes.substr(at, begin - at), base + at);
       const size_t end = IcuPieceEnd(bytes, other);
-      const std::string_view piece = bytes.substr(begin, end - begin);
-      TokenizeMixed<kOffsets>(piece, base + begin);
+      TokenizeMixed<kOffsets>(bytes.substr(begin, end - begin), base + begin);
       at = end;
     }
   }
@@ -439,10 +439,10 @@ struct Tokenizer::Impl {
   }
 
   // A piece that goes past ASCII, line by line (each line ends after its newline, the last
-  // perhaps without one): a line of ASCII, Han ideographs and the marks HanPathUnit takes goes
-  // to SegmentHan, the others, consecutive ones together, to ICU. A line is cut from the next
-  // only where the next starts cleanly, as chunks are (CutChunks), so the tokens are the
-  // piece's. `piece` starts cleanly, at offset `base` of the whole text.
+  // perhaps without one): a line that HanUnits takes goes to SegmentHan, the others, consecutive
+  // ones together, to ICU. A line is cut from the next only where the next starts cleanly, as
+  // chunks are (CutChunks), so the tokens are the piece's. `piece` starts cleanly, at offset `base`
+  // of the whole text.
   template <bool kOffsets>
   void TokenizeMixed(std::string_view piece, uint64_t base) {
     constexpr size_t kNone = SIZE_MAX;
@@ -470,8 +470,8 @@ struct Tokenizer::Impl {
     flush_icu(piece.size());
   }
 
-  // Whether every character of `line` is ASCII, a Han ideograph or a mark HanPathUnit takes;
-  // if so, han_units and han_source hold them for SegmentHan.
+  // Whether every character of `line` is ASCII or one HanPathUnit takes, with no katakana
+  // beside '_'; if so, han_units and han_source hold its units for SegmentHan.
   bool HanUnits(std::string_view line) {
     const auto* b = reinterpret_cast<const uint8_t*>(line.data());
     const int32_t n = static_cast<int32_t>(line.size());
@@ -499,9 +499,10 @@ struct Tokenizer::Impl {
   }
 
   // The contract for a line that HanUnits took (at offset `base` of the whole text), as ICU
-  // gives it. Ideographs join nothing else under ICU's rules, so the line falls into ASCII
-  // stretches, segmented by SegmentAscii with each mark as its ASCII character, and runs of
-  // ideographs, each replaced by its bigrams (steps 3 and 4). Every character is its own
+  // gives it. Ideographs and kana join nothing else under ICU's rules (HanUnits left out
+  // katakana beside '_'), so the line falls into ASCII stretches, segmented by SegmentAscii with
+  // each mark as its ASCII character, and runs of ideographs and kana, each replaced by its
+  // bigrams (steps 3 and 4). Every character is its own
   // normalization but A-Z and the marks.
   template <bool kOffsets>
   void SegmentHan(std::string_view line, uint64_t base) {
@@ -514,7 +515,7 @@ struct Tokenizer::Impl {
         SegmentAscii<kOffsets>(units.substr(k, end - k), [&](size_t i) { return source(k + i); });
       } else {
         while (end < units.size() && static_cast<uint8_t>(units[end]) >= kHanUnit) ++end;
-        // One ideograph is its own token; more, their overlapping bigrams.
+        // One character is its own token; more, their overlapping bigrams.
         const size_t last = end - k == 1 ? k : end - 2;
         for (size_t i = k; i <= last; ++i) {
           const size_t to = std::min(i + 2, end);

@@ -96,9 +96,9 @@ class Tokenizer {
   // For tests: overrides the chunk sizes (small sizes exercise the chunk cutting).
   void SetChunkBytesForTesting(size_t chunk, size_t max_chunk);
 
-  // For tests: whether lines of ASCII, and lines of ASCII, Han ideographs and common Chinese
-  // punctuation, are tokenized without ICU (the default), or every text with ICU's normalizer
-  // and break iterator. The tokens are the same.
+  // For tests: whether lines of ASCII, and lines of ASCII, Han ideographs, kana and common
+  // Chinese/Japanese punctuation, are tokenized without ICU (the default), or every text with
+  // ICU's normalizer and break iterator. The tokens are the same.
   void SetFastPathsForTesting(bool on);
 
  private:

@@ -718,9 +718,15 @@ bool IndexFile::Cold(SectionId id, uint64_t chunk) const {
     resident_in_a_row_[i].store(0, std::memory_order_relaxed);
     return true;
   }
+  NoteResident(id);
+  return false;
+}
+
+bool IndexFile::NoteResident(SectionId id) const {
+  const uint32_t i = static_cast<uint32_t>(id) - 1;
   if (resident_in_a_row_[i].fetch_add(1, std::memory_order_relaxed) + 1 >= kWarmAfter)
     warm_[i].store(true, std::memory_order_relaxed);
-  return false;
+  return Warm(id);
 }
 
 void IndexFile::WillNeedChunks(const Span& s, uint64_t first, uint64_t last) const {

@@ -427,7 +427,11 @@ class IndexFile {
       const uint64_t c0 = s.first_chunk + (offset >> kChunkShift);
       const uint64_t c1 = s.first_chunk + ((offset + length - 1) >> kChunkShift);
       for (uint64_t c = c0; c <= c1; ++c) {
-        if (IsVerified(c) || IsRequested(c) || (run && c >= first && c <= last)) continue;
+        if (IsVerified(c)) {  // read before, so most likely cached still: counts as Cold's would
+          if (NoteResident(id)) return;
+          continue;
+        }
+        if (IsRequested(c) || (run && c >= first && c <= last)) continue;
         if (run && c == last + 1) {
           last = c;
           continue;
@@ -521,6 +525,11 @@ class IndexFile {
   // costs a fault per page, while the opposite costs a system call per request.
   static constexpr uint32_t kWarmAfter = 8;
   bool Cold(SectionId id, uint64_t chunk) const;
+  // Counts one more chunk of section `id` found resident (or verified, so read before) in a
+  // row; returns whether the section is warm now. A long-lived reader whose requests meet only
+  // verified chunks (a small dictionary read whole by earlier queries) so stops asking, as it
+  // does once mincore finds chunks resident: each query's requests would be work for nothing.
+  bool NoteResident(SectionId id) const;
   // Whether to ask for the run of chunks [first, last]: Cold at its first chunk or, for a
   // longer run, at its last. A run's first page is often resident alone (opening read a small
   // section that shares it, or a neighbouring request brought it): judging by it alone skipped

@@ -262,6 +262,29 @@ std::vector<uint32_t> IndexSet::Evaluate(const QueryNode& query, uint64_t limit,
   return out;
 }
 
+namespace {
+
+// Adds a segment's statistics to the set's.
+void Tally(const EvalStats& st, SetQueryStats* stats) {
+  (st.absent_term ? stats->segments_skipped : stats->segments_searched)++;
+  stats->terms = std::max(stats->terms, st.terms);
+  stats->candidates += st.candidates;
+  stats->false_positives += st.false_positives;
+  stats->rows_read += st.rows_read;
+  stats->bytes_read += st.bytes_read;
+  stats->parse_us += st.parse_us;
+  stats->and_us += st.and_us;
+  stats->verify_us += st.verify_us;
+  stats->total_us += st.total_us;
+  stats->prefix_terms += st.prefix_terms;
+  stats->phrase_candidates += st.phrase_candidates;
+  stats->text_bytes += st.text_bytes;
+  stats->unreadable += st.unreadable;
+  stats->phrase_us += st.phrase_us;
+}
+
+}  // namespace
+
 std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint64_t limit,
                                        SetQueryStats* stats, const std::vector<IndexScope>* scope,
                                        std::vector<uint32_t>* unreadable, bool parallel,
@@ -279,62 +302,64 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
     // segment whose dictionary lacks a term returns at once, so does one with nothing in the scope.
     const size_t n = index.segments.size();
     std::vector<SegmentAnswer> answers(n);
-    std::vector<std::vector<IdRange>> ranges(n);
-    std::vector<const std::vector<IdRange>*> limits(n, nullptr);
+    // With a scope, each segment's id ranges under it (limit(i) null: the whole segment).
+    std::vector<std::vector<IdRange>> ranges(in != nullptr ? n : 0);
     for (size_t i = 0; in != nullptr && i < n; ++i) {
       const IndexReader& r = *segments_[index.segments[i]].reader;
       ranges[i] = RangesUnder(r, in->prefixes);
-      const bool whole =
-          ranges[i].size() == 1 && ranges[i][0] == IdRange{0, static_cast<uint32_t>(r.doc_count())};
-      if (!whole) limits[i] = &ranges[i];
       if (ranges[i].empty()) stats->segments_out_of_scope++;
     }
+    auto limit_of = [&](size_t i) -> const std::vector<IdRange>* {
+      if (in == nullptr) return nullptr;
+      const uint32_t docs = static_cast<uint32_t>(segments_[index.segments[i]].reader->doc_count());
+      const bool whole = ranges[i].size() == 1 && ranges[i][0] == IdRange{0, docs};
+      return whole ? nullptr : &ranges[i];
+    };
+    auto out_of_scope = [&](size_t i) { return in != nullptr && ranges[i].empty(); };
     auto search = [&](size_t i) {
-      if (limits[i] != nullptr && limits[i]->empty()) return;
-      search_segment(segments_[index.segments[i]], want, limits[i], &answers[i]);
+      if (out_of_scope(i)) return;
+      search_segment(segments_[index.segments[i]], want, limit_of(i), &answers[i]);
     };
     if (!parallel) {
       for (size_t i = 0; i < n; ++i) search(i);
     } else {
       SearchShared(index, settled, search);
     }
-    std::vector<std::vector<uint32_t>> parts;
-    std::vector<size_t> part_segment, part_position;  // (a global segment number; its position)
+    size_t answering = 0, only = 0;  // segments with hits; one of them
     for (size_t i = 0; i < n; ++i) {
-      if (limits[i] != nullptr && limits[i]->empty()) continue;
-      const EvalStats& st = answers[i].stats;
-      (st.absent_term ? stats->segments_skipped : stats->segments_searched)++;
-      stats->terms = std::max(stats->terms, st.terms);
-      stats->candidates += st.candidates;
-      stats->false_positives += st.false_positives;
-      stats->rows_read += st.rows_read;
-      stats->bytes_read += st.bytes_read;
-      stats->parse_us += st.parse_us;
-      stats->and_us += st.and_us;
-      stats->verify_us += st.verify_us;
-      stats->total_us += st.total_us;
-      stats->prefix_terms += st.prefix_terms;
-      stats->phrase_candidates += st.phrase_candidates;
-      stats->text_bytes += st.text_bytes;
-      stats->unreadable += st.unreadable;
-      stats->phrase_us += st.phrase_us;
+      if (out_of_scope(i)) continue;
+      Tally(answers[i].stats, stats);
       const Segment& seg = segments_[index.segments[i]];
       if (unreadable != nullptr) {
         for (uint32_t local : answers[i].unreadable) unreadable->push_back(seg.first_id + local);
       }
       if (!answers[i].hits.empty()) {
-        parts.push_back(std::move(answers[i].hits));
-        part_segment.push_back(index.segments[i]);
-        part_position.push_back(i);
+        ++answering;
+        only = i;
       }
     }
-    if (parts.size() == 1) {
-      const Segment& s = segments_[part_segment[0]];
-      for (uint32_t local : parts[0]) {
-        if (want != 0 && out.size() >= limit) break;
-        out.push_back(s.first_id + local);
+    if (answering <= 1) {  // no merge: the hits as they are, made global, up to `want`
+      if (answering == 0) continue;
+      std::vector<uint32_t>& hits = answers[only].hits;
+      if (want != 0 && hits.size() > want) hits.resize(want);
+      const uint32_t first_id = segments_[index.segments[only]].first_id;
+      if (first_id != 0) {
+        for (uint32_t& h : hits) h += first_id;
+      }
+      if (out.empty()) {
+        out = std::move(hits);
+      } else {
+        out.insert(out.end(), hits.begin(), hits.end());
       }
       continue;
+    }
+    std::vector<std::vector<uint32_t>> parts;
+    std::vector<size_t> part_segment, part_position;  // (a global segment number; its position)
+    for (size_t i = 0; i < n; ++i) {
+      if (out_of_scope(i) || answers[i].hits.empty()) continue;
+      parts.push_back(std::move(answers[i].hits));
+      part_segment.push_back(index.segments[i]);
+      part_position.push_back(i);
     }
     uint64_t hits = 0;
     for (const auto& part : parts) hits += part.size();
@@ -356,6 +381,10 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
 
 void IndexSet::SearchShared(const Index& index, const std::vector<bool>* settled,
                             const std::function<void(size_t)>& search) const {
+  if (index.segments.size() == 1) {
+    search(0);
+    return;
+  }
   // Segments that a term's filter rules out return at once: searched here, not shared (handing
   // a 2 us absent-term query to the helper cost it 1-3 us more).
   std::vector<size_t> rest;

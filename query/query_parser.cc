@@ -302,13 +302,22 @@ void SetArgument(QueryNode& n, size_t argument) {
 }
 
 ParsedQuery Words(const std::vector<std::string_view>& texts) {
-  std::vector<std::string> terms;
+  // Every text's tokens into one vector (no run flags: a plain word list has no phrases), then
+  // sorted and distinct: IsPlainConjunction finds them so and does not sort them again.
+  struct Collect : tokenizer::TokenSink {
+    std::vector<std::string> terms;
+    void OnToken(std::string_view t) override { terms.emplace_back(t); }
+  } collect;
+  thread_local tokenizer::Tokenizer tok;
   for (std::string_view t : texts) {
-    std::vector<std::string> tokens;
-    std::vector<bool> joined;
-    TokenizeQueryText(t, &tokens, &joined);
-    terms.insert(terms.end(), tokens.begin(), tokens.end());
+    std::string token;
+    if (tokenizer::AsciiWordToken(t, &token)) {  // no ICU needed (its data stays unloaded)
+      collect.terms.push_back(std::move(token));
+    } else {
+      tok.Tokenize(t, collect);
+    }
   }
+  std::vector<std::string>& terms = collect.terms;
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
   ParsedQuery out;
@@ -316,10 +325,17 @@ ParsedQuery Words(const std::vector<std::string_view>& texts) {
     out.error = ParseError{0, 0, kNoTerms};
     return out;
   }
-  QueryNode root;
-  root.kind = Kind::kAnd;
-  for (std::string& t : terms) root.children.push_back(TokensNode({std::move(t)}, {}, false, 0));
-  out.root = Simplify(std::move(root));
+  if (terms.size() == 1) {
+    out.root = TokensNode(std::move(terms), {}, false, 0);
+    return out;
+  }
+  out.root.kind = Kind::kAnd;
+  out.root.children.resize(terms.size());
+  for (size_t i = 0; i < terms.size(); ++i) {
+    QueryNode& c = out.root.children[i];
+    c.kind = Kind::kTerm;
+    c.terms.push_back(std::move(terms[i]));
+  }
   return out;
 }
 
@@ -427,12 +443,17 @@ bool IsPlainConjunction(const QueryNode& root, std::vector<std::string>* terms) 
     return true;
   }
   if (root.kind != Kind::kAnd || !root.excluded.empty()) return false;
+  terms->reserve(root.children.size());
+  bool ascending = true;  // sorted and distinct already (a word list's parse makes them so)
   for (const QueryNode& c : root.children) {
     if (c.kind != Kind::kTerm) return false;
+    if (!terms->empty() && !(terms->back() < c.terms[0])) ascending = false;
     terms->push_back(c.terms[0]);
   }
-  std::sort(terms->begin(), terms->end());
-  terms->erase(std::unique(terms->begin(), terms->end()), terms->end());
+  if (!ascending) {
+    std::sort(terms->begin(), terms->end());
+    terms->erase(std::unique(terms->begin(), terms->end()), terms->end());
+  }
   return true;
 }
 

@@ -21,9 +21,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double MicrosSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+double Micros(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::micro>(to - from).count();
 }
+
+double MicrosSince(Clock::time_point t) { return Micros(t, Clock::now()); }
 
 // A sparse query's candidates (its sparse terms' lists intersected) are checked against the
 // rows of its other terms first when they are at least this many, and the rarest of those
@@ -526,15 +528,18 @@ bool Searcher::LookUp(const std::vector<std::string>& terms, std::vector<RowTerm
   }
   if (!index_.dictionary().FindEvery(views, hashes, n, ids)) return false;
   planned->clear();
+  planned->reserve(n);
   *sparse = false;
   for (size_t i = 0; i < n; ++i) {
     const RowTerm rt = PlanFound(ids[i], hashes[i]);
     *sparse = *sparse || rt.sparse;
     planned->push_back(rt);
   }
-  // Rarest terms first: their rows are sparsest and zero whole blocks soonest.
-  std::stable_sort(planned->begin(), planned->end(),
-                   [](const RowTerm& a, const RowTerm& b) { return a.df < b.df; });
+  // Rarest terms first: their rows are sparsest and zero whole blocks soonest. Ties by id, so
+  // the order is fixed without a stable sort (which allocates a buffer for every query).
+  std::sort(planned->begin(), planned->end(), [](const RowTerm& a, const RowTerm& b) {
+    return a.df != b.df ? a.df < b.df : a.id < b.id;
+  });
   return true;
 }
 
@@ -656,13 +661,15 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     stats->parse_us = stats->total_us = MicrosSince(start);
     return {};
   }
-  stats->parse_us = MicrosSince(start);
+  // Each phase's end is the next one's start (one clock read fewer a phase).
+  const auto looked_up = Clock::now();
+  stats->parse_us = Micros(start, looked_up);
 
-  const auto and_start = Clock::now();
   uint64_t all_candidates = 0;
   std::vector<uint32_t> candidates =
       CandidatesFor(&planned, true, stats, scope, deleted, &all_candidates);
-  stats->and_us = MicrosSince(and_start);
+  const auto anded = Clock::now();
+  stats->and_us = Micros(looked_up, anded);
   // (After CandidatesFor: it may leave a Bloom term's list unread.)
   const Unsettled unsettled = UnsettledTerms(planned, sparse);
   // Thousands of candidates read by copy: verification, the merge and the stale-hit checks
@@ -670,7 +677,6 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   if (limit == 0 && candidates.size() >= kSharedVerifyStart && index_.file().copy_reads())
     util::WakeHelper();
 
-  const auto verify_start = Clock::now();
   // Exact and sparse rows answer their terms exactly. With only such terms, or with one Bloom
   // term whose df equals the candidate count (candidates contain all df true matches), the
   // candidates are the answer (counted before the scope: the df counts documents everywhere).
@@ -680,8 +686,9 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
   std::vector<uint32_t> matches = Verify(std::move(candidates), unsettled, exact, limit, &verified);
   stats->false_positives = verified - matches.size();
   stats->matches = matches.size();
-  stats->verify_us = MicrosSince(verify_start);
-  stats->total_us = MicrosSince(start);
+  const auto verified_at = Clock::now();
+  stats->verify_us = Micros(anded, verified_at);
+  stats->total_us = Micros(start, verified_at);
   return matches;
 }
 

@@ -231,6 +231,32 @@ TEST_CASE("read-ahead hints on a cold index verify nothing and change no answer"
   CHECK(Ask(f.good, {"hapax"}).paths.size() == 3);
 }
 
+TEST_CASE("read-ahead stops for a long-lived reader whose requests meet only verified chunks",
+          "[lazy]") {
+  // A small dictionary is soon read (so verified) whole; each query's two rounds of lookups for
+  // read-ahead would then be work for nothing. They stop as they do for resident chunks.
+  Fixture f;
+  bitsift::query::IndexReader reader(f.segment);
+  reader.AdviseRandomAccess();
+  const auto& file = reader.file();
+  file.VerifyAll();
+  REQUIRE_FALSE(file.Warm(SectionId::kDictBlocks));
+  std::vector<std::string> terms;
+  std::vector<uint64_t> hashes;
+  for (int i = 0; i < 3000; i += 250) {
+    terms.push_back("only" + std::to_string(i));
+    hashes.push_back(bitsift::format::HashTerm(terms.back()));
+  }
+  for (int stage : {1, 2}) reader.dictionary().WillNeedLookups(terms, hashes, stage);
+  CHECK(file.Warm(SectionId::kDictBlocks));
+  // And the answers stay what they were.
+  bitsift::query::Searcher searcher(reader);
+  bitsift::query::QueryStats stats;
+  std::vector<std::string> paths;
+  for (uint32_t d : searcher.Search(kQuery, 0, &stats)) paths.emplace_back(reader.path(d));
+  CHECK(paths == f.expected.paths);
+}
+
 TEST_CASE("a damaged chunk that a query reads: the query fails naming the file and the repair",
           "[lazy]") {
   Fixture f;

@@ -127,17 +127,27 @@ void DictionaryView::Bad(const std::string& what) const {
 uint32_t DictionaryView::Df(uint32_t id) const {
   if (id >= term_count_) [[unlikely]]
     Bad("term " + std::to_string(id) + ": id out of range");
-  const DfRun* it = std::upper_bound(runs_, runs_end_, id,
-                                     [](uint32_t v, const DfRun& r) { return v < r.first_id; });
-  return std::prev(it)->df;  // runs_[0].first_id == 0 <= id
+  return RunOf(id)->df;
+}
+
+const DfRun* DictionaryView::RunOf(uint32_t id) const {
+  // A bisection without branches (the comparison becomes a conditional move): a query looks up
+  // two or three document frequencies a term among thousands of runs, and a branch on each
+  // step's comparison is mispredicted half the time.
+  const DfRun* base = runs_;  // runs_[0].first_id == 0 <= id: the run is in [base, base + n)
+  for (size_t n = static_cast<size_t>(runs_end_ - runs_); n > 1;) {
+    const size_t half = n / 2;
+    base = base[half].first_id <= id ? base + half : base;
+    n -= half;
+  }
+  return base;
 }
 
 uint64_t DictionaryView::DfTotal(uint32_t begin, uint32_t end) const {
   if (begin >= end) return 0;
   if (end > term_count_) [[unlikely]]
     Bad("term " + std::to_string(end - 1) + ": id out of range");
-  const DfRun* it = std::prev(std::upper_bound(
-      runs_, runs_end_, begin, [](uint32_t v, const DfRun& r) { return v < r.first_id; }));
+  const DfRun* it = RunOf(begin);
   uint64_t total = 0;
   for (uint32_t id = begin; id < end; ++it) {  // a run at a time: [id, its end or `end`)
     const uint64_t run_end =
@@ -401,56 +411,60 @@ bool DictionaryView::FindEvery(const std::string_view* terms, const uint64_t* ha
     if (!TermFilterMayContain(block, hashes[i])) return false;
     block = next;
   }
-  // 2. DICT_TOP (TopRange's bisection, in lockstep).
+  // 2. DICT_TOP (TopRange's bisection, in lockstep). Bisections here take no branch on their
+  // comparisons (a conditional move each): `base` is the first entry the term may sort before,
+  // `n` the entries left from it, the same for every term over DICT_TOP; each step asks for
+  // both entries the next step may probe.
   const TopKeys top = Tops();
   uint64_t key[kGroup], lo[kGroup], hi[kGroup];
   for (size_t i = 0; i < n; ++i) {
     key[i] = DictKey(terms[i]);
     lo[i] = 0;
-    hi[i] = top.count;
   }
-  for (bool more = true; more;) {
-    more = false;
-    for (size_t i = 0; i < n; ++i) {
-      if (lo[i] >= hi[i]) continue;
-      const uint64_t m = lo[i] + (hi[i] - lo[i]) / 2;
-      if (top.key(m) < key[i])
-        lo[i] = m + 1;
-      else
-        hi[i] = m;
-      if (lo[i] < hi[i]) {
-        __builtin_prefetch(top.p + (lo[i] + (hi[i] - lo[i]) / 2) * sizeof(uint64_t));
-        more = true;
+  if (top.count > 0) {
+    for (uint64_t left = top.count; left > 1;) {
+      const uint64_t half = left / 2;
+      for (size_t i = 0; i < n; ++i) {
+        lo[i] = top.key(lo[i] + half) < key[i] ? lo[i] + half : lo[i];
+        __builtin_prefetch(top.p + (lo[i] + (left - half) / 2) * sizeof(uint64_t));
       }
+      left -= half;
     }
+    for (size_t i = 0; i < n; ++i) lo[i] += top.key(lo[i]) < key[i];  // entries with key < key[i]
   }
   const DictBlockRecord* recs[kGroup];
-  uint64_t first[kGroup];
+  uint64_t first[kGroup], left[kGroup];
   for (size_t i = 0; i < n; ++i) {
     std::tie(lo[i], hi[i]) = TopBlocks(top, lo[i], key[i]);
     first[i] = lo[i];
-    recs[i] = lo[i] < hi[i] ? reinterpret_cast<const DictBlockRecord*>(file_->Touch(
-                                  SectionId::kDictIndex, lo[i] * sizeof(DictBlockRecord),
-                                  (hi[i] - lo[i]) * sizeof(DictBlockRecord)))
-                            : nullptr;
-    if (recs[i] != nullptr) __builtin_prefetch(&recs[i][(hi[i] - lo[i]) / 2]);
+    left[i] = hi[i] - lo[i];
+    recs[i] = left[i] > 0 ? reinterpret_cast<const DictBlockRecord*>(
+                                file_->Touch(SectionId::kDictIndex, lo[i] * sizeof(DictBlockRecord),
+                                             left[i] * sizeof(DictBlockRecord)))
+                          : nullptr;
+    if (recs[i] != nullptr) __builtin_prefetch(&recs[i][left[i] / 2]);
   }
-  // 3. DICT_INDEX (BlocksStartingAtOrBefore's bisection, in lockstep).
+  // 3. DICT_INDEX (BlocksStartingAtOrBefore's bisection, in lockstep): lo[i] becomes the number
+  // of blocks that start at or before terms[i]. Only a tie of the 8-byte keys reads a block.
+  auto starts_at_or_before = [&](size_t i, uint64_t b) {
+    const uint64_t k = recs[i][b - first[i]].key;
+    if (k == key[i]) [[unlikely]]
+      return BlockStartsAtOrBefore(b, terms[i], key[i]);
+    return k < key[i];
+  };
   for (bool more = true; more;) {
     more = false;
     for (size_t i = 0; i < n; ++i) {
-      if (lo[i] >= hi[i]) continue;
-      const uint64_t mid = lo[i] + (hi[i] - lo[i]) / 2;
-      const uint64_t k = recs[i][mid - first[i]].key;
-      if (k < key[i] || (k == key[i] && BlockStartsAtOrBefore(mid, terms[i], key[i])))
-        lo[i] = mid + 1;
-      else
-        hi[i] = mid;
-      if (lo[i] < hi[i]) {
-        __builtin_prefetch(&recs[i][lo[i] + (hi[i] - lo[i]) / 2 - first[i]]);
-        more = true;
-      }
+      if (left[i] <= 1) continue;
+      const uint64_t half = left[i] / 2;
+      lo[i] = starts_at_or_before(i, lo[i] + half) ? lo[i] + half : lo[i];
+      left[i] -= half;
+      __builtin_prefetch(&recs[i][lo[i] + left[i] / 2 - first[i]]);
+      more = more || left[i] > 1;
     }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (left[i] > 0) lo[i] += starts_at_or_before(i, lo[i]);
   }
   // 4. The blocks: each asked for, then searched.
   for (size_t i = 0; i < n; ++i) {

@@ -230,6 +230,8 @@ class DictionaryView {
   // The id of term if block b holds it (one pass over the block, no term rebuilt).
   std::optional<uint32_t> FindInBlock(uint64_t b, std::string_view term) const;
   const DictBlockRecord& Block(uint64_t b) const;
+  // The DF_RUNS entry of term `id` (< term count): the last run starting at or before it.
+  const DfRun* RunOf(uint32_t id) const;
   // Where block b ends in DICT_BLOCKS: where the next one starts, or the section's end.
   uint64_t BlockEnd(uint64_t b) const;
   // The number of blocks whose first term is <= term (a binary search over the block keys).

@@ -457,7 +457,8 @@ bool DictionaryView::FindEvery(const std::string_view* terms, const uint64_t* ha
     for (size_t i = 0; i < n; ++i) {
       if (left[i] <= 1) continue;
       const uint64_t half = left[i] / 2;
-      lo[i] = starts_at_or_before(i, lo[i] + half) ? lo[i] + half : lo[i];
+      // (A mask, not `?:`: with the tie's call beside it the compiler would branch.)
+      lo[i] += half & (uint64_t{0} - starts_at_or_before(i, lo[i] + half));
       left[i] -= half;
       __builtin_prefetch(&recs[i][lo[i] + left[i] / 2 - first[i]]);
       more = more || left[i] > 1;

@@ -377,8 +377,24 @@ void IndexReader::Columns(const uint32_t* ids, size_t n, uint32_t* out) const {
 
 void IndexReader::BandDocs(const format::BandRecord& band, const uint32_t* columns, size_t n,
                            uint32_t* out) const {
-  ReadEntries(
-      SectionId::kBandDocs, n, [&](size_t i) { return band.first_column + columns[i]; }, out);
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, columns[i]);
+    hi = std::max(hi, columns[i]);
+  }
+  const uint64_t span_bytes = n == 0 ? 0 : (uint64_t{hi} - lo + 1) * 4;
+  if (n != 0 && !file_.copies(SectionId::kBandDocs) &&
+      span_bytes <= std::max<uint64_t>(format::kChunkBytes, n * kBandDocsSpanBytesPerEntry)) {
+    // Through the mapping, and the columns close together (a query's candidates, a batch of
+    // them in a band): their span is verified once, then read in place, instead of an entry's
+    // checks (bounds, chunk verified) for each.
+    const uint8_t* span =
+        file_.Touch(SectionId::kBandDocs, (band.first_column + uint64_t{lo}) * 4, span_bytes);
+    for (size_t i = 0; i < n; ++i) std::memcpy(&out[i], span + (columns[i] - lo) * 4, 4);
+  } else {
+    ReadEntries(
+        SectionId::kBandDocs, n, [&](size_t i) { return band.first_column + columns[i]; }, out);
+  }
   for (size_t i = 0; i < n; ++i) {
     if (out[i] >= meta_.doc_count) [[unlikely]]
       BadBandDoc(out[i]);

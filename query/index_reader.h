@@ -100,8 +100,11 @@ class IndexReader {
   static constexpr uint64_t kColumnSpanBytes = uint64_t{64} << 10;
   // The document ids of band columns columns[0..n) (ascending, each < band.doc_count) into
   // out[0..n), as BandDoc gives them, read in spans as Columns reads. Throws as BandDoc.
+  // Through the mapping, a batch whose span is at most a chunk or this many bytes an entry is
+  // verified as one range and read in place.
   void BandDocs(const format::BandRecord& band, const uint32_t* columns, size_t n,
                 uint32_t* out) const;
+  static constexpr uint64_t kBandDocsSpanBytesPerEntry = 64;
   // The record of document id from its DOC_FACTS block: every field but path_offset (0) and
   // column (kNoColumn; column(id) reads it). Reads the block's DOC_FACTS_INDEX entry and its
   // bytes, as path(id) does: one read for both. Throws Error(kCorrupt) if id >= doc_count() or

@@ -196,7 +196,7 @@ def eng_bitsift(ctx):
                 query_wall_s=q_wall, results=out, latency_us=lat, stats=stats,
                 lines=list(range(1, ctx["n_queries"] + 1)),
                 timing="in-process: total_us from `bitsift query --words --queries --stats --count` "
-                       "(parse + AND + verify: the complete list of matches, counted), second of "
+                       "(the text parsed, terms looked up, AND, verify: the complete list of matches, counted), second of "
                        "two passes in one process")
 
 

@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -505,10 +506,28 @@ std::optional<uint64_t> PrintAnswer(const Index& index, const ParsedQuery& query
 
 // Answers one query and prints it (PrintAnswer). line: its line in a --queries file, 0 for
 // the command line's query.
-std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, const QueryFlags& f,
-                                  uint64_t line, StaleHits* stale) {
+// Adds the time the query's text took to parse to its statistics: Index::Query(ParsedQuery)
+// times what follows the parse, and --stats reports the whole query, as the peers' benchmarks
+// time theirs (from the text to the complete list of matches).
+void ChargeParse(double parse_us, QueryResult* result) {
+  result->stats.parse_us += parse_us;
+  result->stats.total_us += parse_us;
+}
+
+// Times ParsedQuery::Parse (or ParseArguments) as `parse`; the microseconds into *us.
+template <typename ParseFn>
+Status TimedParse(const ParseFn& parse, double* us) {
+  const auto start = std::chrono::steady_clock::now();
+  Status s = parse();
+  *us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return s;
+}
+
+std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, double parse_us,
+                                  const QueryFlags& f, uint64_t line, StaleHits* stale) {
   QueryResult result;
   Status s = index.Query(query, f.options, &result);
+  ChargeParse(parse_us, &result);
   return PrintAnswer(index, query, f, line, s, result, stale);
 }
 
@@ -893,6 +912,7 @@ constexpr uint64_t kMaxJobs = 256;
 struct BatchQuery {
   uint64_t line = 0;
   ParsedQuery query;
+  double parse_us = 0;  // the time its line took to parse
   Status status;
   QueryResult result;
 };
@@ -1020,7 +1040,8 @@ int AnswerQueryFile(const Index& index, const std::string& file, QuerySyntax syn
       if (line.find_first_not_of(" \t\r\v\f") == std::string::npos) continue;  // blank
       if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
       QueryError error;
-      Status ps = ParsedQuery::Parse(line, syntax, &q->query, &error);
+      Status ps = TimedParse([&] { return ParsedQuery::Parse(line, syntax, &q->query, &error); },
+                             &q->parse_us);
       if (!ps.ok()) {
         ReportParseError(ps, error, line, line_no);
         any_error = true;
@@ -1032,7 +1053,9 @@ int AnswerQueryFile(const Index& index, const std::string& file, QuerySyntax syn
     return false;
   };
   if (jobs == 1) {
-    for (BatchQuery q; next_query(&q);) note(AnswerOne(index, q.query, f, q.line, &stale));
+    for (BatchQuery q; next_query(&q);) {
+      note(AnswerOne(index, q.query, q.parse_us, f, q.line, &stale));
+    }
   } else {
     // Windows of 4 x jobs queries: answered on `jobs` threads, printed in order. The run's
     // cache of looked-at files is not shared between threads: each query looks at its own.
@@ -1047,7 +1070,8 @@ int AnswerQueryFile(const Index& index, const std::string& file, QuerySyntax syn
       if (n == 0) break;
       AnswerInParallel(index, options, &window, n, static_cast<size_t>(jobs));
       for (size_t i = 0; i < n; ++i) {
-        const BatchQuery& q = window[i];
+        BatchQuery& q = window[i];
+        ChargeParse(q.parse_us, &q.result);
         note(PrintAnswer(index, q.query, f, q.line, q.status, q.result, &stale));
       }
       if (n < window.size()) break;
@@ -1064,10 +1088,10 @@ int AnswerQueryFile(const Index& index, const std::string& file, QuerySyntax syn
 }
 
 // Answers the query of the command line, then reports its stale hits. Returns the exit code.
-int AnswerArguments(const Index& index, const ParsedQuery& query, const QueryFlags& f,
-                    const std::vector<std::string>& index_paths) {
+int AnswerArguments(const Index& index, const ParsedQuery& query, double parse_us,
+                    const QueryFlags& f, const std::vector<std::string>& index_paths) {
   StaleHits stale;
-  std::optional<uint64_t> n = AnswerOne(index, query, f, 0, &stale);
+  std::optional<uint64_t> n = AnswerOne(index, query, parse_us, f, 0, &stale);
   std::fflush(stdout);
   ReportStale(index, stale, f.cwd, index_paths);
   if (!n) return kExitError;
@@ -1120,9 +1144,11 @@ int RunQuery(const std::vector<std::string>& args) {
         usage);
   }
   ParsedQuery query;
+  double parse_us = 0;
   if (!batch) {
     QueryError error;
-    Status s = ParsedQuery::ParseArguments(terms, syntax, &query, &error);
+    Status s = TimedParse(
+        [&] { return ParsedQuery::ParseArguments(terms, syntax, &query, &error); }, &parse_us);
     if (!s.ok()) {
       ReportParseError(s, error, terms.at(std::min(error.argument, terms.size() - 1)), 0);
       return kExitError;
@@ -1146,7 +1172,7 @@ int RunQuery(const std::vector<std::string>& args) {
   Status s = OpenIndex(IndexFlags(vm), &index, &index_paths, open);
   if (!s.ok()) return Fail(s.message());
   f.several = index_paths.size() > 1;
-  if (!batch) return AnswerArguments(*index, query, f, index_paths);
+  if (!batch) return AnswerArguments(*index, query, parse_us, f, index_paths);
   return AnswerQueryFile(*index, vm["queries"].as<std::string>(), syntax, *jobs, f, index_paths);
 }
 

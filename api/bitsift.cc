@@ -359,9 +359,18 @@ Status TokenizeInOrder(std::string_view text,
 }
 
 struct ParsedQuery::Rep {
-  query::QueryNode root;
   bool plain = false;
   std::vector<std::string> terms;  // when plain: its terms, sorted and distinct
+  bool words = false;              // a word list (QuerySyntax::kWords): root() made of terms
+  // The query's tree. A word list's is made the first time it is asked for (to print the
+  // query, or for matching lines): answering it needs only `terms`, and its nodes cost an
+  // allocation a term, for every query of a --queries file.
+  const query::QueryNode& root() const {
+    if (words) std::call_once(root_made, [this] { tree = query::WordsRoot(terms); });
+    return tree;
+  }
+  mutable query::QueryNode tree;
+  mutable std::once_flag root_made;
 };
 
 namespace {
@@ -384,10 +393,23 @@ Status Adopt(query::ParsedQuery&& parsed, bool several, QueryError* error,
   Status s = ParseStatus(parsed, several, error);
   if (!s.ok()) return s;
   auto r = std::make_shared<ParsedQuery::Rep>();
-  r->root = std::move(parsed.root);
-  r->plain = query::IsPlainConjunction(r->root, &r->terms);
+  r->tree = std::move(parsed.root);
+  r->plain = query::IsPlainConjunction(r->tree, &r->terms);
   *rep = std::move(r);
   return s;
+}
+
+// A word list's terms as *rep (its tree made when needed), or the parse's error as a Status.
+Status AdoptWords(std::string_view text, QueryError* error,
+                  std::shared_ptr<const ParsedQuery::Rep>* rep) {
+  rep->reset();
+  auto r = std::make_shared<ParsedQuery::Rep>();
+  query::ParsedQuery failed;
+  failed.error = query::ParseWordTerms(text, &r->terms);
+  if (failed.error) return ParseStatus(failed, false, error);
+  r->plain = r->words = true;
+  *rep = std::move(r);
+  return Status();
 }
 
 }  // namespace
@@ -396,7 +418,9 @@ Status ParsedQuery::Parse(std::string_view text, QuerySyntax syntax, ParsedQuery
                           QueryError* error) {
   Status s;
   Status g = Guard([&] {
-    s = Adopt(query::ParseQueryString(text, ModeOf(syntax)), false, error, &query->rep_);
+    s = syntax == QuerySyntax::kWords
+            ? AdoptWords(text, error, &query->rep_)
+            : Adopt(query::ParseQueryString(text, ModeOf(syntax)), false, error, &query->rep_);
   });
   return g.ok() ? s : g;
 }
@@ -411,7 +435,7 @@ Status ParsedQuery::ParseArguments(const std::vector<std::string>& arguments, Qu
   return g.ok() ? s : g;
 }
 
-std::string ParsedQuery::ToString() const { return rep_ ? rep_->root.ToString() : ""; }
+std::string ParsedQuery::ToString() const { return rep_ ? rep_->root().ToString() : ""; }
 
 bool ParsedQuery::plain() const { return rep_ && rep_->plain; }
 
@@ -550,7 +574,7 @@ Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, dou
       std::vector<uint32_t> documents =
           q.plain ? rep_->set.Search(q.terms, ask, &st, result->scoped ? &scope : nullptr,
                                      options.parallel)
-                  : rep_->set.Evaluate(q.root, ask, text, options.parallel, &st,
+                  : rep_->set.Evaluate(q.root(), ask, text, options.parallel, &st,
                                        result->scoped ? &scope : nullptr, &result->unreadable);
       // Verify the records document() will read for these results (chunks are verified
       // lazily): damage there fails this Query (with no documents), never meets document().
@@ -630,7 +654,7 @@ Status Index::MatchingLines(uint32_t id, const ParsedQuery& query, const LineOpt
                       path + ": an in-memory document (give LineOptions::document_text)");
       }
     }
-    query::QueryMatcher matcher(query.rep_->root);
+    query::QueryMatcher matcher(query.rep_->root());
     answers::LineOptions lo;
     lo.before = options.before;
     lo.after = options.after;

@@ -301,40 +301,32 @@ void SetArgument(QueryNode& n, size_t argument) {
   for (QueryNode& e : n.excluded) SetArgument(e, argument);
 }
 
-ParsedQuery Words(const std::vector<std::string_view>& texts) {
-  // Every text's tokens into one vector (no run flags: a plain word list has no phrases), then
-  // sorted and distinct: IsPlainConjunction finds them so and does not sort them again.
+// Words mode's terms: every text's tokens, sorted and distinct (no run flags: a plain word
+// list has no phrases). Throws as a Tokenizer does.
+std::vector<std::string> WordTerms(const std::vector<std::string_view>& texts) {
   struct Collect : tokenizer::TokenSink {
     std::vector<std::string> terms;
     void OnToken(std::string_view t) override { terms.emplace_back(t); }
   } collect;
+  collect.terms.reserve(16);
   thread_local tokenizer::Tokenizer tok;
   for (std::string_view t : texts) {
-    std::string token;
-    if (tokenizer::AsciiWordToken(t, &token)) {  // no ICU needed (its data stays unloaded)
-      collect.terms.push_back(std::move(token));
-    } else {
-      tok.Tokenize(t, collect);
-    }
+    // Plain ASCII words need no Tokenizer (nor ICU's data).
+    if (!tokenizer::AsciiWordTokens(t, &collect.terms)) tok.Tokenize(t, collect);
   }
   std::vector<std::string>& terms = collect.terms;
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  return std::move(terms);
+}
+
+ParsedQuery Words(const std::vector<std::string_view>& texts) {
   ParsedQuery out;
+  std::vector<std::string> terms = WordTerms(texts);
   if (terms.empty()) {
     out.error = ParseError{0, 0, kNoTerms};
-    return out;
-  }
-  if (terms.size() == 1) {
-    out.root = TokensNode(std::move(terms), {}, false, 0);
-    return out;
-  }
-  out.root.kind = Kind::kAnd;
-  out.root.children.resize(terms.size());
-  for (size_t i = 0; i < terms.size(); ++i) {
-    QueryNode& c = out.root.children[i];
-    c.kind = Kind::kTerm;
-    c.terms.push_back(std::move(terms[i]));
+  } else {
+    out.root = WordsRoot(std::move(terms));
   }
   return out;
 }
@@ -429,6 +421,32 @@ void TokenizeQueryText(std::string_view text, std::vector<std::string>* tokens,
 
 ParsedQuery ParseQueryString(std::string_view text, QueryMode mode) noexcept {
   return Guarded({text}, mode, false);
+}
+
+std::optional<ParseError> ParseWordTerms(std::string_view text,
+                                         std::vector<std::string>* terms) noexcept {
+  try {
+    *terms = WordTerms({text});
+    if (terms->empty()) return ParseError{0, 0, kNoTerms};
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    return ParseError{0, 0, "out of memory"};
+  } catch (const std::exception& e) {
+    return ParseError{0, 0, std::string("internal error: ") + e.what()};
+  }
+}
+
+QueryNode WordsRoot(std::vector<std::string> terms) {
+  if (terms.size() == 1) return TokensNode(std::move(terms), {}, false, 0);
+  QueryNode root;
+  root.kind = Kind::kAnd;
+  root.children.resize(terms.size());
+  for (size_t i = 0; i < terms.size(); ++i) {
+    QueryNode& c = root.children[i];
+    c.kind = Kind::kTerm;
+    c.terms.push_back(std::move(terms[i]));
+  }
+  return root;
 }
 
 ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode) noexcept {

@@ -95,6 +95,16 @@ ParsedQuery ParseQueryString(std::string_view text, QueryMode mode) noexcept;
 // phrase, as `grep "free software"` would take it. In words mode all arguments are plain text.
 ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode) noexcept;
 
+// Words mode without the tree: sets *terms to the sorted, distinct terms of `text`, of which
+// ParseQueryString(text, QueryMode::kWords) is the AND (its root is WordsRoot(*terms)), or
+// returns the error that parse gives (no terms; ICU's data missing). For a caller that needs
+// the tree only sometimes: its nodes cost an allocation a term. Never throws.
+std::optional<ParseError> ParseWordTerms(std::string_view text,
+                                         std::vector<std::string>* terms) noexcept;
+// The tree of a words-mode query of `terms` (sorted, distinct, at least one): the term, or the
+// AND of the terms.
+QueryNode WordsRoot(std::vector<std::string> terms);
+
 // Every token of `text` in order, with joined[i] as QueryNode::joined (tokens of the query
 // language's words and phrases). Throws std::runtime_error if ICU's data cannot be loaded.
 void TokenizeQueryText(std::string_view text, std::vector<std::string>* tokens,

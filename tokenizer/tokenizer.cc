@@ -709,6 +709,27 @@ bool AsciiWordToken(std::string_view text, std::string* token) {
   return true;
 }
 
+bool AsciiWordTokens(std::string_view text, std::vector<std::string>* tokens) {
+  auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  const size_t before = tokens->size();
+  std::string token;
+  for (size_t i = 0; i < text.size();) {
+    if (space(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && !space(text[end])) ++end;
+    if (!AsciiWordToken(text.substr(i, end - i), &token)) {
+      tokens->resize(before);
+      return false;
+    }
+    tokens->push_back(token);
+    i = end;
+  }
+  return true;
+}
+
 std::vector<std::string> TokenSet(std::string_view text) {
   struct Collect : TokenSink {
     std::vector<std::string> tokens;

@@ -117,6 +117,14 @@ class Tokenizer {
 // about 1.1-1.4 ms of a one-shot query process.
 bool AsciiWordToken(std::string_view text, std::string* token);
 
+// If `text` is ASCII and each of its words (the runs between ASCII whitespace: space, \t, \n,
+// \v, \f, \r) gives AsciiWordToken's one token, appends those tokens in text order to *tokens
+// and returns true: they are the text's tokens, since no word-break rule joins anything across
+// ASCII whitespace (WB3d joins only spaces; ASCII has no Extend or Format character to attach
+// to it). A text of whitespace alone appends nothing and returns true. Otherwise returns false
+// and leaves *tokens as it was. (A query line of plain words, parsed without a Tokenizer.)
+bool AsciiWordTokens(std::string_view text, std::vector<std::string>* tokens);
+
 // Returns the sorted set of distinct tokens of text (a fresh Tokenizer per call).
 std::vector<std::string> TokenSet(std::string_view text);
 

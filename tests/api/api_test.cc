@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "query/query_parser.h"
 #include "reliability/reliability_util.h"
 #include "test_util.h"
 
@@ -364,6 +365,21 @@ TEST_CASE("the query language and matching lines of files, through the library",
   CHECK(q.plain());
   REQUIRE(index->Query(q, {}, &r).ok());
   CHECK(Paths(*index, r) == std::vector<std::string>{"b.txt", "c.html"});
+  // Its tree is made only when asked for (ToString, matching lines), and is the words parse's.
+  CHECK(q.ToString() == "(and free gpl software)");
+  REQUIRE(index->MatchingLines(r.documents[0], q, {}, &groups).ok());
+  REQUIRE(groups.size() == 1);
+  CHECK_FALSE(groups[0].lines.empty());
+  for (const char* words : {"GPL", "gpl GPL free", "std::vector x", "布隆过滤器 free"}) {
+    INFO(words);
+    REQUIRE(bitsift::ParsedQuery::Parse(words, bitsift::QuerySyntax::kWords, &q).ok());
+    CHECK(
+        q.ToString() ==
+        bitsift::query::ParseQueryString(words, bitsift::query::QueryMode::kWords).root.ToString());
+  }
+  CHECK(bitsift::ParsedQuery::Parse("*** --", bitsift::QuerySyntax::kWords, &q, &error).code() ==
+        Status::Code::kInvalidArgument);
+  CHECK(error.reason.find("no terms") != std::string::npos);
   // HTML: lines of the extracted text, with context.
   REQUIRE(bitsift::ParsedQuery::Parse("gpl", bitsift::QuerySyntax::kLanguage, &q).ok());
   REQUIRE(index->Query(q, {}, &r).ok());

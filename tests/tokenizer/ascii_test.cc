@@ -172,6 +172,42 @@ TEST_CASE("ASCII without ICU: random ASCII, and ASCII lines among other text",
   }
 }
 
+TEST_CASE("ASCII word lines: AsciiWordTokens gives ICU's tokens in order or declines",
+          "[tokenizer][ascii]") {
+  // Lines of words (from the classes that join, and a few that do not) between every kind of
+  // ASCII whitespace: where AsciiWordTokens takes a line, its tokens are ICU's, in order; where
+  // it declines, the vector is as it was.
+  std::mt19937_64 rng(20261128);
+  const std::vector<std::string> words = {
+      "mutex", "Lock", "nr_cpu_ids", "irq.h", "3.14", "1,000", "don't", "a",    "Z9", "x_",    "_y",
+      "__",    "a.",   ".b",         "a:b",   "a-b",  "c++",   "é",     "中文", "@",  "a\x01b"};
+  const std::string spaces = " \t\n\v\f\r";
+  size_t taken = 0;
+  for (int round = 0; round < 5000; ++round) {
+    std::string line;
+    for (size_t n = rng() % 6; n > 0; --n) {
+      // At least one space between words; perhaps some before the first.
+      const size_t k = line.empty() ? rng() % 2 : 1 + rng() % 3;
+      for (size_t i = 0; i < k; ++i) line += spaces[rng() % spaces.size()];
+      line += words[rng() % words.size()];
+    }
+    if (rng() % 2) line += spaces[rng() % spaces.size()];
+    INFO("round " << round << ": [" << line << "]");
+    std::vector<std::string> tokens = {"kept"};
+    if (bitsift::tokenizer::AsciiWordTokens(line, &tokens)) {
+      ++taken;
+      tokens.erase(tokens.begin());
+      CHECK(tokens == TokenizeAll(line, false).streamed);
+    } else {
+      CHECK(tokens == std::vector<std::string>{"kept"});
+    }
+  }
+  CHECK(taken > 500);
+  std::vector<std::string> tokens;
+  CHECK(bitsift::tokenizer::AsciiWordTokens(" \t\r\n", &tokens));
+  CHECK(tokens.empty());
+}
+
 TEST_CASE("ASCII without ICU: long ASCII stretches between other text join one ICU piece",
           "[tokenizer][ascii]") {
   // Lines far apart and close together, so that both ways of ending ICU's piece are taken.

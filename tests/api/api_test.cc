@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "query/query_parser.h"
 #include "reliability/reliability_util.h"
@@ -412,6 +413,40 @@ TEST_CASE("the query language and matching lines of files, through the library",
   CHECK(w.cut_after);
   CHECK(w.end - w.start == 20);
   CHECK(line.text.substr(w.start + w.spans[0].start, 4) == "free");
+}
+
+TEST_CASE("a word list's tree is made once when threads first ask for it together", "[api][race]") {
+  // ParsedQuery::Parse(kWords) keeps the terms and makes the tree on first use (ToString,
+  // matching lines); a ParsedQuery shared by threads must make it once (std::call_once; TSan
+  // sees a plain lazy make as a race).
+  TempDir dir;
+  WriteFile(dir / "t/a.txt", "some free\nsoftware here\n");
+  WriteFile(dir / "t/b.txt", "free software\n");
+  REQUIRE(bitsift::BuildIndex(dir / "t", dir / "idx", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "idx", &index).ok());
+  for (int round = 0; round < 20; ++round) {
+    bitsift::ParsedQuery q;
+    REQUIRE(bitsift::ParsedQuery::Parse("software FREE", bitsift::QuerySyntax::kWords, &q).ok());
+    constexpr int kThreads = 4;
+    std::vector<std::string> printed(kThreads);
+    std::vector<size_t> lines(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        std::vector<bitsift::LineGroup> groups;
+        if (t % 2 == 0) printed[t] = q.ToString();
+        if (index->MatchingLines(0, q, {}, &groups).ok() && !groups.empty())
+          lines[t] = groups[0].lines.size();
+        if (t % 2 == 1) printed[t] = q.ToString();
+      });
+    }
+    for (std::thread& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) {
+      CHECK(printed[t] == "(and free software)");
+      CHECK(lines[t] == 2);  // a.txt: "free" on one line, "software" on the next
+    }
+  }
 }
 
 TEST_CASE("MatchingLinesOf finds the lines MatchingLines finds, on two threads", "[api][race]") {

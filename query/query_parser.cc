@@ -371,17 +371,26 @@ ParsedQuery Language(const std::vector<std::string_view>& texts, bool phrase_rul
   return out;
 }
 
+// The error a parse that threw reports (call it inside a catch block).
+ParseError ThrownError() {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return ParseError{0, 0, "out of memory"};
+  } catch (const std::exception& e) {
+    return ParseError{0, 0, std::string("internal error: ") + e.what()};
+  } catch (...) {
+    return ParseError{0, 0, "internal error"};
+  }
+}
+
 ParsedQuery Guarded(const std::vector<std::string_view>& texts, QueryMode mode,
                     bool phrase_rule) noexcept {
   try {
     return mode == QueryMode::kWords ? Words(texts) : Language(texts, phrase_rule);
-  } catch (const std::bad_alloc&) {
+  } catch (...) {
     ParsedQuery out;
-    out.error = ParseError{0, 0, "out of memory"};
-    return out;
-  } catch (const std::exception& e) {
-    ParsedQuery out;
-    out.error = ParseError{0, 0, std::string("internal error: ") + e.what()};
+    out.error = ThrownError();
     return out;
   }
 }
@@ -429,10 +438,8 @@ std::optional<ParseError> ParseWordTerms(std::string_view text,
     *terms = WordTerms({text});
     if (terms->empty()) return ParseError{0, 0, kNoTerms};
     return std::nullopt;
-  } catch (const std::bad_alloc&) {
-    return ParseError{0, 0, "out of memory"};
-  } catch (const std::exception& e) {
-    return ParseError{0, 0, std::string("internal error: ") + e.what()};
+  } catch (...) {
+    return ThrownError();
   }
 }
 
@@ -461,17 +468,12 @@ bool IsPlainConjunction(const QueryNode& root, std::vector<std::string>* terms) 
     return true;
   }
   if (root.kind != Kind::kAnd || !root.excluded.empty()) return false;
-  terms->reserve(root.children.size());
-  bool ascending = true;  // sorted and distinct already (a word list's parse makes them so)
   for (const QueryNode& c : root.children) {
     if (c.kind != Kind::kTerm) return false;
-    if (!terms->empty() && !(terms->back() < c.terms[0])) ascending = false;
     terms->push_back(c.terms[0]);
   }
-  if (!ascending) {
-    std::sort(terms->begin(), terms->end());
-    terms->erase(std::unique(terms->begin(), terms->end()), terms->end());
-  }
+  std::sort(terms->begin(), terms->end());
+  terms->erase(std::unique(terms->begin(), terms->end()), terms->end());
   return true;
 }
 

@@ -5,13 +5,6 @@
 #include <map>
 
 namespace bitsift::answers {
-namespace {
-
-// ASCII white space other than '\n' (which ends lines): what a match's piece of a line is
-// trimmed of.
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-}  // namespace
 
 std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher& matcher,
                                      const LineOptions& options) {
@@ -31,19 +24,14 @@ std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher&
   query::QueryMatcher::Result found;
   matcher.Scan(text, true, std::vector<bool>(matcher.pattern_count(), true), &found);
   std::map<size_t, std::vector<LineSpan>> by_line;
+  // Each span lies on one line (QueryMatcher cuts an occurrence at the line breaks between its
+  // tokens), from a token's begin to a token's end.
   for (const query::MatchSpan& s : found.spans) {
-    size_t l = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), s.begin) -
-                                   starts.begin()) -
-               1;
-    for (; l < starts.size() && starts[l] < s.end; ++l) {
-      size_t b = std::max<size_t>(s.begin, starts[l]), e = std::min<size_t>(s.end, line_end(l));
-      // A match across lines (a phrase) marks the lines its words are on: its piece of each
-      // line without the blanks at the break ("\r", spaces), so a blank line inside it is
-      // not marked, whatever its blanks.
-      while (b < e && IsBlank(text[b])) ++b;
-      while (b < e && IsBlank(text[e - 1])) --e;
-      if (b < e) by_line[l].push_back(LineSpan{b - starts[l], e - starts[l]});
-    }
+    const size_t l = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), s.begin) -
+                                         starts.begin()) -
+                     1;
+    const size_t e = std::min<size_t>(s.end, line_end(l));
+    if (s.begin < e) by_line[l].push_back(LineSpan{s.begin - starts[l], e - starts[l]});
   }
   for (auto& [l, spans] : by_line) {
     std::sort(spans.begin(), spans.end(), [](const LineSpan& a, const LineSpan& b) {

@@ -40,8 +40,9 @@ struct LineOptions {
 
 // The lines of `text` holding at least one match of the query `matcher` was built for: an
 // occurrence of a term, prefix or phrase that is not under an exclusion (so a phrase counts
-// where the phrase occurs, never for its words alone). A match spanning lines (a phrase across
-// a line break) marks each line it covers with the part on that line. With context, a
+// where the phrase occurs, never for its words alone). A phrase across line breaks marks the
+// lines of its words, each from its first word there to its last (not a line between them that
+// holds none of its words, nor what follows its words at a break). With context, a
 // matching line brings the lines around it; overlapping or adjacent ranges form one group. A
 // final '\n' ends the last line (it does not start an empty one). Throws std::runtime_error
 // only if ICU fails.

@@ -62,8 +62,17 @@ int QueryMatcher::PatternOf(const QueryNode* node) const {
 // ending at the current one match its elements 0..j (shift-and over tokens).
 class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
  public:
-  Sink(QueryMatcher& m, bool spans, const std::vector<bool>& wanted, Result* out)
-      : m_(m), spans_(spans), wanted_(wanted), out_(out), begins_(m.longest_) {
+  // text: what the tokenizer is given (read only for spans, to find the line breaks between a
+  // phrase's tokens).
+  Sink(QueryMatcher& m, std::string_view text, bool spans, const std::vector<bool>& wanted,
+       Result* out)
+      : m_(m),
+        text_(text),
+        spans_(spans),
+        wanted_(wanted),
+        out_(out),
+        begins_(m.longest_),
+        ends_(m.longest_) {
     const size_t n = m.patterns_.size();
     first_word_.resize(n + 1);
     for (size_t p = 0; p < n; ++p) {
@@ -81,6 +90,7 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
 
   bool OnToken(std::string_view token, uint64_t begin, uint64_t end, bool continues) override {
     begins_[index_ % begins_.size()] = begin;
+    ends_[index_ % ends_.size()] = end;
     touched_.clear();
     auto consider = [&](const Hit& h) {
       const Element& e = m_.patterns_[h.pattern].elements[h.element];
@@ -128,16 +138,32 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
       out_->found[p] = true;
       if (wanted_[p]) --missing_;
     }
-    if (spans_ && m_.patterns_[p].positive) {
-      out_->spans.push_back(MatchSpan{begins_[(index_ - last) % begins_.size()], end});
+    if (spans_ && m_.patterns_[p].positive) AddSpans(index_ - last, end);
+  }
+
+  // The spans of an occurrence of tokens first..index_ (the last ending at `end`): one for each
+  // line it is on, from its first token there to its last (a line break between two of its
+  // tokens ends a span; a line between them that holds none of its tokens gets none).
+  void AddSpans(uint64_t first, uint64_t end) {
+    const size_t ring = begins_.size();
+    uint64_t from = begins_[first % ring];
+    for (uint64_t k = first; k < index_; ++k) {
+      const uint64_t gap = ends_[k % ring], next = begins_[(k + 1) % ring];
+      if (text_.substr(gap, next - gap).find('\n') != std::string_view::npos) {
+        out_->spans.push_back(MatchSpan{from, gap});
+        from = next;
+      }
     }
+    out_->spans.push_back(MatchSpan{from, end});
   }
 
   QueryMatcher& m_;
+  const std::string_view text_;
   const bool spans_;
   const std::vector<bool>& wanted_;
   Result* out_;
   std::vector<uint64_t> begins_;  // begins of the last longest_ tokens (a ring)
+  std::vector<uint64_t> ends_;    // and their ends
   std::vector<size_t> first_word_;
   std::vector<uint64_t> cur_, next_;
   std::vector<uint64_t> stamp_;  // the token index that last touched each pattern
@@ -213,8 +239,9 @@ int QueryMatcher::FindInWindow(size_t p, std::string_view text, size_t begin, si
   single_[p] = true;
   window_.found.assign(patterns_.size(), false);
   window_.spans.clear();
-  Sink sink(*this, false, single_, &window_);
-  tokenizer_.TokenizeWithOffsets(text.substr(begin, end - begin), sink);
+  const std::string_view window = text.substr(begin, end - begin);
+  Sink sink(*this, window, false, single_, &window_);
+  tokenizer_.TokenizeWithOffsets(window, sink);
   return window_.found[p] ? 1 : 0;
 }
 
@@ -297,7 +324,7 @@ void QueryMatcher::Scan(std::string_view text, bool spans, const std::vector<boo
     if (!undecided) return;
     out->found.assign(patterns_.size(), false);
   }
-  Sink sink(*this, spans, wanted, out);
+  Sink sink(*this, text, spans, wanted, out);
   if (sink.done()) return;
   tokenizer_.TokenizeWithOffsets(text, sink);
 }

@@ -43,10 +43,12 @@ class QueryMatcher {
   bool is_phrase(size_t p) const { return patterns_[p].elements.size() > 1; }
 
   struct Result {
-    std::vector<bool> found;       // found[p]: pattern p occurs in the text
-    std::vector<MatchSpan> spans;  // with spans: every occurrence of every positive pattern,
-                                   // from its first token's begin to its last token's end, in
-                                   // the order the occurrences end (not merged)
+    std::vector<bool> found;  // found[p]: pattern p occurs in the text
+    // With spans: every occurrence of every positive pattern, from its first token's begin to
+    // its last token's end, cut at each line break between two of its tokens (one span for each
+    // line holding its tokens: a phrase across lines marks the lines of its words only); in the
+    // order the occurrences end (not merged).
+    std::vector<MatchSpan> spans;
   };
   // Tokenizes text (the offsets tokenizer) and records where the patterns occur. Without
   // `spans`, only the patterns marked in `wanted` (size pattern_count()) are sure to be

@@ -415,7 +415,9 @@ struct MatchLine {
   bool match = false;   // false: a context line
   // Each occurrence of a positive term, prefix or phrase of the query (not under an
   // exclusion), as the index tokenizes (so `strasse` finds `Straße`): sorted, overlapping and
-  // touching ones merged. A phrase across a line break marks its part on each line.
+  // touching ones merged. A phrase across line breaks marks each line holding its words, from
+  // its first word there to its last (a line between them without one of its words is no
+  // match line).
   std::vector<LineSpan> spans;
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
@@ -46,17 +47,28 @@ bool OccursAt(const QueryNode& n, const std::vector<PositionedToken>& toks, size
   return true;
 }
 
-// Byte ranges of every occurrence of the nodes that lie under no exclusion.
-void Occurrences(const QueryNode& n, bool positive, const std::vector<PositionedToken>& toks,
+// Byte ranges of every occurrence of the nodes that lie under no exclusion, each cut where a
+// line break lies between two of its tokens (its pieces, one a line of its words).
+void Occurrences(const std::string& text, const QueryNode& n, bool positive,
+                 const std::vector<PositionedToken>& toks,
                  std::vector<std::pair<uint64_t, uint64_t>>* out) {
   if (n.kind == QueryNode::Kind::kAnd || n.kind == QueryNode::Kind::kOr) {
-    for (const QueryNode& c : n.children) Occurrences(c, positive, toks, out);
-    for (const QueryNode& e : n.excluded) Occurrences(e, false, toks, out);
+    for (const QueryNode& c : n.children) Occurrences(text, c, positive, toks, out);
+    for (const QueryNode& e : n.excluded) Occurrences(text, e, false, toks, out);
     return;
   }
   if (!positive) return;
   for (size_t i = 0; i < toks.size(); ++i) {
-    if (OccursAt(n, toks, i)) out->emplace_back(toks[i].begin, toks[i + n.terms.size() - 1].end);
+    if (!OccursAt(n, toks, i)) continue;
+    uint64_t from = toks[i].begin;
+    for (size_t j = i; j + 1 < i + n.terms.size(); ++j) {
+      const std::string gap = text.substr(toks[j].end, toks[j + 1].begin - toks[j].end);
+      if (gap.find('\n') != std::string::npos) {
+        out->emplace_back(from, toks[j].end);
+        from = toks[j + 1].begin;
+      }
+    }
+    out->emplace_back(from, toks[i + n.terms.size() - 1].end);
   }
 }
 
@@ -72,19 +84,13 @@ std::vector<RefLine> Reference(const std::string& text, const QueryNode& root, u
   }
   if (begin < text.size()) lines.emplace_back(begin, text.size());
   std::vector<std::pair<uint64_t, uint64_t>> occ;
-  Occurrences(root, true, bitsift::tokenizer::TokenSequence(text), &occ);
+  Occurrences(text, root, true, bitsift::tokenizer::TokenSequence(text), &occ);
   std::vector<std::vector<LineSpan>> spans(lines.size());
   for (size_t l = 0; l < lines.size(); ++l) {
     std::vector<LineSpan> raw;
     for (const auto& [b, e] : occ) {
-      size_t lb = std::max<size_t>(b, lines[l].first), le = std::min<size_t>(e, lines[l].second);
-      // An occurrence across lines marks its words' lines: its piece without the blanks at
-      // the line break.
-      auto blank = [](char c) {
-        return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-      };
-      while (lb < le && blank(text[lb])) ++lb;
-      while (lb < le && blank(text[le - 1])) --le;
+      const size_t lb = std::max<size_t>(b, lines[l].first);
+      const size_t le = std::min<size_t>(e, lines[l].second);
       if (lb < le) raw.push_back({lb - lines[l].first, le - lines[l].first});
     }
     std::sort(raw.begin(), raw.end(), [](const LineSpan& a, const LineSpan& b) {
@@ -114,13 +120,17 @@ std::vector<RefLine> Reference(const std::string& text, const QueryNode& root, u
 }
 
 std::string Generate(std::mt19937_64& rng, const std::vector<std::string>& vocab) {
-  static const char* kSeparators[] = {" ", " ", " ", "\n", "\r\n", "\n\n", ", ", "-", "。", "\t"};
+  // Punctuation at line breaks too ("offset;\n}\n\n/* Silicon"): a phrase across lines marks
+  // its words, not what lies around the break.
+  static const char* kSeparators[] = {" ", " ",  " ",  "\n",  "\r\n",  "\n\n",    ", ",
+                                      "-", "。", "\t", ";\n", "\n}\n", " */\n/* "};
   static const char* kExtra[] = {"std::vector", "e-mail", "布隆过滤器", "过滤器很好", "Straße",
                                  "STRASSE",     "ﬁnance", "東京タワー", "3.14"};
   std::string text;
   for (size_t w = rng() % 120; w > 0; --w) {
     text += rng() % 5 == 0 ? kExtra[rng() % 9] : vocab[rng() % vocab.size()];
-    text += kSeparators[rng() % 10];
+    text += kSeparators[rng() % std::size(kSeparators)];
+    if (rng() % 4 == 0) text += kSeparators[rng() % std::size(kSeparators)];
   }
   if (rng() % 3 == 0 && !text.empty()) text.pop_back();  // sometimes no final newline
   return text;
@@ -222,6 +232,30 @@ TEST_CASE("long lines are trimmed around the first match at code point boundarie
   CHECK(head.start == 0);
   CHECK_FALSE(head.cut_before);
   CHECK(head.cut_after);
+}
+
+TEST_CASE("a phrase across lines marks the lines of its words, from its first word to its last",
+          "[lines]") {
+  // A line between the phrase's words that holds none of them (only punctuation here) is no
+  // match line, and each piece starts and ends on the phrase's words.
+  bitsift::query::ParsedQuery parsed = bitsift::query::ParseQueryString(
+      "\"offset silicon revisions\"", bitsift::query::QueryMode::kLanguage);
+  REQUIRE(parsed.ok());
+  const std::string text = "return offset;\n}\n\n/* Silicon revisions */\n";
+  bitsift::query::QueryMatcher matcher(parsed.root);
+  const auto groups = bitsift::answers::MatchingLines(text, matcher, {});
+  std::vector<std::pair<uint64_t, std::string>> marked;
+  for (const auto& g : groups) {
+    for (const auto& l : g.lines) {
+      if (!l.match) continue;
+      for (const LineSpan& s : l.spans) {
+        marked.emplace_back(l.number, text.substr(l.begin + s.start, s.end - s.start));
+      }
+    }
+  }
+  const std::vector<std::pair<uint64_t, std::string>> expected = {{1, "offset"},
+                                                                  {4, "Silicon revisions"}};
+  CHECK(marked == expected);
 }
 
 TEST_CASE("a phrase across a blank line marks its words' lines, whatever the blank line holds",

@@ -808,6 +808,12 @@ DocumentInfo Index::document(uint32_t id) const {
 
 const std::string& Index::path() const { return rep_->first_path; }
 
+std::vector<std::string> Index::paths() const {
+  std::vector<std::string> out;
+  for (const query::IndexSet::Index& x : rep_->set.indexes()) out.push_back(x.dir);
+  return out;
+}
+
 Status Index::Check() const {
   return GuardIndex(rep_->paths, [&] { rep_->set.Check(); });
 }

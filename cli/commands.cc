@@ -577,8 +577,9 @@ Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* 
     if (!s.ok()) return s;
     paths.push_back(path);
   }
-  if (opened != nullptr) *opened = paths;
-  return Index::Open(paths, options, index);
+  Status s = Index::Open(paths, options, index);
+  if (s.ok() && opened != nullptr) *opened = (*index)->paths();
+  return s;
 }
 
 std::vector<std::string> IndexFlags(const po::variables_map& vm) {

@@ -1,6 +1,7 @@
 #include "query/index_set.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <queue>
+#include <set>
 #include <system_error>
 
 #include "query/index_check.h"
@@ -40,8 +42,13 @@ void ShareSegmentsFromNowOn() { segments_in_parallel.store(true, std::memory_ord
 
 IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile::Access access,
                    bool map_ahead) {
-  for (uint32_t i = 0; i < index_dirs.size(); ++i) {
-    const std::string& dir = index_dirs[i];
+  std::set<std::pair<dev_t, ino_t>> seen;  // the index directories opened
+  for (const std::string& dir : index_dirs) {
+    // A directory named again (by another spelling, or through a link) is opened once, at its
+    // first place: a set answers each document once.
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) continue;
+    const uint32_t i = static_cast<uint32_t>(indexes_.size());
     std::vector<Segment> opened;
     format::Manifest manifest;
     for (int attempt = 1;; ++attempt) {

@@ -44,7 +44,8 @@ void ShareSegmentsFromNowOn();
 
 class IndexSet {
  public:
-  // Opens every index directory in `index_dirs` (in that order). Throws Error(kNotFound) for a
+  // Opens every index directory in `index_dirs` (in that order; one named twice, by any
+  // spelling or link, is opened once, at its first place). Throws Error(kNotFound) for a
   // missing index, Error(kCorrupt) for a damaged one or a 0.1 index file (naming the repair).
   // `access`: how the segment files are read (format::IndexFile::Access; kOneShot for a
   // process that answers a query and exits). With kRandom (a set for many queries) and

@@ -521,7 +521,8 @@ class Index {
   // repair) if it is damaged in a part opening verifies, of another version, or a bitsift 0.1
   // index file, kInvalidArgument if it is a file of another kind.
   static Status Open(const std::string& path, std::unique_ptr<Index>* index);
-  // Opens several index directories answered as one (results index by index, in this order).
+  // Opens several index directories answered as one (results index by index, in this order;
+  // a directory given twice is opened once: paths()).
   static Status Open(const std::vector<std::string>& paths, std::unique_ptr<Index>* index);
   // Open with options (OpenOptions).
   static Status Open(const std::vector<std::string>& paths, const OpenOptions& options,
@@ -588,6 +589,10 @@ class Index {
   Status Check() const;
   // The path of the first index opened.
   const std::string& path() const;
+  // The index directories answered, in the order given, each once (a directory given twice, by
+  // any spelling or through a link, is opened once, at its first place): position i is what
+  // results call index i.
+  std::vector<std::string> paths() const;
 
  private:
   struct Rep;

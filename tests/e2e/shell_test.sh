@@ -62,6 +62,11 @@ check "from the parent" "$(sed 's#^\./#tree/#; t; s#^#tree/#' <<<"$all")" \
   "$(cd "$WORK" && "$BITSIFT" query --index tree/.bitsift common)"
 check "from a subfolder with --all" "$(lines ../-dash.txt ../a.txt "../caf$(printf '\351').txt" \
   ../other/d.txt "../space name.txt" b.txt deep/c.txt)" "$(cd "$T/sub" && "$BITSIFT" query --all common)"
+check "the same index twice (another spelling) answers once" \
+  "$(sed 's#^\./#tree/#; t; s#^#tree/#' <<<"$all")" \
+  "$(cd "$WORK" && "$BITSIFT" query --index tree/.bitsift --index "$T/./.bitsift" common)"
+check "the same index twice counts once" 7 \
+  "$(cd "$WORK" && "$BITSIFT" query --count --index tree/.bitsift --index tree/.bitsift common)"
 check "far away: absolute, shorter than ../../.." "$T/a.txt" \
   "$(cd "$WORK/far/a/b/c/d/e/f/g/h/i/j" && "$BITSIFT" query --index "$T/.bitsift" alpha)"
 for from in "$T" "$T/sub" "$WORK/sibling" "$WORK" "$WORK/far/a/b/c/d/e/f/g/h/i/j"; do

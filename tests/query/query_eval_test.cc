@@ -3,6 +3,7 @@
 #include "query/query_eval.h"
 
 #include <bitsift/bitsift.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -576,6 +577,48 @@ TEST_CASE("several indexes of several segments answer as the positional oracle",
   }
   CHECK(with_matches > made / 3);
   CHECK(skipped_some > 0);
+}
+
+TEST_CASE("an index given twice, by another spelling or through a link, is answered once",
+          "[eval][oracle][set]") {
+  SetFixture f(47);
+  REQUIRE(::symlink((f.dir / "index1").c_str(), (f.dir / "link1").c_str()) == 0);
+  const std::vector<std::string> given = {f.dir / "index0", f.dir / "index1", f.dir / "./index0",
+                                          f.dir / "link1", f.dir / "index1"};
+  std::unique_ptr<bitsift::Index> twice;
+  REQUIRE(bitsift::Index::Open(given, &twice).ok());
+  CHECK(twice->paths() == std::vector<std::string>{f.dir / "index0", f.dir / "index1"});
+  CHECK(twice->document_count() == f.index->document_count());
+  std::mt19937_64 rng(49);
+  std::vector<OracleDoc> sample;
+  for (const auto& x : f.live) {
+    for (const auto& [name, d] : x) sample.push_back(d);
+  }
+  size_t made = 0, with_matches = 0;
+  while (made < 60) {
+    const std::string q = MakeQuery(sample, f.all_texts, rng);
+    query::ParsedQuery tree = query::ParseQueryString(q, query::QueryMode::kLanguage);
+    if (!tree.ok()) continue;
+    ++made;
+    INFO("query: " << q);
+    std::vector<std::string> want;
+    std::set<std::string> want_unknown;
+    f.Expect(tree.root, "", &want, &want_unknown);
+    bitsift::ParsedQuery parsed;
+    REQUIRE(bitsift::ParsedQuery::Parse(q, bitsift::QuerySyntax::kLanguage, &parsed).ok());
+    bitsift::QueryOptions options;
+    options.document_text = f.Texts();
+    bitsift::QueryResult r;
+    REQUIRE(twice->Query(parsed, options, &r).ok());
+    std::vector<std::string> got;
+    for (uint32_t id : r.documents) {
+      const bitsift::DocumentInfo d = twice->document(id);
+      got.push_back(std::to_string(d.index) + ":" + d.path);
+    }
+    REQUIRE(got == want);
+    with_matches += !want.empty();
+  }
+  CHECK(with_matches > made / 3);
 }
 
 TEST_CASE("a one-shot index drops its pages as it reads and answers as a long-running one",

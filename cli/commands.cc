@@ -50,6 +50,24 @@ std::string Plural(uint64_t n, const char* one, const char* many) {
 // Parses args into vm; returns an exit code if the command should stop (help or a bad flag).
 // `unknown_hint`, if given, is printed after the message for an unknown option; `help_extra`
 // after the options in --help.
+// The first path option (--index, --in) given as an empty string, or nullptr: '' names no file,
+// and would otherwise be reported later as the current directory, which exists.
+const char* EmptyPathOption(const po::variables_map& vm) {
+  for (const char* name : {"index", "in"}) {
+    if (!vm.count(name)) continue;
+    const boost::any& value = vm[name].value();
+    if (const auto* one = boost::any_cast<std::string>(&value); one != nullptr && one->empty()) {
+      return name;
+    }
+    if (const auto* many = boost::any_cast<std::vector<std::string>>(&value); many != nullptr) {
+      for (const std::string& v : *many) {
+        if (v.empty()) return name;
+      }
+    }
+  }
+  return nullptr;
+}
+
 std::optional<int> Parse(const std::vector<std::string>& args, const char* usage,
                          const po::options_description& visible, const po::options_description& all,
                          const po::positional_options_description& positional,
@@ -63,6 +81,11 @@ std::optional<int> Parse(const std::vector<std::string>& args, const char* usage
       return kExitMatch;
     }
     po::notify(vm);
+    if (const char* empty = EmptyPathOption(vm)) {
+      std::fprintf(stderr, "bitsift: error: --%s: an empty path (an unset shell variable?)\n%s\n",
+                   empty, usage);
+      return kExitError;
+    }
   } catch (const po::unknown_option& e) {
     const std::string hint = unknown_hint ? unknown_hint(e.get_option_name()) : "";
     std::fprintf(stderr, "bitsift: error: unknown option '%s'\n%s%s\n", e.get_option_name().c_str(),
@@ -195,7 +218,7 @@ struct StaleHits {
   // whose lines could not be read, with the reason.
   std::map<uint32_t, std::string> unreadable;
   bool lines_skipped = false;   // a changed file's lines were not printed (--lines)
-  bool phrase_skipped = false;  // a changed file was not answered (a phrase to check)
+  bool phrase_skipped = false;  // a changed or vanished file was not answered (a phrase to check)
   // Adds document `id`, which could not be used, where its file's state puts it.
   void Add(const Index& index, uint32_t id, const std::string& reason) {
     switch (index.file_state(id)) {
@@ -216,7 +239,7 @@ std::string StaleNote(const StaleHits& stale) {
   std::string note;
   if (!stale.vanished.empty()) note += "; vanished ones are not printed";
   if (stale.lines_skipped) note += "; the lines of changed ones are not printed";
-  if (stale.phrase_skipped) note += "; a phrase cannot be checked in changed ones";
+  if (stale.phrase_skipped) note += "; a phrase cannot be checked in changed or vanished ones";
   return note;
 }
 
@@ -953,7 +976,8 @@ po::options_description QueryOptionsDescription() {
       "after-context,A", po::value<std::string>(), "with --lines: N lines after each match")(
       "before-context,B", po::value<std::string>(), "with --lines: N lines before each match")(
       "max-columns", po::value<std::string>()->default_value("0"),
-      "with --lines: show at most N characters of a line, around its first match (0 = all)")(
+      "with --lines: show at most N characters of a line, around its first match (0 = all; "
+      "--json keeps whole lines)")(
       "words", "read the query as plain words, all required (no operators: bitsift 0.1)")(
       "all", "search the whole index, not only the folder you are in")(
       "in", po::value<std::vector<std::string>>(),

@@ -720,16 +720,19 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
   const auto start = Clock::now();
   *report = BuildReport{};
   Validate(config);
+  const std::string root_abs = AbsolutePath(root);
+  const std::function<bool(const std::string&)> own_index = IndexExcluder(root_abs, index_dir);
   std::mutex mu;
   SkipCallback on_skip = [&](const std::string& path, SkipReason why, const std::string& detail) {
+    // The index being written (or its temporary files) is no file of the tree: not reported,
+    // so that every run says the same (a first run does not meet it).
+    if (why == SkipReason::kIndexFile && own_index(path)) return;
     std::lock_guard<std::mutex> lock(mu);
     report->skipped[static_cast<size_t>(why)]++;
     if (config.on_skip) config.on_skip(path, why, detail);
   };
   // Phase 1: list the tree (fails early on a bad root, before the index is touched).
-  const std::string root_abs = AbsolutePath(root);
-  std::vector<std::string> names =
-      WalkDirectory(root, config.documents, IndexExcluder(root_abs, index_dir), on_skip);
+  std::vector<std::string> names = WalkDirectory(root, config.documents, own_index, on_skip);
   WithThreads(config, [&] {
     // Phase 2: the current state, under the writer lock.
     IndexState state(index_dir, config, SettingsOf(root_abs, config), /*keep_root=*/false,

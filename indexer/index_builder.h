@@ -46,7 +46,7 @@ struct BuildConfig {
   bool rebuild = false;  // ignore the existing state: index everything again
   bool merge = true;     // run the merge policy after an update
   std::function<void(const BuildProgress&)> progress;  // called at most every 200 ms
-  SkipCallback on_skip;                                // may be empty
+  SkipCallback on_skip;  // each skipped entry but the index being written; may be empty
   // Called with test hooks' names at the points where a crash test may kill the process
   // ("segment-written", "before-commit", "merged", "committed"). May be empty.
   std::function<void(const char* point)> on_phase;

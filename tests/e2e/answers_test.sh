@@ -128,7 +128,7 @@ check "stale: reported once" 1 "$(grep -c 'changed: doc/ctx.txt' "$WORK/err")"
 has "stale: what happened" "the lines of changed ones are not printed" "$(cat "$WORK/err")"
 out=$(q '"line three"' -- doc 2>"$WORK/err"); code=$?
 check "stale phrase: not answered" "" "$out"
-has "stale phrase: reported" "a phrase cannot be checked in changed ones" "$(cat "$WORK/err")"
+has "stale phrase: reported" "a phrase cannot be checked in changed or vanished ones" "$(cat "$WORK/err")"
 rm doc/zh.txt
 out=$(q --lines 过滤器 2>"$WORK/err"); code=$?
 check "vanished: exit 1" 1 "$code"

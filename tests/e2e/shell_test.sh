@@ -47,6 +47,11 @@ check "the index holds a .gitignore of *" "*" "$(cat "$T/.bitsift/.gitignore")"
 check "the index is not indexed" 1 "$(cd "$T" && status "$BITSIFT" query --all gitignore)"
 mkdir -p "$WORK/one" && echo "solo" > "$WORK/one/x.txt"
 contains "one document, singular" "indexed 1 document in" "$("$BITSIFT" index "$WORK/one")"
+contains "an update does not report the index itself as skipped" "skipped: none" \
+  "$("$BITSIFT" index "$WORK/one")"
+check "--index '' is refused, naming the option" 2 "$(status "$BITSIFT" query --index '' solo)"
+contains "--index '': the message" "--index: an empty path" \
+  "$("$BITSIFT" query --index '' solo 2>&1)"
 contains "check: 1 document" "ok (1 document)" "$("$BITSIFT" check --index "$WORK/one/.bitsift")"
 contains "status: 1 document, 1 file" "1 document" "$("$BITSIFT" status --index "$WORK/one/.bitsift")"
 contains "status: 1 file unchanged" "up to date: 1 file unchanged" \

@@ -18,6 +18,7 @@
 #include "answers/file_states.h"
 #include "answers/lines.h"
 #include "answers/shell_paths.h"
+#include "documents/file_walker.h"
 #include "format/bloom.h"
 #include "indexer/index_builder.h"
 #include "query/document_text.h"
@@ -504,6 +505,30 @@ Status Index::Open(const std::vector<std::string>& paths, const OpenOptions& opt
   return GuardIndex(paths, [&] {
     Ensure(!paths.empty(), ErrorKind::kInvalidArgument, "no index to open");
     index->reset(new Index(std::make_unique<Rep>(paths, options)));
+  });
+}
+
+Status ReadDocumentText(const std::string& path, const IndexOptions& options, std::string* text) {
+  return Guard([&] {
+    text->clear();
+    const indexer::BuildConfig config = ConfigOf(options);
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : path.substr(0, slash);
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    Ensure(!name.empty(), ErrorKind::kInvalidArgument, path + ": not a file");
+    documents::FileFacts facts;
+    std::string detail;
+    const documents::SkipReason why = documents::ReadDocumentText(
+        dir, name, config.max_file_size, config.documents, text, &facts, &detail);
+    if (why == documents::SkipReason::kCount) return;
+    const ErrorKind kind = why == documents::SkipReason::kVanished ? ErrorKind::kNotFound
+                           : why == documents::SkipReason::kUnreadable
+                               ? ErrorKind::kIo
+                               : ErrorKind::kInvalidArgument;
+    throw Error(kind, path + ": not indexed (" + documents::SkipReasonName(why) +
+                          (detail.empty() ? "" : ": " + detail) + ")");
   });
 }
 

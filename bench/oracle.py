@@ -1,6 +1,6 @@
 """Brute-force oracle for bench/run, exact by construction with bitsift's token contract.
 
-Every document is tokenized once with `bitsift tokenize --set --file PATH` (the contract's token
+Every document is tokenized once with `bitsift tokenize --set --raw --file PATH` (the contract's token
 set, NFKC_Casefold + ICU words + CJK bigrams); each query line once with
 `bitsift tokenize --set TERMS...`. Where `tokenize_files` was built beside bitsift (bench/,
 the same public Tokenize in one process for many files), documents go through it instead,
@@ -89,7 +89,7 @@ def token_cache(bitsift, docs_dir, docs, cache_dir, log=print, tool=None):
     if tool is not None:
         sample = docs[:16]
         if _tokens_batch(tool, docs_dir, sample) != [
-                (r, _tokens(bitsift, ["--file", os.path.join(docs_dir, r)])) for r in sample]:
+                (r, _tokens(bitsift, ["--raw", "--file", os.path.join(docs_dir, r)])) for r in sample]:
             raise RuntimeError(f"{tool} and `bitsift tokenize --set` disagree")
     workers = (os.cpu_count() or 2) if tool else 2 * (os.cpu_count() or 2)
     tmp = path + ".tmp"
@@ -105,7 +105,7 @@ def token_cache(bitsift, docs_dir, docs, cache_dir, log=print, tool=None):
                          for p in got]
             else:  # process start-up dominates: overlap it
                 pairs = zip(part, ex.map(
-                    lambda r: _tokens(bitsift, ["--file", os.path.join(docs_dir, r)]), part))
+                    lambda r: _tokens(bitsift, ["--raw", "--file", os.path.join(docs_dir, r)]), part))
             for rel, toks in pairs:
                 out.write(rel + "\t" + " ".join(toks) + "\n")
             done = s + len(part)

@@ -2,7 +2,7 @@
 //
 // Reads relative paths (one a line) on standard input and prints, for each, the line
 // `PATH<TAB>TOKEN TOKEN ...`: the document's sorted distinct terms, exactly what
-// `bitsift tokenize --set --file DIR/PATH` prints one a line (the file's bytes as they are,
+// `bitsift tokenize --set --raw --file DIR/PATH` prints one a line (the file's bytes as they are,
 // through the library's public Tokenize). bench/oracle.py started one such process per
 // document; 8 ms of process start-up each made linux-paras' 1.2M documents a 2.6-hour
 // oracle. Exit 0, or 2 with a message naming the first file that cannot be read.

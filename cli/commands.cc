@@ -1341,12 +1341,15 @@ int RunStatus(const std::vector<std::string>& args) {
 
 int RunTokenize(const std::vector<std::string>& args) {
   const char* usage =
-      "usage: bitsift tokenize [--set] (--file PATH | TEXT...)\n"
+      "usage: bitsift tokenize [--set] (--file PATH [--raw] | TEXT...)\n"
       "prints TOKEN<TAB>START<TAB>END per token in text order ([START, END): its source bytes;\n"
       "TEXTs are joined with one space), or with --set the sorted distinct terms, one a line";
   po::options_description visible("options");
-  visible.add_options()("help,h", "show this help")("file", po::value<std::string>(),
-                                                    "tokenize this file ('-' = stdin)")(
+  visible.add_options()("help,h", "show this help")(
+      "file", po::value<std::string>(),
+      "tokenize this file as 'bitsift index' reads it: decompressed, decoded to UTF-8, an HTML "
+      "file's text (offsets are in that text); '-' = stdin, as UTF-8")(
+      "raw", "with --file: the file's bytes as UTF-8, as they are (offsets in the file)")(
       "set",
       "print the sorted distinct terms (what the index stores for a document), one a line, "
       "instead of every token in text order with its byte offsets");
@@ -1367,15 +1370,25 @@ int RunTokenize(const std::vector<std::string>& args) {
     if (file != "-") {
       if (auto code = OpenInput(file, "the file to tokenize", &in_file)) return *code;
     }
-    std::istream& in = file == "-" ? std::cin : in_file;
-    std::ostringstream buf;
-    errno = 0;
-    if (in.peek() != std::char_traits<char>::eof()) buf << in.rdbuf();
-    if (in.bad()) {
-      return Fail(file +
-                  ": cannot read the file to tokenize: " + std::strerror(errno ? errno : EIO));
+    if (file != "-" && !vm.count("raw")) {
+      // Through the document stage, as indexing reads it (the open above names a missing or
+      // unreadable file as the other inputs do).
+      if (Status s = ReadDocumentText(file, IndexOptions{}, &text); !s.ok()) {
+        return Fail(s.message());
+      }
+    } else {
+      std::istream& in = file == "-" ? std::cin : in_file;
+      std::ostringstream buf;
+      errno = 0;
+      if (in.peek() != std::char_traits<char>::eof()) buf << in.rdbuf();
+      if (in.bad()) {
+        return Fail(file +
+                    ": cannot read the file to tokenize: " + std::strerror(errno ? errno : EIO));
+      }
+      text = buf.str();
     }
-    text = buf.str();
+  } else if (vm.count("raw")) {
+    return Fail(std::string("--raw goes with --file\n") + usage);
   } else if (vm.count("text")) {
     for (const std::string& t : vm["text"].as<std::vector<std::string>>()) {
       if (!text.empty()) text += ' ';

@@ -187,6 +187,15 @@ Status CompareWithTree(const std::string& index_path, TreeStatus* status);
 // Returns kInternal only if ICU's data cannot be loaded.
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens);
 
+// The text IndexDirectory gives the tokenizer for the file at `path`, read with `options`'
+// document settings (encoding, max_file_size, max_decompressed_bytes; README "What is
+// indexed"): decompressed, decoded to UTF-8, an HTML file's text. Ignore rules, globs and
+// `hidden` are the walk's, not applied here. Returns ok with *text; kNotFound if there is no
+// file; kIoError if it cannot be read; kInvalidArgument, naming the reason ("binary",
+// "too-large", "special", "bad-compressed", ...), if indexing would skip it, or for an unknown
+// encoding.
+Status ReadDocumentText(const std::string& path, const IndexOptions& options, std::string* text);
+
 // One token of a text and the bytes [begin, end) of the text it was made from.
 struct TextToken {
   std::string token;   // as the index stores it (normalized)

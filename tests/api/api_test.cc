@@ -320,6 +320,42 @@ TEST_CASE("Tokenize exposes the contract", "[api]") {
   CHECK(tokens == std::vector<std::string>{"strasse", "布隆", "滤器", "过滤", "隆过"});
 }
 
+TEST_CASE("ReadDocumentText gives the text indexing reads, or why indexing skips the file",
+          "[api]") {
+  TempDir dir;
+  WriteFile(dir / "page.html", "<p>Tag <b>words</b> &amp; more</p>");
+  WriteFile(dir / "latin1.txt", std::string("caf\xe9 au lait, d\xe9j\xe0 vu\n"));
+  WriteFile(dir / "bin.dat", std::string("a\0b", 3));
+  WriteFile(dir / "big.txt", std::string(2000, 'x'));
+  std::string text;
+  REQUIRE(bitsift::ReadDocumentText(dir / "page.html", {}, &text).ok());
+  CHECK(text.find("<") == std::string::npos);
+  CHECK(text.find("words & more") != std::string::npos);
+  REQUIRE(bitsift::ReadDocumentText(dir / "latin1.txt", {}, &text).ok());
+  CHECK(text.find("d\u00e9j\u00e0") != std::string::npos);  // decoded to UTF-8
+  // The index finds the file by the terms of that text.
+  REQUIRE(bitsift::BuildIndex(dir.path(), dir / "idx", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "idx", &index).ok());
+  std::vector<std::string> terms;
+  REQUIRE(bitsift::Tokenize(text, &terms).ok());
+  bitsift::QueryResult r;
+  REQUIRE(index->Query(terms, bitsift::QueryOptions{}, &r).ok());
+  REQUIRE(r.documents.size() == 1);
+  CHECK(index->document(r.documents[0]).path == "latin1.txt");
+
+  Status s = bitsift::ReadDocumentText(dir / "bin.dat", {}, &text);
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK(s.message().find("binary") != std::string::npos);
+  CHECK(text.empty());
+  bitsift::IndexOptions small;
+  small.max_file_size = 1000;
+  s = bitsift::ReadDocumentText(dir / "big.txt", small, &text);
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK(s.message().find("too-large") != std::string::npos);
+  CHECK(bitsift::ReadDocumentText(dir / "none.txt", {}, &text).code() == Status::Code::kNotFound);
+}
+
 TEST_CASE("the query language and matching lines of files, through the library", "[api][lines]") {
   TempDir dir;
   WriteFile(dir / "t/a.txt", "Copyright 2024\nThis is free software.\nfree\nsoftware\n");

@@ -293,6 +293,27 @@ contains "tokenize '!!!': explains" "no tokens: the text holds only spaces, punc
 contains "tokenize an empty file: explains" "no tokens: the file is empty" \
   "$("$BITSIFT" tokenize --file "$WORK/empty.txt" 2>&1)"
 check "tokenize without input: exit 2" 2 "$(status "$BITSIFT" tokenize)"
+# tokenize --file reads a file as `bitsift index` does (the terms a query finds it by); --raw
+# takes its bytes as UTF-8.
+printf '<html><body><p>Tag <b>words</b></p></body></html>\n' > "$WORK/page.html"
+check "tokenize --file of HTML: its text, as indexed" "$(lines tag words)" \
+  "$("$BITSIFT" tokenize --set --file "$WORK/page.html")"
+contains "tokenize --raw --file of HTML: the markup too" "body" \
+  "$("$BITSIFT" tokenize --set --raw --file "$WORK/page.html")"
+printf 'zipped words\n' | gzip > "$WORK/z.txt.gz"
+check "tokenize --file of a .gz: its content" "$(lines words zipped)" \
+  "$("$BITSIFT" tokenize --set --file "$WORK/z.txt.gz")"
+printf 'caf\351 au lait, d\351j\340 vu\n' > "$WORK/latin1.txt"
+mkdir -p "$WORK/enc" && cp "$WORK/latin1.txt" "$WORK/enc/"
+"$BITSIFT" index -q "$WORK/enc"
+check "tokenize --file of Latin-1: the terms the index finds it by" "enc/latin1.txt" \
+  "$(cd "$WORK" && mapfile -t terms < <("$BITSIFT" tokenize --set --file "$WORK/latin1.txt") &&
+      "$BITSIFT" query --index enc/.bitsift "${terms[@]}")"
+printf 'a\0b' > "$WORK/bin.dat"
+err=$("$BITSIFT" tokenize --file "$WORK/bin.dat" 2>&1); code=$?
+check "tokenize --file of a binary file: exit 2" 2 "$code"
+contains "tokenize --file of a binary file: says indexing skips it" "not indexed (binary" "$err"
+check "--raw without --file: exit 2" 2 "$(status "$BITSIFT" tokenize --raw x)"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

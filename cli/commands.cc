@@ -47,9 +47,6 @@ std::string Plural(uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-// Parses args into vm; returns an exit code if the command should stop (help or a bad flag).
-// `unknown_hint`, if given, is printed after the message for an unknown option; `help_extra`
-// after the options in --help.
 // The first path option (--index, --in) given as an empty string, or nullptr: '' names no file,
 // and would otherwise be reported later as the current directory, which exists.
 const char* EmptyPathOption(const po::variables_map& vm) {
@@ -68,6 +65,9 @@ const char* EmptyPathOption(const po::variables_map& vm) {
   return nullptr;
 }
 
+// Parses args into vm; returns an exit code if the command should stop (help or a bad flag).
+// `unknown_hint`, if given, is printed after the message for an unknown option; `help_extra`
+// after the options in --help.
 std::optional<int> Parse(const std::vector<std::string>& args, const char* usage,
                          const po::options_description& visible, const po::options_description& all,
                          const po::positional_options_description& positional,

@@ -149,7 +149,8 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
     uint64_t from = begins_[first % ring];
     for (uint64_t k = first; k < index_; ++k) {
       const uint64_t gap = ends_[k % ring], next = begins_[(k + 1) % ring];
-      if (text_.substr(gap, next - gap).find('\n') != std::string_view::npos) {
+      // (Tokens may overlap: the bigrams of a kana/ideographic run share a character.)
+      if (next > gap && text_.substr(gap, next - gap).find('\n') != std::string_view::npos) {
         out_->spans.push_back(MatchSpan{from, gap});
         from = next;
       }

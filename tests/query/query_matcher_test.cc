@@ -18,8 +18,10 @@ using bitsift::tokenizer::PositionedToken;
 
 namespace {
 
-// Occurrences of a term, prefix or phrase node by brute force over the token sequence.
-std::vector<MatchSpan> Occurrences(const QueryNode& n, const std::vector<PositionedToken>& toks) {
+// Occurrences of a term, prefix or phrase node by brute force over the token sequence, each cut
+// where a line break lies between two of its tokens (a span a line of its words).
+std::vector<MatchSpan> Occurrences(const std::string& text, const QueryNode& n,
+                                   const std::vector<PositionedToken>& toks) {
   std::vector<MatchSpan> out;
   const size_t m = n.terms.size();
   for (size_t i = 0; i + m <= toks.size(); ++i) {
@@ -30,7 +32,17 @@ std::vector<MatchSpan> Occurrences(const QueryNode& n, const std::vector<Positio
                    : toks[i + j].text == n.terms[j];
       all = all && (j == 0 || !n.joined[j] || toks[i + j].continues_run);
     }
-    if (all) out.push_back(MatchSpan{toks[i].begin, toks[i + m - 1].end});
+    if (!all) continue;
+    uint64_t from = toks[i].begin;
+    for (size_t j = i; j + 1 < i + m; ++j) {
+      if (toks[j + 1].begin > toks[j].end &&
+          text.substr(toks[j].end, toks[j + 1].begin - toks[j].end).find('\n') !=
+              std::string::npos) {
+        out.push_back(MatchSpan{from, toks[j].end});
+        from = toks[j + 1].begin;
+      }
+    }
+    out.push_back(MatchSpan{from, toks[i + m - 1].end});
   }
   return out;
 }
@@ -51,7 +63,7 @@ bool Less(const MatchSpan& a, const MatchSpan& b) {
 
 }  // namespace
 
-TEST_CASE("matcher: found patterns and spans equal brute force; the ASCII pre-check agrees",
+TEST_CASE("matcher: found patterns and spans equal brute force, the ASCII pre-check agrees",
           "[matcher]") {
   std::mt19937_64 rng(17);
   const std::vector<std::string> ascii = {
@@ -102,7 +114,7 @@ TEST_CASE("matcher: found patterns and spans equal brute force; the ASCII pre-ch
     for (const auto& [node, positive] : leaves) {
       const int p = matcher.PatternOf(node);
       REQUIRE(p >= 0);
-      std::vector<MatchSpan> occ = Occurrences(*node, toks);
+      std::vector<MatchSpan> occ = Occurrences(text, *node, toks);
       want_found[p] = !occ.empty();
       if (positive) want_spans.insert(want_spans.end(), occ.begin(), occ.end());
     }

@@ -173,7 +173,7 @@ TEST_CASE("scoped answers equal unscoped answers filtered by prefix, over severa
   }
 }
 
-TEST_CASE("a query from a folder of the tree answers for that folder; absolute scopes", "[scope]") {
+TEST_CASE("a query from a folder of the tree answers for that folder, absolute scopes", "[scope]") {
   TempDir dir;
   std::mt19937 rng(7);
   std::map<std::string, std::string> texts;
@@ -254,7 +254,7 @@ TEST_CASE("a query from a folder of the tree answers for that folder; absolute s
   CHECK(Answer(*both, {"w0", "w1"}, o) == expected);
 }
 
-TEST_CASE("an Index resolves a working_dir once; a newly opened one sees a changed link",
+TEST_CASE("an Index resolves a working_dir once, a newly opened one sees a changed link",
           "[scope]") {
   TempDir dir;
   for (const char* name : {"a/1.txt", "a/2.txt", "b/1.txt"})

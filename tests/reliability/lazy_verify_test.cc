@@ -164,7 +164,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("open verifies only the small sections; a query verifies the chunks it reads", "[lazy]") {
+TEST_CASE("open verifies only the small sections, a query verifies the chunks it reads", "[lazy]") {
   Fixture f;
   bitsift::query::IndexReader reader(f.segment);
   const auto& file = reader.file();

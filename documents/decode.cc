@@ -101,6 +101,32 @@ std::string MetaCharset(std::string_view probe) {
   return "";
 }
 
+// A <meta charset> label as browsers read it (the WHATWG Encoding Standard's labels): pages
+// labelled with a legacy subset hold its superset's characters (a "gb2312" page with GBK's 喆,
+// an "iso-8859-1" page with windows-1252's curly quotes and œ), and decoding them by the
+// subset's table would lose or garble the rest. Other labels are returned as they are.
+std::string BrowserLabel(std::string_view label) {
+  std::string l(label);
+  std::transform(l.begin(), l.end(), l.begin(), Lower);
+  static const char* const kGbk[] = {"gb2312",  "gbk",        "x-gbk",
+                                     "chinese", "csgb2312",   "csiso58gb231280",
+                                     "gb_2312", "gb_2312-80", "iso-ir-58"};
+  static const char* const kWindows1252[] = {
+      "iso-8859-1", "iso8859-1",      "iso88591", "iso_8859-1", "iso_8859-1:1987", "latin1",
+      "l1",         "cp819",          "ibm819",   "iso-ir-100", "csisolatin1",     "us-ascii",
+      "ascii",      "ansi_x3.4-1968", "cp1252",   "x-cp1252"};
+  static const char* const kWindows1254[] = {"iso-8859-9", "iso8859-9",       "iso88599",
+                                             "iso_8859-9", "iso_8859-9:1989", "latin5",
+                                             "l5",         "iso-ir-148",      "csisolatin5"};
+  auto in = [&](const auto& names) {
+    return std::find(std::begin(names), std::end(names), l) != std::end(names);
+  };
+  if (in(kGbk)) return "GB18030";
+  if (in(kWindows1252)) return "windows-1252";
+  if (in(kWindows1254)) return "windows-1254";
+  return std::string(label);
+}
+
 // Whether the NUL bytes of `head` fall as in Latin text in UTF-16 (every other byte) or UTF-32
 // (three bytes of four): a cheap test before asking ICU, so a binary file costs no detection.
 bool NulsLikeUtf16Or32(std::string_view head) {
@@ -227,7 +253,7 @@ EncodingChoice ChooseEncoding(std::string_view probe, bool complete, bool html,
     return c;
   }
   if (html) {
-    std::string declared = CanonicalEncodingName(MetaCharset(probe));
+    std::string declared = CanonicalEncodingName(BrowserLabel(MetaCharset(probe)));
     if (!declared.empty()) {
       // As the HTML standard says: a UTF-16/32 label without a BOM means UTF-8.
       c.encoding = IsUnicodeFamily(declared) ? "UTF-8" : declared;

@@ -13,8 +13,14 @@ namespace {
 
 constexpr size_t kOutputBytes = 256 << 10;
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+// Whether s ends with the lower-case ASCII `suffix`, in any case ("A.GZ" as "a.gz"), after at
+// least one more byte.
+bool EndsWithFolded(std::string_view s, std::string_view suffix) {
+  if (s.size() <= suffix.size()) return false;
+  const std::string_view end = s.substr(s.size() - suffix.size());
+  return std::equal(end.begin(), end.end(), suffix.begin(), [](char a, char b) {
+    return (a >= 'A' && a <= 'Z' ? static_cast<char>(a + 32) : a) == b;
+  });
 }
 
 // Input pieces handed to a decoder at once: every API here takes an unsigned int length.
@@ -224,7 +230,7 @@ Compression CompressionOfName(std::string_view name, std::string_view* inner) {
   };
   for (Suffix s : {Suffix{".gz", Compression::kGzip}, Suffix{".xz", Compression::kXz},
                    Suffix{".bz2", Compression::kBzip2}, Suffix{".zst", Compression::kZstd}}) {
-    if (EndsWith(name, s.suffix)) {
+    if (EndsWithFolded(name, s.suffix)) {
       if (inner != nullptr)
         *inner = name.substr(0, name.size() - std::string_view(s.suffix).size());
       return s.c;

@@ -19,8 +19,8 @@ enum class Compression { kNone, kGzip, kXz, kBzip2, kZstd };
 // liblzma refuses .xz files whose decoder needs more memory than this (xz -9 needs 65 MiB).
 constexpr uint64_t kXzMemoryLimit = 256ULL << 20;
 
-// The compression a file name's suffix names (.gz, .xz, .bz2, .zst; case-sensitive, as the
-// tools write them); *inner gets the name without the suffix ("a.html.gz" -> "a.html").
+// The compression a file name's suffix names (.gz, .xz, .bz2, .zst, in any case, as .html is);
+// *inner gets the name without the suffix ("a.html.gz" -> "a.html").
 Compression CompressionOfName(std::string_view name, std::string_view* inner = nullptr);
 
 // "gzip", "xz", "bzip2", "zstd" ("" for kNone): the prefix of FileFacts::format.

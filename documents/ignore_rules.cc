@@ -113,6 +113,9 @@ bool GlobMatch(std::string_view glob, std::string_view path) {
 
 IgnoreRules IgnoreRules::Parse(std::string_view text) {
   IgnoreRules rules;
+  // A UTF-8 byte-order mark (Windows editors write one) is not part of the first pattern: git
+  // skips it too.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   size_t start = 0;
   while (start < text.size()) {
     size_t nl = text.find('\n', start);

@@ -38,7 +38,8 @@ bool GlobMatch(std::string_view glob, std::string_view path);
 class IgnoreRules {
  public:
   IgnoreRules() = default;
-  // Parses text in the gitignore format (lines separated by "\n" or "\r\n").
+  // Parses text in the gitignore format (lines separated by "\n" or "\r\n"; a leading UTF-8
+  // byte-order mark skipped, as git does).
   static IgnoreRules Parse(std::string_view text);
   // The last pattern matching `path` (relative to the rules file's directory, '/'-separated,
   // no leading or trailing '/'): kIgnore, kWhitelist for a "!" pattern, or kNone.

@@ -221,6 +221,22 @@ TEST_CASE("forced encodings: any name ICU knows, including undetectable ones",
   CHECK(DecodeToUtf8("\xEF\xBB\xBFword", "UTF-8", false) == "word");
 }
 
+TEST_CASE("HTML: a <meta charset> label is read as browsers read it", "[documents][decode]") {
+  std::string chosen;
+  // A "gb2312" page holding GBK's 喆 (outside GB2312): decoded as GB18030, nothing lost after it.
+  const std::string gbk = "<meta charset=gb2312><body>陶喆在北京开会</body>";
+  CHECK(DecodeToUtf8(Encode(gbk, "GB18030"), "", true, &chosen) == gbk);
+  CHECK(chosen == "GB18030");
+  // An "iso-8859-1" (or "us-ascii") page with windows-1252's œ and curly quotes.
+  for (const char* label : {"iso-8859-1", "US-ASCII", "latin1"}) {
+    INFO(label);
+    const std::string page =
+        std::string("<meta charset=") + label + "><body>le c\u0153ur, \u2019t\u00e9</body>";
+    CHECK(DecodeToUtf8(Encode(page, "windows-1252"), "", true, &chosen) == page);
+    CHECK(chosen == "windows-1252");
+  }
+}
+
 TEST_CASE("HTML: a <meta charset> decides before detection", "[documents][decode]") {
   const std::string body = "<p>Le prix : 5 € ; œuvre</p>";
   const std::string html =

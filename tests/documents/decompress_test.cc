@@ -130,7 +130,10 @@ TEST_CASE("compression by file name", "[documents][decompress]") {
   CHECK(CompressionOfName("x.zst") == Compression::kZstd);
   CHECK(CompressionOfName("x.tgz") == Compression::kNone);
   CHECK(CompressionOfName(".gz") == Compression::kNone);
-  CHECK(CompressionOfName("x.GZ") == Compression::kNone);
+  // In any case, as .html is ("LOG.TXT.GZ" from a Windows machine).
+  CHECK(CompressionOfName("LOG.TXT.GZ", &inner) == Compression::kGzip);
+  CHECK(inner == "LOG.TXT");
+  CHECK(CompressionOfName("x.Zst") == Compression::kZstd);
   CHECK(CompressionOfName("plain.txt", &inner) == Compression::kNone);
   CHECK(inner == "plain.txt");
 }

@@ -32,7 +32,10 @@ TEST_CASE("gitignore: blank lines, comments, trailing spaces, escapes", "[docume
   CHECK_FALSE(Ignored("foo   ", "foo   "));
   CHECK(Ignored("foo\\ ", "foo "));  // ...unless escaped
   CHECK(Ignored("foo\r\n", "foo"));  // CRLF files
-  CHECK(Ignored("a\\*b", "a*b"));    // an escaped glob character is literal
+  // A UTF-8 byte-order mark before the first pattern is skipped, as git skips it.
+  CHECK(Ignored("\xEF\xBB\xBF*.log\n", "a.log"));
+  CHECK(Ignored("\xEF\xBB\xBF*.log\r\n*.tmp\r\n", "b.tmp"));
+  CHECK(Ignored("a\\*b", "a*b"));  // an escaped glob character is literal
   CHECK_FALSE(Ignored("a\\*b", "axb"));
 }
 

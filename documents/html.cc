@@ -2,6 +2,7 @@
 
 #include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
+#include <unicode/utf8.h>
 
 #include <algorithm>
 #include <cctype>
@@ -29,6 +30,91 @@ bool In(const char* name, const char* const* begin, const char* const* end) {
 constexpr size_t kFlushBytes = 64 << 10;
 
 }  // namespace
+
+namespace {
+
+struct NamedReference {
+  const char* name;  // with its ';' where the standard has one
+  const char* utf8;
+};
+constexpr NamedReference kNamedReferences[] = {
+#include "documents/html5_entities.inc"
+};
+
+// The characters of the named reference `name` ("Lstrok;", "eacute"), or nullptr.
+const char* LookUpReference(std::string_view name) {
+  auto it = std::lower_bound(
+      std::begin(kNamedReferences), std::end(kNamedReferences), name,
+      [](const NamedReference& r, std::string_view n) { return std::string_view(r.name) < n; });
+  return it != std::end(kNamedReferences) && std::string_view(it->name) == name ? it->utf8
+                                                                                : nullptr;
+}
+
+// A code point as UTF-8 (ICU's U8_APPEND).
+std::string Utf8Of(unsigned int c) {
+  char buf[4];
+  int32_t n = 0;
+  UBool error = false;
+  U8_APPEND(reinterpret_cast<uint8_t*>(buf), n, 4, static_cast<UChar32>(c), error);
+  return error ? std::string() : std::string(buf, static_cast<size_t>(n));
+}
+
+bool AsciiAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// The longest name of a named reference, ';' included ("CounterClockwiseContourIntegral;").
+constexpr size_t kLongestReference = 33;
+
+}  // namespace
+
+std::string DecodeReferencesLibxmlLacks(std::string_view html) {
+  std::string out;
+  out.reserve(html.size());
+  size_t copied = 0;
+  for (size_t amp = html.find('&'); amp != std::string_view::npos; amp = html.find('&', amp + 1)) {
+    size_t end = amp + 1;
+    while (end < html.size() && end - amp <= kLongestReference && AsciiAlnum(html[end])) ++end;
+    if (end == amp + 1 || !((html[amp + 1] >= 'a' && html[amp + 1] <= 'z') ||
+                            (html[amp + 1] >= 'A' && html[amp + 1] <= 'Z'))) {
+      continue;  // not a named reference ("&#233;" and "& " are libxml2's)
+    }
+    const std::string name(html.substr(amp + 1, end - amp - 1));
+    const bool semicolon = end < html.size() && html[end] == ';';
+    // The standard's rule: the longest name that matches, with ';' where it has one; the
+    // legacy references also match without it ("&eacute" before a space).
+    const char* utf8 = semicolon ? LookUpReference(name + ";") : nullptr;
+    // libxml2 decodes HTML 4's references written with their ';': those are left to it (so
+    // that "&amp;eacute;" stays the text "&eacute;"), but for the two whose characters the
+    // standard changed (&lang; &rang;).
+    if (semicolon && utf8 != nullptr) {
+      const htmlEntityDesc* known =
+          htmlEntityLookup(reinterpret_cast<const xmlChar*>(name.c_str()));
+      if (known != nullptr && Utf8Of(known->value) == utf8) continue;
+    }
+    size_t length = name.size() + 1;
+    for (size_t n = name.size(); utf8 == nullptr && n >= 2; --n) {
+      utf8 = LookUpReference(std::string_view(name).substr(0, n));
+      length = n;
+    }
+    if (utf8 == nullptr) continue;
+    out.append(html.substr(copied, amp - copied));
+    // A character that is markup ("&ampT", "&LT") goes as a numeric reference, which libxml2
+    // decodes: written as itself it would change the markup.
+    for (const char* c = utf8; *c != '\0'; ++c) {
+      if (std::strchr("<>&\"'", *c) != nullptr) {
+        out.append("&#").append(std::to_string(static_cast<int>(*c))).append(";");
+      } else {
+        out.push_back(*c);
+      }
+    }
+    copied = amp + 1 + length;
+    amp = copied - 1;
+  }
+  if (copied == 0) return std::string(html);
+  out.append(html.substr(copied));
+  return out;
+}
 
 bool IsHtmlName(std::string_view name) {
   size_t dot = name.rfind('.');
@@ -135,13 +221,19 @@ void HtmlToText::Write(std::string_view utf8) {
       data.size() - lt <= kMaxHeld) {
     cut = lt;
   }
-  parser_->Parse(data.substr(0, cut));
+  // Nor inside a named reference: "&Lstr" + "ok;" waits whole.
+  const size_t amp = data.substr(0, cut).rfind('&');
+  if (amp != std::string_view::npos && cut - amp <= kLongestReference &&
+      std::all_of(data.begin() + amp + 1, data.begin() + cut, AsciiAlnum)) {
+    cut = amp;
+  }
+  parser_->Parse(DecodeReferencesLibxmlLacks(data.substr(0, cut)));
   held.assign(data.substr(cut));
   parser_->Flush();
 }
 
 void HtmlToText::Close() {
-  parser_->Parse(parser_->held);
+  parser_->Parse(DecodeReferencesLibxmlLacks(parser_->held));
   parser_->held.clear();
   htmlParseChunk(parser_->ctxt, nullptr, 0, 1);
   parser_->Flush();

@@ -37,6 +37,14 @@ class HtmlToText : public ByteSink {
 // Whole-text convenience: the text of a UTF-8 HTML document.
 std::string HtmlText(std::string_view utf8_html);
 
+// `html` with the named character references that libxml2 2.9 does not decode replaced by
+// their characters: the HTML standard's references beyond HTML 4's 253 ("&Lstrok;" -> "Ł",
+// "&ccaron;") and the legacy ones written without ';' ("caf&eacute" -> "café", by the
+// standard's longest-match rule). HTML 4's references with their ';' are left to libxml2; a
+// character that is markup ("&ampT" is '&') becomes a numeric reference ("&#38;") for libxml2.
+// HtmlToText applies it before parsing.
+std::string DecodeReferencesLibxmlLacks(std::string_view html);
+
 }  // namespace bitsift::documents
 
 #endif  // BITSIFT_DOCUMENTS_HTML_H_

@@ -69,8 +69,7 @@ constexpr size_t kLongestReference = 33;
 }  // namespace
 
 std::string DecodeReferencesLibxmlLacks(std::string_view html) {
-  std::string out;
-  out.reserve(html.size());
+  std::string out;  // (sized at the first reference decoded: most pieces have none)
   size_t copied = 0;
   for (size_t amp = html.find('&'); amp != std::string_view::npos; amp = html.find('&', amp + 1)) {
     size_t end = amp + 1;
@@ -98,6 +97,7 @@ std::string DecodeReferencesLibxmlLacks(std::string_view html) {
       length = n;
     }
     if (utf8 == nullptr) continue;
+    if (copied == 0) out.reserve(html.size());
     out.append(html.substr(copied, amp - copied));
     // A character that is markup ("&ampT", "&LT") goes as a numeric reference, which libxml2
     // decodes: written as itself it would change the markup.

@@ -28,11 +28,11 @@
 #include "query/query_parser.h"
 #include "query/scope.h"
 #include "query/searcher.h"
-#include "tokenizer/token_spans.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/helper_thread.h"
+#include "util/utf8.h"
 
 namespace bitsift {
 namespace {
@@ -133,6 +133,12 @@ Status GuardIndex(const std::vector<std::string>& index_dirs, F&& f) {
   return WithRepair(Guard(std::forward<F>(f)), index_dirs);
 }
 
+tokenizer::TokenRules RulesOf(const IndexOptions& o) {
+  tokenizer::TokenRules rules;
+  rules.fold_diacritics = !o.keep_diacritics;
+  return rules;
+}
+
 indexer::BuildConfig ConfigOf(const IndexOptions& o) {
   indexer::BuildConfig c;
   c.fp_rate = o.fp_rate;
@@ -144,6 +150,7 @@ indexer::BuildConfig ConfigOf(const IndexOptions& o) {
   c.documents.no_ignore = o.no_ignore;
   c.documents.globs = o.globs;
   c.documents.max_decompressed_bytes = o.max_decompressed_bytes;
+  c.tokens = RulesOf(o);
   c.memory_budget = o.memory_budget;
   c.rebuild = o.rebuild;
   c.merge = o.merge;
@@ -176,6 +183,7 @@ void Summarize(const indexer::BuildReport& r, IndexSummary* s) {
   s->removed = r.removed;
   s->unchanged = r.unchanged;
   s->rebuilt = r.rebuilt;
+  s->why_rebuilt = r.why_rebuilt;
   s->segments_written = r.segments_written;
   s->merges = r.merges;
   s->segments = r.segments;
@@ -321,6 +329,7 @@ Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
     options->no_ignore = c.documents.no_ignore;
     options->globs = c.documents.globs;
     options->max_decompressed_bytes = c.documents.max_decompressed_bytes;
+    options->keep_diacritics = !c.tokens.fold_diacritics;
   });
 }
 
@@ -337,25 +346,39 @@ Status CompareWithTree(const std::string& index_path, TreeStatus* status) {
   });
 }
 
-Status Tokenize(std::string_view text, std::vector<std::string>* tokens) {
-  return Guard([&] { *tokens = tokenizer::TokenSet(text); });
+Status Tokenize(std::string_view text, std::vector<std::string>* tokens,
+                const IndexOptions& options) {
+  return Guard([&] { *tokens = tokenizer::TokenSet(text, RulesOf(options)); });
 }
 
-Status TokenizeInOrder(std::string_view text, std::vector<TextToken>* tokens) {
+Status TokenizeInOrder(std::string_view text, std::vector<TextToken>* tokens,
+                       const IndexOptions& options) {
   tokens->clear();
-  return TokenizeInOrder(text, [&](const TextToken& t) { tokens->push_back(t); });
+  return TokenizeInOrder(
+      text, [&](const TextToken& t) { tokens->push_back(t); }, options);
 }
 
-Status TokenizeInOrder(std::string_view text,
-                       const std::function<void(const TextToken&)>& on_token) {
-  return Guard([&] {
+Status TokenizeInOrder(std::string_view text, const std::function<void(const TextToken&)>& on_token,
+                       const IndexOptions& options) {
+  struct Forward : tokenizer::OffsetTokenSink {
+    const std::function<void(const TextToken&)>* on_token;
     TextToken token;
-    tokenizer::ForEachTokenSpan(text, [&](const tokenizer::TokenSpan& s) {
-      token.token = s.token;
-      token.begin = s.begin;
-      token.end = s.end;
-      on_token(token);
-    });
+    bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool,
+                 tokenizer::TokenRole role) override {
+      token.token.assign(t);
+      token.begin = begin;
+      token.end = end;
+      token.role = role == tokenizer::TokenRole::kWhole  ? TokenRole::kWhole
+                   : role == tokenizer::TokenRole::kPart ? TokenRole::kPart
+                                                         : TokenRole::kWord;
+      (*on_token)(token);
+      return true;
+    }
+  } forward;
+  forward.on_token = &on_token;
+  return Guard([&] {
+    tokenizer::Tokenizer tokenizer(RulesOf(options));
+    tokenizer.TokenizeWithOffsets(text, forward);
   });
 }
 
@@ -372,6 +395,20 @@ struct ParsedQuery::Rep {
   }
   mutable query::QueryNode tree;
   mutable std::once_flag root_made;
+
+  // What was parsed, read under the default token rules: to read it again for an index built
+  // with other rules (Under).
+  std::vector<std::string> texts;
+  QuerySyntax syntax = QuerySyntax::kLanguage;
+  bool arguments = false;  // texts are command-line arguments (ParseArguments)
+
+  // The query as an index built under `rules` reads it: itself for the default rules, or for
+  // a query of ASCII text (which the rules read alike); else parsed again, once. Throws
+  // Error(kInvalidArgument) if that parse fails.
+  const Rep& Under(const tokenizer::TokenRules& rules) const;
+  mutable std::once_flag other_made;
+  mutable std::shared_ptr<const Rep> other;
+  mutable std::string other_error;
 };
 
 namespace {
@@ -386,53 +423,61 @@ Status ParseStatus(const query::ParsedQuery& parsed, bool several, QueryError* e
                 where + ": " + e.reason + " (at byte " + std::to_string(e.position) + ")");
 }
 
-// Makes the parsed tree *rep, or returns the parse's error as a Status (with *error set);
-// `several`: the message names the argument.
-Status Adopt(query::ParsedQuery&& parsed, bool several, QueryError* error,
-             std::shared_ptr<const ParsedQuery::Rep>* rep) {
-  rep->reset();
-  Status s = ParseStatus(parsed, several, error);
-  if (!s.ok()) return s;
-  auto r = std::make_shared<ParsedQuery::Rep>();
-  r->tree = std::move(parsed.root);
-  r->plain = query::IsPlainConjunction(r->tree, &r->terms);
-  *rep = std::move(r);
-  return s;
-}
-
-// A word list's terms as *rep (its tree made when needed), or the parse's error as a Status.
-Status AdoptWords(std::string_view text, QueryError* error,
-                  std::shared_ptr<const ParsedQuery::Rep>* rep) {
+// Parses `texts` (one query string, or command-line arguments) under `rules` into *rep, or
+// returns the parse's error as a Status (with *error set). A word list keeps its terms alone
+// (its tree is made when needed).
+Status MakeRep(std::vector<std::string> texts, QuerySyntax syntax, bool arguments,
+               const tokenizer::TokenRules& rules, QueryError* error,
+               std::shared_ptr<const ParsedQuery::Rep>* rep) {
   rep->reset();
   auto r = std::make_shared<ParsedQuery::Rep>();
-  query::ParsedQuery failed;
-  failed.error = query::ParseWordTerms(text, &r->terms);
-  if (failed.error) return ParseStatus(failed, false, error);
-  r->plain = r->words = true;
+  if (syntax == QuerySyntax::kWords && !arguments) {
+    query::ParsedQuery failed;
+    failed.error = query::ParseWordTerms(texts[0], &r->terms, rules);
+    if (failed.error) return ParseStatus(failed, false, error);
+    r->plain = r->words = true;
+  } else {
+    query::ParsedQuery parsed = arguments
+                                    ? query::ParseQueryArguments(texts, ModeOf(syntax), rules)
+                                    : query::ParseQueryString(texts[0], ModeOf(syntax), rules);
+    if (Status s = ParseStatus(parsed, arguments && texts.size() > 1, error); !s.ok()) return s;
+    r->tree = std::move(parsed.root);
+    r->plain = query::IsPlainConjunction(r->tree, &r->terms);
+  }
+  r->texts = std::move(texts);
+  r->syntax = syntax;
+  r->arguments = arguments;
   *rep = std::move(r);
   return Status();
 }
 
 }  // namespace
 
+const ParsedQuery::Rep& ParsedQuery::Rep::Under(const tokenizer::TokenRules& rules) const {
+  const bool ascii = std::all_of(texts.begin(), texts.end(), [](const std::string& t) {
+    return FindNonAscii(t, 0) == t.size();
+  });
+  if (rules == tokenizer::TokenRules{} || ascii) return *this;
+  std::call_once(other_made, [&] {
+    Status s = MakeRep(texts, syntax, arguments, rules, nullptr, &other);
+    if (!s.ok()) other_error = s.message();
+  });
+  Ensure(other != nullptr, ErrorKind::kInvalidArgument, other_error);
+  return *other;
+}
+
 Status ParsedQuery::Parse(std::string_view text, QuerySyntax syntax, ParsedQuery* query,
                           QueryError* error) {
   Status s;
-  Status g = Guard([&] {
-    s = syntax == QuerySyntax::kWords
-            ? AdoptWords(text, error, &query->rep_)
-            : Adopt(query::ParseQueryString(text, ModeOf(syntax)), false, error, &query->rep_);
-  });
+  Status g =
+      Guard([&] { s = MakeRep({std::string(text)}, syntax, false, {}, error, &query->rep_); });
   return g.ok() ? s : g;
 }
 
 Status ParsedQuery::ParseArguments(const std::vector<std::string>& arguments, QuerySyntax syntax,
                                    ParsedQuery* query, QueryError* error) {
   Status s;
-  Status g = Guard([&] {
-    s = Adopt(query::ParseQueryArguments(arguments, ModeOf(syntax)), arguments.size() > 1, error,
-              &query->rep_);
-  });
+  Status g = Guard([&] { s = MakeRep(arguments, syntax, true, {}, error, &query->rep_); });
   return g.ok() ? s : g;
 }
 
@@ -579,7 +624,7 @@ Status Index::Answer(const ParsedQuery& parsed, const QueryOptions& options, dou
     *result = QueryResult{};
     const auto start = std::chrono::steady_clock::now();
     Ensure(!parsed.empty(), ErrorKind::kInvalidArgument, "query: not parsed (no query)");
-    const ParsedQuery::Rep& q = *parsed.rep_;
+    const ParsedQuery::Rep& q = parsed.rep_->Under(rep_->set.rules());
     // How a phrase's candidates are read: the embedder's texts, or the files as indexed.
     query::IndexSet::SegmentText text = [&](const query::IndexSet::Segment& s, uint32_t local,
                                             std::string* out) {
@@ -679,7 +724,8 @@ Status Index::MatchingLines(uint32_t id, const ParsedQuery& query, const LineOpt
                       path + ": an in-memory document (give LineOptions::document_text)");
       }
     }
-    query::QueryMatcher matcher(query.rep_->root());
+    const tokenizer::TokenRules rules = rep_->set.rules();
+    query::QueryMatcher matcher(query.rep_->Under(rules).root(), rules);
     answers::LineOptions lo;
     lo.before = options.before;
     lo.after = options.after;

@@ -765,7 +765,10 @@ void AddDocumentOptions(po::options_description& d) {
       "glob,g", po::value<std::vector<std::string>>()->composing()->value_name("GLOB"),
       "index only files matching GLOB; !GLOB excludes (repeatable, the last match wins)")(
       "max-decompressed-size", po::value<std::string>()->default_value("256M"),
-      "skip compressed files whose content is larger than this (bytes, or 512K, 256M, 1G)");
+      "skip compressed files whose content is larger than this (bytes, or 512K, 256M, 1G)")(
+      "keep-diacritics",
+      "keep diacritics in terms: José is found by josé, not by jose (default: folded; kept "
+      "by later updates, --rebuild without it folds again)");
 }
 
 // Returns false after reporting a bad value on stderr.
@@ -783,6 +786,7 @@ bool ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
   }
   if (vm.count("hidden")) options->hidden = true;
   if (vm.count("no-ignore")) options->no_ignore = true;
+  if (vm.count("keep-diacritics")) options->keep_diacritics = true;
   if (vm.count("glob")) options->globs = vm["glob"].as<std::vector<std::string>>();
   std::optional<uint64_t> limit = BytesOption(vm, "max-decompressed-size", 1, "1");
   if (limit && !vm["max-decompressed-size"].defaulted()) options->max_decompressed_bytes = *limit;
@@ -796,7 +800,7 @@ int RunIndex(const std::vector<std::string>& args) {
       "usage: bitsift index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
       "[--sparse-max-df N] [--threads N] [--max-file-size BYTES] [--verbose]\n"
       "                         [--encoding NAME] [--hidden] [--no-ignore] [--glob GLOB]... "
-      "[--max-decompressed-size BYTES]";
+      "[--max-decompressed-size BYTES] [--keep-diacritics]";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::string>(),
@@ -873,6 +877,10 @@ int RunIndex(const std::vector<std::string>& args) {
   Status s = BuildIndex(dir, index_path, options, &summary);
   if (tty) std::fputs("\r\033[K", stderr);
   if (!s.ok()) return Fail(s.message());
+  if (!quiet && !summary.why_rebuilt.empty()) {
+    std::fprintf(stderr, "bitsift: note: indexed every file again: %s\n",
+                 summary.why_rebuilt.c_str());
+  }
   if (!quiet) PrintSummary(summary, index_path);
   return kExitMatch;
 }
@@ -895,10 +903,15 @@ void SetQueryScope(const po::variables_map& vm, const std::vector<std::string>& 
 // `bitsift query --help`: the query language in brief (README "Query language" has it all).
 constexpr const char* kQueryLanguage =
     "\nquery language (each TERM argument is a query; the arguments are ANDed):\n"
-    "  word1 word2      documents holding both words (as the index tokenizes: case, accents\n"
-    "                   folded by NFKC casefold; CJK text as character pairs)\n"
-    "  \"free software\"  a phrase: the words contiguous and in order; so is a word the\n"
-    "                   tokenizer splits (std::vector, e-mail) and a CJK run of 3+ characters;\n"
+    "  word1 word2      documents holding both words, as the index reads words: case folded,\n"
+    "                   Latin accents dropped (jose finds José, unless the index was built\n"
+    "                   with --keep-diacritics), CJK text as character pairs; a word with\n"
+    "                   punctuation inside is also read as its parts, so stdio finds\n"
+    "                   <stdio.h>, license LICENSE.txt, example www.example.com, while\n"
+    "                   stdio.h finds only stdio.h\n"
+    "  \"free software\"  a phrase: the words contiguous and in order, parts counting as\n"
+    "                   words (\"stdio h\" finds stdio.h); so is a query word that splits\n"
+    "                   into several (std::vector, e-mail) and a CJK run of 3+ characters;\n"
     "                   an argument with spaces but no operator is a phrase too\n"
     "  gpl OR bsd       either (upper-case OR; binds tighter than the implicit AND)\n"
     "  -word            documents without it (after -- or inside a quoted query:\n"
@@ -1341,8 +1354,9 @@ int RunStatus(const std::vector<std::string>& args) {
 
 int RunTokenize(const std::vector<std::string>& args) {
   const char* usage =
-      "usage: bitsift tokenize [--set] (--file PATH [--raw] | TEXT...)\n"
-      "prints TOKEN<TAB>START<TAB>END per token in text order ([START, END): its source bytes;\n"
+      "usage: bitsift tokenize [--set] [--keep-diacritics] (--file PATH [--raw] | TEXT...)\n"
+      "prints TOKEN<TAB>START<TAB>END<TAB>ROLE per token in text order ([START, END): its source\n"
+      "bytes; ROLE: word, whole (a word with parts: a term, not a phrase position) or part;\n"
       "TEXTs are joined with one space), or with --set the sorted distinct terms, one a line";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
@@ -1352,7 +1366,8 @@ int RunTokenize(const std::vector<std::string>& args) {
       "raw", "with --file: the file's bytes as UTF-8, as they are (offsets in the file)")(
       "set",
       "print the sorted distinct terms (what the index stores for a document), one a line, "
-      "instead of every token in text order with its byte offsets");
+      "instead of every token in text order with its byte offsets")(
+      "keep-diacritics", "as an index built with --keep-diacritics reads text: José is josé");
   po::options_description all;
   all.add(visible).add_options()("text", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
@@ -1398,9 +1413,11 @@ int RunTokenize(const std::vector<std::string>& args) {
     return Fail(std::string("nothing to tokenize\n") + usage);
   }
   uint64_t printed = 0;
+  IndexOptions rules;
+  rules.keep_diacritics = vm.count("keep-diacritics") > 0;
   if (vm.count("set")) {
     std::vector<std::string> terms;
-    if (Status s = Tokenize(text, &terms); !s.ok()) return Fail(s.message());
+    if (Status s = Tokenize(text, &terms, rules); !s.ok()) return Fail(s.message());
     for (const std::string& t : terms) {
       std::fwrite(t.data(), 1, t.size(), stdout);
       std::fputc('\n', stdout);
@@ -1408,10 +1425,16 @@ int RunTokenize(const std::vector<std::string>& args) {
     printed = terms.size();
   } else {
     // Printed as found: a large file needs no list of all its tokens.
-    Status s = TokenizeInOrder(text, [&](const TextToken& t) {
-      std::printf("%s\t%" PRIu64 "\t%" PRIu64 "\n", t.token.c_str(), t.begin, t.end);
-      ++printed;
-    });
+    Status s = TokenizeInOrder(
+        text,
+        [&](const TextToken& t) {
+          const char* role = t.role == TokenRole::kWhole  ? "whole"
+                             : t.role == TokenRole::kPart ? "part"
+                                                          : "word";
+          std::printf("%s\t%" PRIu64 "\t%" PRIu64 "\t%s\n", t.token.c_str(), t.begin, t.end, role);
+          ++printed;
+        },
+        rules);
     if (!s.ok()) return Fail(s.message());
   }
   if (printed == 0) {
@@ -1420,7 +1443,7 @@ int RunTokenize(const std::vector<std::string>& args) {
                  text.empty() ? "bitsift: no tokens: the %s is empty\n"
                               : "bitsift: no tokens: the %s holds only spaces, punctuation or "
                                 "symbols (tokens are runs of letters, digits, kana or ideographs; "
-                                "README \"The token contract\")\n",
+                                "README \"What is a term\")\n",
                  what);
     return kExitNoMatch;
   }

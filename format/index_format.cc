@@ -545,8 +545,9 @@ FileHeader IndexFile::ReadHeader() const {
     Corrupt(path, "header checksum mismatch");
   }
   if (h.format_version != kFormatVersion) {
-    Corrupt(path, "format version " + std::to_string(h.format_version) + ", this bitsift reads " +
-                      std::to_string(kFormatVersion) + " (rebuild the index)");
+    Corrupt(path, "format version " + std::to_string(h.format_version) +
+                      " (written by another bitsift; this one reads format " +
+                      std::to_string(kFormatVersion) + ")");
   }
   if (h.file_size != size) {
     Corrupt(path, "size is " + Plural(size, "byte", "bytes") + ", header says " +

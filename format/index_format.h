@@ -41,9 +41,9 @@ inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 // for the rarest terms, MetaRecord of 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded
 // dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding
 // indexes it) and 4 KiB chunks. 2: segments (0.2).
-inline constexpr uint32_t kFormatVersion = 10;
+inline constexpr uint32_t kFormatVersion = 11;
 // Version of the token contract (README); an index is only valid for the same contract.
-inline constexpr uint32_t kContractVersion = 1;
+inline constexpr uint32_t kContractVersion = 2;
 
 // Documents per 64-byte row block: rows are ANDed and skipped block by block. A band's rows
 // are ceil(doc_count / 64) words long (a band of fewer than 512 documents, the largest ones,

@@ -16,7 +16,9 @@ namespace {
 
 struct Collect : bitsift::tokenizer::TokenSink {
   std::vector<std::string> tokens;
-  void OnToken(std::string_view t) override { tokens.emplace_back(t); }
+  void OnToken(std::string_view t, bitsift::tokenizer::TokenRole) override {
+    tokens.emplace_back(t);
+  }
 };
 
 }  // namespace

@@ -220,10 +220,24 @@ class IndexState {
       }
     }
     rebuilt_ = !have || config.rebuild || manifest_.settings != settings;
+    if (have && !config.rebuild && manifest_.settings != settings) {
+      for (const auto& [key, value] : settings) {
+        auto old = manifest_.settings.find(key);
+        if (old == manifest_.settings.end() || old->second != value) {
+          why_ = "its setting " + key + " changed";
+          break;
+        }
+      }
+      if (why_.empty()) why_ = "its settings changed";
+    }
     for (size_t i = 0; rebuild_other_format && !rebuilt_ && i < manifest_.segments.size(); ++i) {
       const std::string path = dir_ + "/" + format::SegmentFileName(manifest_.segments[i].number);
       const uint32_t version = format::PeekFormatVersion(path);
       rebuilt_ = version != 0 && version != format::kFormatVersion;
+      if (rebuilt_) {
+        why_ = "it was written in format " + std::to_string(version) + " by another bitsift; " +
+               "this one writes format " + std::to_string(format::kFormatVersion);
+      }
     }
     if (rebuilt_) {
       manifest_.segments.clear();  // next_segment and generation carry on: names never reused
@@ -246,6 +260,8 @@ class IndexState {
 
   const std::string& dir() const { return dir_; }
   bool rebuilt() const { return rebuilt_; }
+  // Why an existing index was rebuilt without being asked ("" otherwise).
+  const std::string& why_rebuilt() const { return why_; }
   std::vector<LiveSegment>& segments() { return segments_; }
 
   // Writes the builder's documents as a new segment (if it has any) and lists it.
@@ -330,6 +346,7 @@ class IndexState {
   std::unique_ptr<WriterLock> lock_;
   format::Manifest manifest_;
   bool rebuilt_ = false;
+  std::string why_;
   bool committed_ = false;
   std::vector<uint64_t> written_;  // segment files written by this run
   std::set<uint64_t> flushed_;     // those of them written by Flush (not by a merge)
@@ -528,6 +545,7 @@ std::map<std::string, std::string> SettingsOf(const std::string& root, const Bui
   settings["fp_rate"] = fp.str();
   settings["sparse_max_df"] = std::to_string(c.sparse_max_df);
   settings["max_file_size"] = std::to_string(c.max_file_size);
+  tokenizer::AddTokenSettings(c.tokens, &settings);
   return settings;
 }
 
@@ -671,7 +689,7 @@ void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
                     const std::string& root, const BuildConfig& config, const SkipCallback& on_skip,
                     Clock::time_point start, BuildReport* report, std::vector<uint8_t>* indexed) {
   ProgressReporter progress(config, names.size(), start);
-  SegmentBuilder builder(config.fp_rate, config.sparse_max_df);
+  SegmentBuilder builder(config.fp_rate, config.sparse_max_df, config.tokens);
   indexed->assign(names.size(), 1);
   const uint64_t budget = BuilderBudget(config.memory_budget);
   for (size_t first = 0, end = 0; first < names.size(); first = end) {
@@ -738,6 +756,7 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
     IndexState state(index_dir, config, SettingsOf(root_abs, config), /*keep_root=*/false,
                      /*rebuild_other_format=*/true);
     report->rebuilt = state.rebuilt();
+    report->why_rebuilt = state.why_rebuilt();
     // Phase 3: classify every listed file against the live documents.
     TreePlan plan = ClassifyTree(root, std::move(names), state.segments());
     const std::vector<std::string>& to_read = plan.to_read;
@@ -802,6 +821,7 @@ bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config) {
     config->max_file_size = std::stoull(it->second);
   }
   config->documents = documents::DocumentOptions::FromSettings(s);
+  config->tokens = tokenizer::TokenRulesFromSettings(s);
   return true;
 }
 
@@ -900,6 +920,7 @@ void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
   WithThreads(config, [&] {
     IndexState state(index_dir, config, SettingsOf("", config), /*keep_root=*/true);
     report->rebuilt = state.rebuilt();
+    report->why_rebuilt = state.why_rebuilt();
     std::set<std::string> upserted(names.begin(), names.end());
     std::vector<std::pair<size_t, uint32_t>> old;
     LiveCursor cursor(state.segments());

@@ -15,6 +15,7 @@
 #include "documents/file_walker.h"
 #include "format/index_format.h"
 #include "format/sparse_rows.h"
+#include "tokenizer/tokenizer.h"
 
 namespace bitsift::indexer {
 
@@ -40,6 +41,7 @@ struct BuildConfig {
   unsigned threads = 0;                   // 0 = all cores
   uint64_t max_file_size = 256ULL << 20;  // larger files are skipped
   documents::DocumentOptions documents;   // which files are documents and how they are read
+  tokenizer::TokenRules tokens;           // the token contract's choices (diacritics)
   // Memory for the in-memory segment: a segment is flushed when its estimate reaches this,
   // and a merge runs only if its estimate fits (compaction excepted).
   uint64_t memory_budget = kDefaultMemoryBudget;
@@ -60,6 +62,7 @@ struct BuildReport {
   uint64_t removed = 0;           // paths deleted (gone from the tree, or deleted by name)
   uint64_t unchanged = 0;         // paths kept without reading them
   bool rebuilt = false;           // everything was indexed again (asked, or the settings changed)
+  std::string why_rebuilt;        // why an existing index was rebuilt unasked, else ""
   uint64_t segments_written = 0;  // by indexing (merges not counted)
   uint64_t merges = 0;            // merges run (each writes one segment)
   uint64_t segments = 0;          // live segments after the update

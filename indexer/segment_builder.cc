@@ -44,7 +44,7 @@ class DistinctTokens : public tokenizer::TokenSink {
     uint32_t slot;         // in the table
   };
 
-  void OnToken(std::string_view token) override {
+  void OnToken(std::string_view token, tokenizer::TokenRole) override {
     const uint64_t hash = format::HashTerm(token);
     if ((tokens_.size() + 1) * 2 > table_.size()) Grow();
     const size_t mask = table_.size() - 1;
@@ -123,8 +123,9 @@ std::string NewSegmentMeta(format::MetaRecord m, const std::string& root) {
   return meta + root;
 }
 
-SegmentBuilder::SegmentBuilder(double fp_rate, uint32_t sparse_max_df)
-    : fp_rate_(fp_rate),
+SegmentBuilder::SegmentBuilder(double fp_rate, uint32_t sparse_max_df, tokenizer::TokenRules rules)
+    : rules_(rules),
+      fp_rate_(fp_rate),
       sparse_max_df_(sparse_max_df),
       interner_(std::make_unique<TermInterner>()) {}
 
@@ -137,7 +138,7 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
   std::vector<Doc> batch(n);
   std::vector<uint8_t> ok(n, 0);
   std::mutex skip_mu;
-  tbb::enumerable_thread_specific<tokenizer::Tokenizer> tokenizers;
+  tbb::enumerable_thread_specific<tokenizer::Tokenizer> tokenizers(rules_);
   tbb::enumerable_thread_specific<DistinctTokens> collectors;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
     tokenizer::Tokenizer& tok = tokenizers.local();

@@ -50,7 +50,8 @@ class SegmentBuilder {
   // fp_rate: the per-term false-positive target of every band (0 < fp_rate < 1); terms in at
   // most SegmentSparseMaxDf(sparse_max_df, documents) documents get sparse rows
   // (format/sparse_rows.h).
-  SegmentBuilder(double fp_rate, uint32_t sparse_max_df);
+  // Documents are tokenized under `rules`.
+  SegmentBuilder(double fp_rate, uint32_t sparse_max_df, tokenizer::TokenRules rules = {});
   ~SegmentBuilder();
 
   // Reads documents 0..names.size()-1 with `read`, in parallel in the calling task arena, and
@@ -80,6 +81,7 @@ class SegmentBuilder {
     std::vector<uint32_t> ids;  // provisional, then final term ids (sorted)
     FileFacts facts;
   };
+  tokenizer::TokenRules rules_;
   double fp_rate_;
   uint32_t sparse_max_df_;
   std::unique_ptr<TermInterner> interner_;

@@ -88,6 +88,13 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
     index.dir = dir;
     auto root = manifest.settings.find("root");
     index.root = root == manifest.settings.end() ? "" : root->second;
+    index.rules = tokenizer::TokenRulesFromSettings(manifest.settings);
+    if (!indexes_.empty() && index.rules != indexes_.front().rules) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "the indexes " + indexes_.front().dir + " and " + dir +
+                      " read words differently (one keeps diacritics, the other folds them): "
+                      "query them one at a time, or rebuild one like the other");
+    }
     index.manifest = std::move(manifest);
     for (Segment& s : opened) {
       Ensure(id_count_ + s.reader->doc_count() < UINT32_MAX, ErrorKind::kInvalidArgument,
@@ -257,6 +264,7 @@ std::vector<uint32_t> IndexSet::Evaluate(const QueryNode& query, uint64_t limit,
         options.limit = want;
         options.deleted = s.deleted.bits();
         options.scope = ranges;
+        options.rules = rules();
         options.parallel = parallel;
         if (text) {
           options.text = [&s, &text](uint32_t doc, std::string* t) { return text(s, doc, t); };

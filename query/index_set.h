@@ -71,10 +71,16 @@ class IndexSet {
     std::string root;  // the directory it indexes (absolute; empty for in-memory documents)
     format::Manifest manifest;     // its deletion sets moved to the segments (Segment::deleted)
     std::vector<size_t> segments;  // positions in segments()
+    tokenizer::TokenRules rules;   // the token rules it was built with (its settings)
   };
 
   const std::vector<Segment>& segments() const { return segments_; }
   const std::vector<Index>& indexes() const { return indexes_; }
+  // The token rules of every index of the set (opening indexes whose rules differ fails), by
+  // which queries on it are read.
+  tokenizer::TokenRules rules() const {
+    return indexes_.empty() ? tokenizer::TokenRules{} : indexes_.front().rules;
+  }
 
   // Global ids number every document of every segment (deleted ones too) in segment order.
   uint64_t id_count() const { return id_count_; }

@@ -58,7 +58,7 @@ struct Doc {
 // What one thread needs to test documents: its own matcher (tokenizer and scratch) and
 // counters, merged into the query's statistics at the end.
 struct Worker {
-  explicit Worker(const QueryNode& query) : matcher(query) {}
+  Worker(const QueryNode& query, const tokenizer::TokenRules& rules) : matcher(query, rules) {}
   QueryMatcher matcher;
   std::string text;  // the text of the document being tested (its buffer reused)
   uint64_t phrase_candidates = 0, text_bytes = 0, unreadable = 0;
@@ -90,8 +90,8 @@ class Evaluator {
         searcher_(searcher),
         options_(options),
         stats_(stats),
-        matcher_(query),
-        workers_([&query] { return Worker(query); }) {
+        matcher_(query, options.rules),
+        workers_([&query, &options] { return Worker(query, options.rules); }) {
     for (size_t p = 0; p < matcher_.pattern_count(); ++p) {
       phrase_patterns_.push_back(matcher_.is_phrase(p));
       if (matcher_.is_phrase(p)) has_phrase_ = true;

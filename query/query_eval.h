@@ -41,8 +41,9 @@ struct EvalOptions {
   // The only local ids that may be returned (sorted disjoint ranges, RangesUnder), or null for
   // all: others are dropped before verification, never read and not counted against the limit.
   const std::vector<IdRange>* scope = nullptr;
-  TextProvider text;     // needed when the query has a phrase
-  bool parallel = true;  // texts of many candidates are checked on TBB's threads
+  TextProvider text;            // needed when the query has a phrase
+  tokenizer::TokenRules rules;  // the index's: texts are tokenized under them
+  bool parallel = true;         // texts of many candidates are checked on TBB's threads
 };
 
 struct EvalStats : QueryStats {

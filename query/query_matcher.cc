@@ -8,7 +8,7 @@ namespace bitsift::query {
 
 using Kind = QueryNode::Kind;
 
-QueryMatcher::QueryMatcher(const QueryNode& root) {
+QueryMatcher::QueryMatcher(const QueryNode& root, tokenizer::TokenRules rules) : tokenizer_(rules) {
   Collect(root, true);
   for (uint32_t p = 0; p < patterns_.size(); ++p) {
     const Pattern& pattern = patterns_[p];
@@ -88,7 +88,12 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
 
   bool done() const { return !spans_ && missing_ == 0; }
 
-  bool OnToken(std::string_view token, uint64_t begin, uint64_t end, bool continues) override {
+  bool OnToken(std::string_view token, uint64_t begin, uint64_t end, bool continues,
+               tokenizer::TokenRole role) override {
+    if (!tokenizer::IsPosition(role)) {
+      OnWhole(token, begin, end);
+      return !done();
+    }
     begins_[index_ % begins_.size()] = begin;
     ends_[index_ % ends_.size()] = end;
     touched_.clear();
@@ -133,11 +138,31 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
   }
 
  private:
-  void Occurs(uint32_t p, size_t last, uint64_t end) {
+  // A word with parts, [begin, end) of the text: not a position (its parts follow as
+  // positions), but a term that patterns of one element find.
+  void OnWhole(std::string_view token, uint64_t begin, uint64_t end) {
+    auto consider = [&](const Hit& h) {
+      if (m_.patterns_[h.pattern].elements.size() != 1) return;
+      Found(h.pattern);
+      if (spans_ && m_.patterns_[h.pattern].positive) out_->spans.push_back(MatchSpan{begin, end});
+    };
+    if (auto it = m_.exact_.find(token); it != m_.exact_.end()) {
+      for (const Hit& h : it->second) consider(h);
+    }
+    for (const auto& [prefix, hit] : m_.prefixes_) {
+      if (token.substr(0, prefix.size()) == prefix) consider(hit);
+    }
+  }
+
+  void Found(uint32_t p) {
     if (!out_->found[p]) {
       out_->found[p] = true;
       if (wanted_[p]) --missing_;
     }
+  }
+
+  void Occurs(uint32_t p, size_t last, uint64_t end) {
+    Found(p);
     if (spans_ && m_.patterns_[p].positive) AddSpans(index_ - last, end);
   }
 

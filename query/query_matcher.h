@@ -23,16 +23,19 @@ struct MatchSpan {
 };
 
 // The patterns of a query: one per term, prefix and phrase node of its tree (a term or prefix
-// is a pattern of one element). A pattern occurs in a text where consecutive tokens of the
-// text match its elements in order: an exact element by equality, a prefix element (a
-// phrase's last, or a prefix node) by starting with it, and an element joined to the previous
-// one (QueryNode::joined) only by a token that continues the previous token's run.
+// is a pattern of one element). A pattern of one element occurs where a token of the text
+// matches it, whatever the token's role (a word, a whole or a part); a longer one where
+// consecutive phrase positions of the text (tokenizer::IsPosition) match its elements in
+// order. An exact element matches by equality, a prefix element (a phrase's last, or a prefix
+// node) by starting with it, and an element joined to the previous one (QueryNode::joined)
+// only by a token that continues the previous token's run.
 //
 // Not thread-safe (it owns a tokenizer and scratch state); use one per thread. The query tree
 // given to the constructor must outlive it (nodes are identified by address).
 class QueryMatcher {
  public:
-  explicit QueryMatcher(const QueryNode& root);
+  // Texts are tokenized under `rules` (the index's).
+  explicit QueryMatcher(const QueryNode& root, tokenizer::TokenRules rules = {});
 
   size_t pattern_count() const { return patterns_.size(); }
   // The pattern of a term, prefix or phrase node of the tree, or -1.
@@ -46,8 +49,8 @@ class QueryMatcher {
     std::vector<bool> found;  // found[p]: pattern p occurs in the text
     // With spans: every occurrence of every positive pattern, from its first token's begin to
     // its last token's end, cut at each line break between two of its tokens (one span for each
-    // line holding its tokens: a phrase across lines marks the lines of its words only); in the
-    // order the occurrences end (not merged).
+    // line holding its tokens: a phrase across lines marks the lines of its words only); a
+    // whole word's span covers the word, a part's its own characters. Neither sorted nor merged.
     std::vector<MatchSpan> spans;
   };
   // Tokenizes text (the offsets tokenizer) and records where the patterns occur. Without

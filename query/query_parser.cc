@@ -99,7 +99,7 @@ QueryNode Simplify(QueryNode and_node) {
 
 class Parser {
  public:
-  explicit Parser(std::string_view text) : text_(text) {}
+  Parser(std::string_view text, const tokenizer::TokenRules& rules) : text_(text), rules_(rules) {}
 
   // Parses items until the end (depth 0) or the ')' closing the group opened at open_pos.
   // Returns an AND node (possibly without parts).
@@ -198,7 +198,7 @@ class Parser {
       if (j == text_.size()) throw Failure{i_, "unbalanced quote: no closing \""};
       std::vector<std::string> tokens;
       std::vector<bool> joined;
-      TokenizeQueryText(text_.substr(i_ + q, j - i_ - q), &tokens, &joined);
+      TokenizeQueryText(text_.substr(i_ + q, j - i_ - q), false, rules_, &tokens, &joined);
       i_ = j + QuoteLength(text_, j);
       if (!tokens.empty()) {
         p.kind = Primary::kNode;
@@ -226,7 +226,7 @@ class Parser {
     while (stars < word.size() && word[word.size() - 1 - stars] == '*') ++stars;
     std::vector<std::string> tokens;
     std::vector<bool> joined;
-    TokenizeQueryText(word.substr(0, word.size() - stars), &tokens, &joined);
+    TokenizeQueryText(word.substr(0, word.size() - stars), true, rules_, &tokens, &joined);
     if (stars > 0 && tokens.empty()) {
       throw Failure{p.position + word.size() - stars,
                     "a * needs letters or digits before it (it makes a prefix: licen*)"};
@@ -239,6 +239,7 @@ class Parser {
   }
 
   std::string_view text_;
+  const tokenizer::TokenRules& rules_;
   size_t i_ = 0;
 };
 
@@ -301,16 +302,27 @@ void SetArgument(QueryNode& n, size_t argument) {
   for (QueryNode& e : n.excluded) SetArgument(e, argument);
 }
 
-// Words mode's terms: every text's tokens, sorted and distinct (no run flags: a plain word
-// list has no phrases). Throws as a Tokenizer does.
-std::vector<std::string> WordTerms(const std::vector<std::string_view>& texts) {
+// A thread's tokenizer for queries, set to `rules`.
+tokenizer::Tokenizer& QueryTokenizer(const tokenizer::TokenRules& rules) {
+  thread_local tokenizer::Tokenizer tok;
+  if (tok.rules() != rules) tok.SetRules(rules);
+  return tok;
+}
+
+// Words mode's terms: every text's words and bigrams, sorted and distinct (no run flags: a
+// plain word list has no phrases; no parts: a document holds a word's parts whenever it holds
+// the word). Throws as a Tokenizer does.
+std::vector<std::string> WordTerms(const std::vector<std::string_view>& texts,
+                                   const tokenizer::TokenRules& rules) {
   struct Collect : tokenizer::TokenSink {
     std::vector<std::string> terms;
-    void OnToken(std::string_view t) override { terms.emplace_back(t); }
+    void OnToken(std::string_view t, tokenizer::TokenRole role) override {
+      if (role != tokenizer::TokenRole::kPart) terms.emplace_back(t);
+    }
   } collect;
   collect.terms.reserve(16);
-  thread_local tokenizer::Tokenizer tok;
   for (std::string_view t : texts) {
+    tokenizer::Tokenizer& tok = QueryTokenizer(rules);
     // Plain ASCII words need no Tokenizer (nor ICU's data).
     if (!tokenizer::AsciiWordTokens(t, &collect.terms)) tok.Tokenize(t, collect);
   }
@@ -320,9 +332,9 @@ std::vector<std::string> WordTerms(const std::vector<std::string_view>& texts) {
   return std::move(terms);
 }
 
-ParsedQuery Words(const std::vector<std::string_view>& texts) {
+ParsedQuery Words(const std::vector<std::string_view>& texts, const tokenizer::TokenRules& rules) {
   ParsedQuery out;
-  std::vector<std::string> terms = WordTerms(texts);
+  std::vector<std::string> terms = WordTerms(texts, rules);
   if (terms.empty()) {
     out.error = ParseError{0, 0, kNoTerms};
   } else {
@@ -332,7 +344,8 @@ ParsedQuery Words(const std::vector<std::string_view>& texts) {
 }
 
 // Parses each text (one per argument) and ANDs them.
-ParsedQuery Language(const std::vector<std::string_view>& texts, bool phrase_rule) {
+ParsedQuery Language(const std::vector<std::string_view>& texts, bool phrase_rule,
+                     const tokenizer::TokenRules& rules) {
   ParsedQuery out;
   QueryNode root;
   root.kind = Kind::kAnd;
@@ -342,11 +355,11 @@ ParsedQuery Language(const std::vector<std::string_view>& texts, bool phrase_rul
     if (phrase_rule && HasSpace(text) && !HasOperator(text)) {
       std::vector<std::string> tokens;
       std::vector<bool> joined;
-      TokenizeQueryText(text, &tokens, &joined);
+      TokenizeQueryText(text, false, rules, &tokens, &joined);
       if (tokens.empty()) continue;
       part = TokensNode(std::move(tokens), std::move(joined), false, 0);
     } else {
-      Parser parser(text);
+      Parser parser(text, rules);
       try {
         part = parser.ParseItems(0, 0);
       } catch (const Failure& f) {
@@ -384,10 +397,10 @@ ParseError ThrownError() {
   }
 }
 
-ParsedQuery Guarded(const std::vector<std::string_view>& texts, QueryMode mode,
-                    bool phrase_rule) noexcept {
+ParsedQuery Guarded(const std::vector<std::string_view>& texts, QueryMode mode, bool phrase_rule,
+                    const tokenizer::TokenRules& rules) noexcept {
   try {
-    return mode == QueryMode::kWords ? Words(texts) : Language(texts, phrase_rule);
+    return mode == QueryMode::kWords ? Words(texts, rules) : Language(texts, phrase_rule, rules);
   } catch (...) {
     ParsedQuery out;
     out.error = ThrownError();
@@ -403,39 +416,62 @@ std::string QueryNode::ToString() const {
   return out;
 }
 
-void TokenizeQueryText(std::string_view text, std::vector<std::string>* tokens,
-                       std::vector<bool>* joined) {
-  struct Collect : tokenizer::OffsetTokenSink {
-    std::vector<std::string>* tokens;
-    std::vector<bool>* joined;
-    bool OnToken(std::string_view t, uint64_t, uint64_t, bool continues_run) override {
-      tokens->emplace_back(t);
-      joined->push_back(continues_run);
-      return true;
-    }
-  } collect;
+void TokenizeQueryText(std::string_view text, bool word, const tokenizer::TokenRules& rules,
+                       std::vector<std::string>* tokens, std::vector<bool>* joined) {
   tokens->clear();
   joined->clear();
   std::string token;
   if (tokenizer::AsciiWordToken(text, &token)) {  // no ICU needed (its data stays unloaded)
-    tokens->push_back(std::move(token));
-    joined->push_back(false);
+    // One ASCII word: its whole term, or its positions, the runs of letters, digits and '_'
+    // between its other characters (AsciiWordToken allows only '.', '\'', ',' and ';').
+    auto apart = [](char c) { return c == '.' || c == '\'' || c == ',' || c == ';'; };
+    if (word || std::none_of(token.begin(), token.end(), apart)) {
+      tokens->push_back(std::move(token));
+      joined->push_back(false);
+      return;
+    }
+    for (size_t i = 0; i < token.size();) {
+      size_t end = i;
+      while (end < token.size() && !apart(token[end])) ++end;
+      tokens->push_back(token.substr(i, end - i));
+      joined->push_back(false);
+      i = end + 1;
+    }
     return;
   }
+  struct Collect : tokenizer::OffsetTokenSink {
+    std::vector<std::string>* tokens;
+    std::vector<bool>* joined;
+    std::string first_word;  // the text's first word (a word without parts, or a whole)
+    size_t words = 0;
+    bool OnToken(std::string_view t, uint64_t, uint64_t, bool continues_run,
+                 tokenizer::TokenRole role) override {
+      if (role != tokenizer::TokenRole::kPart && words++ == 0) first_word.assign(t);
+      if (tokenizer::IsPosition(role)) {
+        tokens->emplace_back(t);
+        joined->push_back(continues_run);
+      }
+      return true;
+    }
+  } collect;
   collect.tokens = tokens;
   collect.joined = joined;
-  thread_local tokenizer::Tokenizer tok;
-  tok.TokenizeWithOffsets(text, collect);
+  QueryTokenizer(rules).TokenizeWithOffsets(text, collect);
+  if (word && collect.words == 1) {
+    tokens->assign(1, std::move(collect.first_word));
+    joined->assign(1, false);
+  }
 }
 
-ParsedQuery ParseQueryString(std::string_view text, QueryMode mode) noexcept {
-  return Guarded({text}, mode, false);
+ParsedQuery ParseQueryString(std::string_view text, QueryMode mode,
+                             tokenizer::TokenRules rules) noexcept {
+  return Guarded({text}, mode, false, rules);
 }
 
-std::optional<ParseError> ParseWordTerms(std::string_view text,
-                                         std::vector<std::string>* terms) noexcept {
+std::optional<ParseError> ParseWordTerms(std::string_view text, std::vector<std::string>* terms,
+                                         tokenizer::TokenRules rules) noexcept {
   try {
-    *terms = WordTerms({text});
+    *terms = WordTerms({text}, rules);
     if (terms->empty()) return ParseError{0, 0, kNoTerms};
     return std::nullopt;
   } catch (...) {
@@ -456,9 +492,10 @@ QueryNode WordsRoot(std::vector<std::string> terms) {
   return root;
 }
 
-ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode) noexcept {
+ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode,
+                                tokenizer::TokenRules rules) noexcept {
   std::vector<std::string_view> texts(args.begin(), args.end());
-  return Guarded(texts, mode, true);
+  return Guarded(texts, mode, true, rules);
 }
 
 bool IsPlainConjunction(const QueryNode& root, std::vector<std::string>* terms) {

@@ -7,13 +7,17 @@
 //             | primary ('OR' primary)*       either of adjacent primaries
 //   primary  := '"' text '"'                  phrase: its tokens contiguous and in order
 //             | '(' item+ ')'                 group
-//             | word '*'                      prefix: any term starting with word's token
-//             | word                          one token: a term; several: a phrase
+//             | word '*'                      prefix: any term starting with word's term
+//             | word                          one word: its term; several: a phrase
 //
 // Lexical rules, decided as Xapian's QueryParser decides them where the specification is open:
 //   - Words are separated by ASCII whitespace; each word is tokenized under the token contract
-//     (so `Straße` is `strasse`, `std::vector` is the phrase "std vector", `布隆过滤器` the
-//     phrase of its bigrams, and punctuation alone is nothing).
+//     (tokenizer.h). One word of the contract is its whole term (`Straße` is `strasse`,
+//     `stdio.h` the term `stdio.h`, `José` the term `jose`); text that makes several words is
+//     the phrase of their positions (`std::vector` is "std vector", `obj.method(x)` is
+//     "obj method x", `布隆过滤器` the phrase of its bigrams), and punctuation alone is nothing.
+//   - A quoted phrase is the sequence of its text's positions: a word's parts stand for it
+//     (`"stdio.h"` is the phrase "stdio h", which `<stdio.h>` and `stdio h` both hold).
 //   - `OR` is an operator only in upper case and as a word of its own; `or`, `Or`, `"OR"` and
 //     `-OR` are ordinary text. `AND` and `NOT` are ordinary words: adjacency already means AND
 //     and `-` excludes, and since OR binds tighter than AND here (as in web search boxes, unlike
@@ -45,6 +49,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tokenizer/tokenizer.h"
 
 namespace bitsift::query {
 
@@ -86,29 +92,35 @@ struct ParsedQuery {
   bool ok() const { return !error.has_value(); }
 };
 
-// Parses one query string (a line of a --queries file, the string an embedder passes).
-// Never throws (an ICU failure becomes an error too).
-ParsedQuery ParseQueryString(std::string_view text, QueryMode mode) noexcept;
+// Parses one query string (a line of a --queries file, the string an embedder passes), its
+// words tokenized under `rules` (the index's). Never throws (an ICU failure becomes an error
+// too).
+ParsedQuery ParseQueryString(std::string_view text, QueryMode mode,
+                             tokenizer::TokenRules rules = {}) noexcept;
 
 // Parses command-line arguments: each is read in the language and they are ANDed. An argument
 // holding whitespace but no operator (no quote, parenthesis, OR, leading -, trailing *) is a
 // phrase, as `grep "free software"` would take it. In words mode all arguments are plain text.
-ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode) noexcept;
+ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode,
+                                tokenizer::TokenRules rules = {}) noexcept;
 
 // Words mode without the tree: sets *terms to the sorted, distinct terms of `text`, of which
-// ParseQueryString(text, QueryMode::kWords) is the AND (its root is WordsRoot(*terms)), or
-// returns the error that parse gives (no terms; ICU's data missing). For a caller that needs
-// the tree only sometimes: its nodes cost an allocation a term. Never throws.
-std::optional<ParseError> ParseWordTerms(std::string_view text,
-                                         std::vector<std::string>* terms) noexcept;
+// ParseQueryString(text, QueryMode::kWords, rules) is the AND (its root is WordsRoot(*terms)),
+// or returns the error that parse gives (no terms; ICU's data missing). The terms are the
+// text's words and bigrams: a document holds a word's parts whenever it holds the word. For a
+// caller that needs the tree only sometimes: its nodes cost an allocation a term. Never throws.
+std::optional<ParseError> ParseWordTerms(std::string_view text, std::vector<std::string>* terms,
+                                         tokenizer::TokenRules rules = {}) noexcept;
 // The tree of a words-mode query of `terms` (sorted, distinct, at least one): the term, or the
 // AND of the terms.
 QueryNode WordsRoot(std::vector<std::string> terms);
 
-// Every token of `text` in order, with joined[i] as QueryNode::joined (tokens of the query
-// language's words and phrases). Throws std::runtime_error if ICU's data cannot be loaded.
-void TokenizeQueryText(std::string_view text, std::vector<std::string>* tokens,
-                       std::vector<bool>* joined);
+// The tokens a query text stands for, with joined[i] as QueryNode::joined: with `word` (an
+// unquoted word of the language) and a text of one word under the contract, that word's whole
+// term alone; otherwise the text's phrase positions in order (words without parts, parts,
+// bigrams). Throws std::runtime_error if ICU's data cannot be loaded.
+void TokenizeQueryText(std::string_view text, bool word, const tokenizer::TokenRules& rules,
+                       std::vector<std::string>* tokens, std::vector<bool>* joined);
 
 // Whether the query is a plain conjunction of terms (0.1's query): no phrase, prefix, OR or
 // exclusion. Then *terms gets its terms, sorted and distinct.

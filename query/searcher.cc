@@ -67,7 +67,9 @@ constexpr size_t kPrefetchAhead = 8;
 std::vector<std::string> Searcher::ParseQuery(const std::vector<std::string>& args) {
   struct Collect : tokenizer::TokenSink {
     std::vector<std::string> tokens;
-    void OnToken(std::string_view t) override { tokens.emplace_back(t); }
+    void OnToken(std::string_view t, tokenizer::TokenRole role) override {
+      if (role != tokenizer::TokenRole::kPart) tokens.emplace_back(t);  // implied by its whole
+    }
   } collect;
   thread_local tokenizer::Tokenizer tok;
   for (const std::string& arg : args) tok.Tokenize(arg, collect);

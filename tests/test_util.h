@@ -100,6 +100,13 @@ inline std::vector<std::string> MixedVocabulary(size_t n, std::mt19937_64& rng) 
       w += src[rng() % src.size()];
     }
     if (k < 6 && rng() % 5 == 0) w += std::to_string(rng() % 100);
+    if (k < 6 && rng() % 6 == 0) {
+      // A compound: one word with parts ('.', '@', '\'') or two words ('-', "::").
+      static const char* kJoins[] = {".", ".", "@", "'", "-", "::", "_"};
+      w += kJoins[rng() % std::size(kJoins)];
+      w += kSyllables[rng() % 9];
+      w += kSyllables[rng() % kSyllables.size()];
+    }
     if (rng() % 7 == 0 && k < 6)
       w[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(w[0])));
     if (seen.insert(w).second) words.push_back(w);

@@ -4,6 +4,7 @@
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
+#include <unicode/uscript.h>
 #include <unicode/ustring.h>
 #include <unicode/utf16.h>
 #include <unicode/utf8.h>
@@ -12,6 +13,7 @@
 #include <array>
 #include <stdexcept>
 
+#include "util/error.h"
 #include "util/utf8.h"
 
 namespace bitsift::tokenizer {
@@ -56,6 +58,24 @@ constexpr std::array<uint8_t, 256> kAsciiClasses = [] {
   t[';'] = kMidNum;
   return t;
 }();
+
+// Whether an ASCII character of a kept segment makes parts (clause 5): it is not a letter,
+// digit or '_' (the ASCII members of L, N and Pc); in a segment that is '@', '.', '\'', ',' or
+// ';'.
+bool IsAsciiPartSeparator(char c) {
+  return !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (c >= 'A' && c <= 'Z'));
+}
+
+// Whether a code point is in the Latin script (its Script property).
+bool IsLatin(UChar32 c) {
+  UErrorCode status = U_ZERO_ERROR;
+  return uscript_getScript(c, &status) == USCRIPT_LATIN;
+}
+
+// Whether a code point can stand in a part (clause 5: general categories L, M, N, Pc).
+bool IsPartCharacter(UChar32 c) {
+  return (U_GET_GC_MASK(c) & (U_GC_L_MASK | U_GC_M_MASK | U_GC_N_MASK | U_GC_PC_MASK)) != 0;
+}
 
 // ASCII lines between two non-ASCII bytes shorter than this stay with ICU (one call for both).
 constexpr size_t kIcuJoinBytes = 256;
@@ -122,11 +142,15 @@ struct Tokenizer::Impl {
   // ASCII lines need neither, so a query, a phrase check or --lines over ASCII text never
   // loads ICU's data (session 32: an absent split word, `zzq-xxv`, 2.27 -> 2.12 ms a process).
   mutable const icu::Normalizer2* normalizer = nullptr;
+  mutable const icu::Normalizer2* nfd = nullptr;  // for folding diacritics
+  mutable const icu::Normalizer2* nfc = nullptr;
   mutable std::unique_ptr<icu::BreakIterator> words;
-  std::string pending;               // bytes fed but not yet tokenized
-  icu::UnicodeString decoded;        // the chunk in UTF-16
-  icu::UnicodeString normalized;     // the chunk after NFKC_Casefold
-  std::string token;                 // scratch for one UTF-8 token
+  TokenRules rules;
+  std::string pending;                              // bytes fed but not yet tokenized
+  icu::UnicodeString decoded;                       // the chunk in UTF-16
+  icu::UnicodeString normalized;                    // the chunk after NFKC_Casefold
+  std::string token;                                // scratch for one UTF-8 token
+  icu::UnicodeString fold_in, fold_out, fold_kept;  // scratch for folding diacritics
   std::string han_units;             // HanUnits: a line's characters as SegmentHan's units
   std::vector<uint32_t> han_source;  // and where each starts in it (then the line's end)
   std::vector<int32_t> run;          // start (in normalized) of each code point of the current
@@ -156,6 +180,11 @@ struct Tokenizer::Impl {
     if (U_FAILURE(status)) {
       throw std::runtime_error(std::string("ICU NFKC_Casefold unavailable: ") +
                                u_errorName(status));
+    }
+    nfd = icu::Normalizer2::getNFDInstance(status);
+    nfc = icu::Normalizer2::getNFCInstance(status);
+    if (U_FAILURE(status)) {
+      throw std::runtime_error(std::string("ICU NFD/NFC unavailable: ") + u_errorName(status));
     }
     words.reset(icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), status));
     if (U_FAILURE(status) || !words) {
@@ -251,7 +280,69 @@ struct Tokenizer::Impl {
     return consumed;
   }
 
-  // The token normalized[a, b); with offsets, `continues_run` as OffsetTokenSink describes.
+  // Sends `t` (normalized[a, b) or what clause 5 made of it) with its role and, with offsets,
+  // its source range and `continues_run` as OffsetTokenSink describes.
+  template <bool kOffsets>
+  void Send(std::string_view t, int32_t a, int32_t b, bool continues_run, TokenRole role) {
+    if constexpr (kOffsets) {
+      if (stopped) return;
+      stopped = !offset_sink->OnToken(t, chunk_base + piece_begin[unit_piece[a]],
+                                      chunk_base + piece_begin[unit_piece[b - 1] + 1],
+                                      continues_run, role);
+    } else {
+      sink->OnToken(t, role);
+    }
+  }
+
+  // Sets `token` to normalized[a, b) in UTF-8, its Latin diacritics folded if the rules say so
+  // (clause 5).
+  void TermOf(int32_t a, int32_t b) {
+    const UChar* u = normalized.getBuffer();
+    token.clear();
+    bool fold = false;
+    for (int32_t i = a; i < b;) {
+      UChar32 c;
+      U16_NEXT(u, i, b, c);
+      AppendUtf8(c, token);
+      // Below U+00C0 nothing decomposes and nothing is a mark; a Latin letter may decompose,
+      // and a nonspacing mark may sit on one.
+      fold |=
+          c >= 0xC0 && rules.fold_diacritics && (u_charType(c) == U_NON_SPACING_MARK || IsLatin(c));
+    }
+    if (fold) FoldDiacritics(a, b);
+  }
+
+  // Clause 5's folding of normalized[a, b) into `token`: NFD, every nonspacing mark whose base
+  // (the last character before it that is not a mark) is in the Latin script dropped, NFC.
+  void FoldDiacritics(int32_t a, int32_t b) {
+    UErrorCode status = U_ZERO_ERROR;
+    fold_in.setTo(normalized, a, b - a);
+    nfd->normalize(fold_in, fold_out, status);
+    if (U_FAILURE(status)) throw std::runtime_error("NFD normalization failed");
+    fold_kept.remove();
+    bool latin_base = false, dropped = false;
+    for (int32_t i = 0; i < fold_out.length();) {
+      const UChar32 c = fold_out.char32At(i);
+      i += U16_LENGTH(c);
+      const int8_t type = u_charType(c);
+      if (type == U_NON_SPACING_MARK && latin_base) {
+        dropped = true;
+        continue;
+      }
+      if (type != U_NON_SPACING_MARK && type != U_COMBINING_SPACING_MARK &&
+          type != U_ENCLOSING_MARK) {
+        latin_base = IsLatin(c);
+      }
+      fold_kept.append(c);
+    }
+    if (!dropped) return;  // NFC(NFD(x)) is x: the normalized text is NFC already
+    nfc->normalize(fold_kept, fold_out, status);
+    if (U_FAILURE(status)) throw std::runtime_error("NFC normalization failed");
+    token.clear();
+    fold_out.toUTF8String(token);
+  }
+
+  // The token normalized[a, b) of a bigram run: a word without parts.
   template <bool kOffsets>
   void Emit(int32_t a, int32_t b, bool continues_run) {
     const UChar* u = normalized.getBuffer();
@@ -261,14 +352,49 @@ struct Tokenizer::Impl {
       U16_NEXT(u, i, b, c);
       AppendUtf8(c, token);
     }
-    if constexpr (kOffsets) {
-      if (stopped) return;
-      stopped =
-          !offset_sink->OnToken(token, chunk_base + piece_begin[unit_piece[a]],
-                                chunk_base + piece_begin[unit_piece[b - 1] + 1], continues_run);
-    } else {
-      sink->OnToken(token);
+    Send<kOffsets>(token, a, b, continues_run, TokenRole::kWord);
+  }
+
+  // The word normalized[a, b) (a kept segment that is not kana/ideographic): clause 5.
+  template <bool kOffsets>
+  void EmitWord(int32_t a, int32_t b) {
+    const UChar* u = normalized.getBuffer();
+    bool parts = false;
+    for (int32_t i = a; i < b && !parts;) {
+      UChar32 c;
+      U16_NEXT(u, i, b, c);
+      parts = !IsPartCharacter(c);
     }
+    TermOf(a, b);
+    if (!parts) return Send<kOffsets>(token, a, b, false, TokenRole::kWord);
+    // A word of separators alone ("@") has no parts: it is one position.
+    int32_t first = a;
+    for (; first < b; first = NextCodePoint(u, first, b)) {
+      if (IsPartCharacter(CodePointAt(u, first, b))) break;
+    }
+    if (first == b) return Send<kOffsets>(token, a, b, false, TokenRole::kWord);
+    Send<kOffsets>(token, a, b, false, TokenRole::kWhole);
+    for (int32_t i = a; i < b;) {
+      if (!IsPartCharacter(CodePointAt(u, i, b))) {
+        i = NextCodePoint(u, i, b);
+        continue;
+      }
+      int32_t end = i;
+      while (end < b && IsPartCharacter(CodePointAt(u, end, b))) end = NextCodePoint(u, end, b);
+      TermOf(i, end);
+      Send<kOffsets>(token, i, end, false, TokenRole::kPart);
+      i = end;
+    }
+  }
+
+  static UChar32 CodePointAt(const UChar* u, int32_t i, int32_t end) {
+    UChar32 c;
+    U16_NEXT(u, i, end, c);
+    return c;
+  }
+  static int32_t NextCodePoint(const UChar* u, int32_t i, int32_t end) {
+    U16_FWD_1(u, i, end);
+    return i;
   }
 
   template <bool kOffsets>
@@ -308,7 +434,7 @@ struct Tokenizer::Impl {
       }
       EmitRun<kOffsets>();
       if (rule < kFirstKeptStatus) continue;
-      Emit<kOffsets>(start, end, false);
+      EmitWord<kOffsets>(start, end);
     }
     EmitRun<kOffsets>();
   }
@@ -425,17 +551,43 @@ struct Tokenizer::Impl {
           }
           t = token;
         }
-        if constexpr (kOffsets) {
-          if (!offset_sink->OnToken(t, source(i), source(j), false)) {
-            stopped = true;
-            return;
-          }
-        } else {
-          sink->OnToken(t);
-        }
+        if (!EmitAsciiWord<kOffsets>(t, i, source)) return;
       }
       i = j;
     }
+  }
+
+  // Sends the ASCII word t (lowered), text[i, i + t.size()) of SegmentAscii, and its parts
+  // (clause 5: the runs of letters, digits and '_' of a word with another character). Returns
+  // false if the offsets sink asked to stop.
+  template <bool kOffsets, typename Source>
+  bool EmitAsciiWord(std::string_view t, size_t i, const Source& source) {
+    auto send = [&](std::string_view x, size_t from, TokenRole role) {
+      if constexpr (kOffsets) {
+        if (!offset_sink->OnToken(x, source(i + from), source(i + from + x.size()), false, role)) {
+          stopped = true;
+          return false;
+        }
+      } else {
+        sink->OnToken(x, role);
+      }
+      return true;
+    };
+    size_t first = 0;  // the first part's start, or t.size() if there is no part
+    while (first < t.size() && IsAsciiPartSeparator(t[first])) ++first;
+    const bool parts = first > 0 || std::any_of(t.begin() + first, t.end(), IsAsciiPartSeparator);
+    // A word of separators alone ("@") has no parts: it is one position.
+    if (!parts || first == t.size()) return send(t, 0, TokenRole::kWord);
+    // The word is `token` or a view of `text`: each part is a view of it.
+    if (!send(t, 0, TokenRole::kWhole)) return false;
+    for (size_t k = first; k < t.size();) {
+      size_t end = k;
+      while (end < t.size() && !IsAsciiPartSeparator(t[end])) ++end;
+      if (!send(t.substr(k, end - k), k, TokenRole::kPart)) return false;
+      k = end;
+      while (k < t.size() && IsAsciiPartSeparator(t[k])) ++k;
+    }
+    return true;
   }
 
   // A piece that goes past ASCII, line by line (each line ends after its newline, the last
@@ -521,12 +673,12 @@ struct Tokenizer::Impl {
           const size_t to = std::min(i + 2, end);
           const std::string_view t = line.substr(han_source[i], han_source[to] - han_source[i]);
           if constexpr (kOffsets) {
-            if (!offset_sink->OnToken(t, source(i), source(to), i > k)) {
+            if (!offset_sink->OnToken(t, source(i), source(to), i > k, TokenRole::kWord)) {
               stopped = true;
               return;
             }
           } else {
-            sink->OnToken(t);
+            sink->OnToken(t, TokenRole::kWord);
           }
         }
       }
@@ -615,7 +767,11 @@ struct Tokenizer::Impl {
   }
 };
 
-Tokenizer::Tokenizer() : impl_(std::make_unique<Impl>()) {}
+Tokenizer::Tokenizer(TokenRules rules) : impl_(std::make_unique<Impl>()) { impl_->rules = rules; }
+
+const TokenRules& Tokenizer::rules() const { return impl_->rules; }
+
+void Tokenizer::SetRules(const TokenRules& rules) { impl_->rules = rules; }
 
 Tokenizer::~Tokenizer() = default;
 
@@ -662,15 +818,16 @@ void Tokenizer::TokenizeWithOffsets(std::string_view text, OffsetTokenSink& sink
   process(text.substr(done), done);
 }
 
-std::vector<PositionedToken> TokenSequence(std::string_view text) {
+std::vector<PositionedToken> TokenSequence(std::string_view text, TokenRules rules) {
   struct Collect : OffsetTokenSink {
     std::vector<PositionedToken> tokens;
-    bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool continues) override {
-      tokens.push_back(PositionedToken{std::string(t), begin, end, continues});
+    bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool continues,
+                 TokenRole role) override {
+      tokens.push_back(PositionedToken{std::string(t), begin, end, continues, role});
       return true;
     }
   } collect;
-  Tokenizer tokenizer;
+  Tokenizer tokenizer(rules);
   tokenizer.TokenizeWithOffsets(text, collect);
   return std::move(collect.tokens);
 }
@@ -730,17 +887,39 @@ bool AsciiWordTokens(std::string_view text, std::vector<std::string>* tokens) {
   return true;
 }
 
-std::vector<std::string> TokenSet(std::string_view text) {
+std::vector<std::string> TokenSet(std::string_view text, TokenRules rules) {
   struct Collect : TokenSink {
     std::vector<std::string> tokens;
-    void OnToken(std::string_view t) override { tokens.emplace_back(t); }
+    void OnToken(std::string_view t, TokenRole) override { tokens.emplace_back(t); }
   } collect;
-  Tokenizer tokenizer;
+  Tokenizer tokenizer(rules);
   tokenizer.Tokenize(text, collect);
   std::sort(collect.tokens.begin(), collect.tokens.end());
   collect.tokens.erase(std::unique(collect.tokens.begin(), collect.tokens.end()),
                        collect.tokens.end());
   return collect.tokens;
+}
+
+namespace {
+constexpr const char* kKeepDiacritics = "tokens.keep_diacritics";
+}  // namespace
+
+void AddTokenSettings(const TokenRules& rules, std::map<std::string, std::string>* settings) {
+  (*settings)[kKeepDiacritics] = rules.fold_diacritics ? "false" : "true";
+}
+
+TokenRules TokenRulesFromSettings(const std::map<std::string, std::string>& settings) {
+  TokenRules rules;
+  for (auto it = settings.lower_bound("tokens."); it != settings.end(); ++it) {
+    const auto& [key, value] = *it;
+    if (key.compare(0, 7, "tokens.") != 0) break;
+    Ensure(key == kKeepDiacritics, ErrorKind::kCorrupt,
+           "unknown setting " + key + " (written by a newer bitsift?)");
+    Ensure(value == "true" || value == "false", ErrorKind::kCorrupt,
+           "setting " + key + ": not true or false: " + value);
+    rules.fold_diacritics = value == "false";
+  }
+  return rules;
 }
 
 }  // namespace bitsift::tokenizer

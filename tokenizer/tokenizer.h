@@ -1,4 +1,4 @@
-// The token contract, shared by indexing and querying (see README "Token contract").
+// The token contract (v2), shared by indexing and querying (see README "What is a term").
 //
 //   1. bytes are decoded as UTF-8; each invalid sequence becomes U+FFFD;
 //   2. the text is normalized with ICU's NFKC_Casefold;
@@ -6,7 +6,14 @@
 //      rule status is >= 100 (numbers, letters, kana, ideographs);
 //   4. a maximal run of directly adjacent kept kana/ideographic segments (status 300..499) is
 //      replaced by its overlapping code-point bigrams (a one-code-point run yields itself);
-//   5. a document's terms are the set of its tokens.
+//   5. every other kept segment is a word: its Latin letters lose their diacritics (NFD, every
+//      nonspacing mark whose base character is in the Latin script dropped, NFC; unless the
+//      rules keep diacritics), and a word holding a character that is not a letter, mark,
+//      digit or connector punctuation (general categories L, M, N, Pc) has parts: each maximal
+//      run of such characters ("stdio.h" -> "stdio", "h");
+//   6. a document's terms are the set of its words, parts and bigrams; a phrase is matched
+//      against the sequence of its positions: parts stand for their word, and a word without
+//      parts (or a bigram) is one position.
 //
 // Long inputs are processed in chunks cut only where the contract cannot see the cut (after a
 // newline, space, tab, ideographic space or ideographic full stop/comma, before a character
@@ -17,6 +24,8 @@
 #define BITSIFT_TOKENIZER_TOKENIZER_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,11 +33,36 @@
 
 namespace bitsift::tokenizer {
 
+// The rules of the contract an index chooses (stored with it: a query must use its index's).
+struct TokenRules {
+  bool fold_diacritics = true;  // clause 5's folding of Latin diacritics
+  bool operator==(const TokenRules& o) const { return fold_diacritics == o.fold_diacritics; }
+  bool operator!=(const TokenRules& o) const { return !(*this == o); }
+};
+
+// The rules as the index settings that record them ("tokens.keep_diacritics": "true" or
+// "false"), added to *settings.
+void AddTokenSettings(const TokenRules& rules, std::map<std::string, std::string>* settings);
+// The rules the settings record (the defaults for a missing key). Throws Error(kCorrupt) for a
+// malformed value or an unknown "tokens." key (settings written by a newer bitsift).
+TokenRules TokenRulesFromSettings(const std::map<std::string, std::string>& settings);
+
+// What a token is in its text (clauses 4-6).
+enum class TokenRole : uint8_t {
+  kWord,   // a word without parts, or a bigram: a term and one phrase position
+  kWhole,  // a word with parts: a term, not a position; its parts follow it at once
+  kPart,   // a part of the whole before it: a term and one phrase position
+};
+
+// Whether a token of this role is a phrase position (every role but kWhole).
+inline bool IsPosition(TokenRole role) { return role != TokenRole::kWhole; }
+
 // Receives tokens in text order (a token may repeat). The view is valid only during the call.
+// A document's terms are every token it receives, whatever the role.
 class TokenSink {
  public:
   virtual ~TokenSink() = default;
-  virtual void OnToken(std::string_view token) = 0;
+  virtual void OnToken(std::string_view token, TokenRole role) = 0;
 };
 
 // Receives tokens in text order with where each came from in the original bytes.
@@ -42,10 +76,11 @@ class OffsetTokenSink {
   // normalization expands into several (U+337B SQUARE ERA NAME HEISEI -> 平成) belongs whole to
   // every token made from its expansion, so ranges of adjacent tokens may overlap.
   // `continues_run` is true for the second and later bigrams of one kana/ideographic run: the
-  // token shares its first character with the previous token's last.
+  // token shares its first character with the previous token's last. A part's range is its own
+  // characters; its whole's covers the word.
   // Returns true to go on, false to stop: no further token of this text is reported.
-  virtual bool OnToken(std::string_view token, uint64_t begin, uint64_t end,
-                       bool continues_run) = 0;
+  virtual bool OnToken(std::string_view token, uint64_t begin, uint64_t end, bool continues_run,
+                       TokenRole role) = 0;
 };
 
 // One token of a text and its source range (see OffsetTokenSink).
@@ -53,6 +88,7 @@ struct PositionedToken {
   std::string text;
   uint64_t begin = 0, end = 0;
   bool continues_run = false;
+  TokenRole role = TokenRole::kWord;
 };
 
 // Tokenizes text under the contract above. Not thread-safe: use one Tokenizer per thread
@@ -71,7 +107,7 @@ class Tokenizer {
   // Cheap: ICU's normalizer and break iterator are made when a text first needs them (one that
   // is not all ASCII lines); Feed, Finish, Tokenize and TokenizeWithOffsets then throw
   // std::runtime_error if ICU's data cannot be loaded.
-  Tokenizer();
+  explicit Tokenizer(TokenRules rules = {});
   ~Tokenizer();
   Tokenizer(const Tokenizer&) = delete;
   Tokenizer& operator=(const Tokenizer&) = delete;
@@ -93,6 +129,10 @@ class Tokenizer {
   // text being streamed with Feed: that text's state is left as it was.
   void TokenizeWithOffsets(std::string_view text, OffsetTokenSink& sink);
 
+  const TokenRules& rules() const;
+  // Changes the rules for the next text (not for one being streamed with Feed).
+  void SetRules(const TokenRules& rules);
+
   // For tests: overrides the chunk sizes (small sizes exercise the chunk cutting).
   void SetChunkBytesForTesting(size_t chunk, size_t max_chunk);
 
@@ -106,8 +146,9 @@ class Tokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
-// If `text` is one ASCII word the contract turns into exactly one token without ICU's help,
-// sets *token to it and returns true: letters, digits and '_', at least one letter or digit,
+// If `text` is one ASCII word the contract turns into exactly one word without ICU's help,
+// sets *token to the word (its whole term: a word with '.', '\'', ',' or ';' has parts too,
+// which are not given) and returns true: letters, digits and '_', at least one letter or digit,
 // and single middle characters where ICU's word break joins across them: '.' and '\'' between
 // two letters or two digits, ',' and ';' between two digits ("irq.h", "dev_id.devno", "don't",
 // "3.14", "1,000"; not ':', which ICU's root rules take out of UAX #29's MidLetter). NFKC_Casefold
@@ -118,18 +159,20 @@ class Tokenizer {
 bool AsciiWordToken(std::string_view text, std::string* token);
 
 // If `text` is ASCII and each of its words (the runs between ASCII whitespace: space, \t, \n,
-// \v, \f, \r) gives AsciiWordToken's one token, appends those tokens in text order to *tokens
+// \v, \f, \r) gives AsciiWordToken's one word, appends those words in text order to *tokens
 // and returns true: they are the text's tokens, since no word-break rule joins anything across
 // ASCII whitespace (WB3d joins only spaces; ASCII has no Extend or Format character to attach
 // to it). A text of whitespace alone appends nothing and returns true. Otherwise returns false
-// and leaves *tokens as it was. (A query line of plain words, parsed without a Tokenizer.)
+// and leaves *tokens as it was. (A query line of plain words, parsed without a Tokenizer: a
+// document holds a word's parts whenever it holds the word, so the words alone decide it.)
 bool AsciiWordTokens(std::string_view text, std::vector<std::string>* tokens);
 
-// Returns the sorted set of distinct tokens of text (a fresh Tokenizer per call).
-std::vector<std::string> TokenSet(std::string_view text);
+// Returns the sorted set of distinct tokens of text, every role (a fresh Tokenizer per call).
+std::vector<std::string> TokenSet(std::string_view text, TokenRules rules = {});
 
-// Returns every token of text in order with its source range (a fresh Tokenizer per call).
-std::vector<PositionedToken> TokenSequence(std::string_view text);
+// Returns every token of text in order with its source range and role (a fresh Tokenizer per
+// call). Its phrase positions are the tokens for which IsPosition(role) holds.
+std::vector<PositionedToken> TokenSequence(std::string_view text, TokenRules rules = {});
 
 }  // namespace bitsift::tokenizer
 

@@ -90,6 +90,10 @@ struct IndexOptions {
   // A compressed file (.gz .xz .bz2 .zst) whose content is larger is skipped
   // ("decompression-limit"): a decompression bomb costs this much work at most, never memory.
   uint64_t max_decompressed_bytes = 256ULL << 20;
+  // Keep diacritics: "José" is the term "josé", found by "josé" and not by "jose" (by default
+  // Latin letters lose their diacritics: README "What is a term"). Recorded with the index:
+  // queries on it read their words the same way.
+  bool keep_diacritics = false;
   // Called from worker threads (one at a time) with progress; may be empty.
   std::function<void(const IndexProgress&)> progress;
   // Called (one at a time) for every skipped entry: path relative to the root, reason
@@ -108,6 +112,9 @@ struct IndexSummary {
   uint64_t removed = 0;    // documents gone from the tree or deleted by name
   uint64_t unchanged = 0;  // files kept without reading them
   bool rebuilt = false;    // everything was indexed again (asked for, new, or settings changed)
+  // Why an existing index was rebuilt without --rebuild: "it was written in format 10 by another
+  // bitsift; ...", "its setting tokens.keep_diacritics changed"; "" otherwise.
+  std::string why_rebuilt;
   uint64_t segments_written = 0;  // new segments from indexing
   uint64_t merges = 0;            // merges run
   uint64_t segments = 0;          // live segments afterwards
@@ -183,9 +190,11 @@ struct TreeStatus {
 // documents, kCorrupt for a damaged index.
 Status CompareWithTree(const std::string& index_path, TreeStatus* status);
 
-// Returns in *tokens the sorted distinct terms of `text` under the token contract (README).
-// Returns kInternal only if ICU's data cannot be loaded.
-Status Tokenize(std::string_view text, std::vector<std::string>* tokens);
+// Returns in *tokens the sorted distinct terms of `text` under the token contract (README "What
+// is a term"): words, their parts and bigrams, with `options.keep_diacritics` as an index built
+// with `options` has it. Returns kInternal only if ICU's data cannot be loaded.
+Status Tokenize(std::string_view text, std::vector<std::string>* tokens,
+                const IndexOptions& options = {});
 
 // The text IndexDirectory gives the tokenizer for the file at `path`, read with `options`'
 // document settings (encoding, max_file_size, max_decompressed_bytes; README "What is
@@ -196,25 +205,35 @@ Status Tokenize(std::string_view text, std::vector<std::string>* tokens);
 // encoding.
 Status ReadDocumentText(const std::string& path, const IndexOptions& options, std::string* text);
 
+// What a token is in its text (README "What is a term").
+enum class TokenRole {
+  kWord,   // a word without parts, or a bigram of a CJK run: a term and one phrase position
+  kWhole,  // a word with parts ("stdio.h"): a term, not a phrase position; its parts follow
+  kPart,   // a part of the whole before it ("stdio", "h"): a term and one phrase position
+};
+
 // One token of a text and the bytes [begin, end) of the text it was made from.
 struct TextToken {
   std::string token;   // as the index stores it (normalized)
   uint64_t begin = 0;  // first byte of its source characters
   uint64_t end = 0;    // one past the last byte of its source characters
+  TokenRole role = TokenRole::kWord;
 };
 
 // Returns in *tokens the tokens of `text` under the token contract in text order, repeats
-// included (a document's terms are their set), each with its source byte range: its source
+// included (a document's terms are their set; its phrase positions those whose role is not
+// kWhole), each with its role and source byte range (a part's own characters): its source
 // characters, whole (a character with its combining marks; an invalid UTF-8 sequence as the
 // U+FFFD it becomes). A character that normalization expands belongs whole to every token made
 // from it, and the bigrams of a kana/ideographic run overlap by a character, so ranges may
-// overlap. Returns an empty vector for a text without tokens; kInternal only if ICU's data
-// cannot be loaded.
-Status TokenizeInOrder(std::string_view text, std::vector<TextToken>* tokens);
+// overlap. `options.keep_diacritics` as for Tokenize. Returns an empty vector for a text without
+// tokens; kInternal only if ICU's data cannot be loaded.
+Status TokenizeInOrder(std::string_view text, std::vector<TextToken>* tokens,
+                       const IndexOptions& options = {});
 // The same tokens passed to `on_token` one by one, in order, with memory bounded whatever the
 // size of `text` (for large texts).
-Status TokenizeInOrder(std::string_view text,
-                       const std::function<void(const TextToken&)>& on_token);
+Status TokenizeInOrder(std::string_view text, const std::function<void(const TextToken&)>& on_token,
+                       const IndexOptions& options = {});
 
 struct DocumentInfo {
   std::string path;      // relative to the indexed directory (or the Document name)

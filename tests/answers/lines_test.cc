@@ -47,17 +47,22 @@ bool OccursAt(const QueryNode& n, const std::vector<PositionedToken>& toks, size
   return true;
 }
 
-// Byte ranges of every occurrence of the nodes that lie under no exclusion, each cut where a
-// line break lies between two of its tokens (its pieces, one a line of its words).
+// Byte ranges of every occurrence of the nodes that lie under no exclusion (a term or prefix:
+// of any token, a whole word's included; a phrase: of consecutive phrase positions), each cut
+// where a line break lies between two of its tokens (its pieces, one a line of its words).
 void Occurrences(const std::string& text, const QueryNode& n, bool positive,
-                 const std::vector<PositionedToken>& toks,
+                 const std::vector<PositionedToken>& all,
                  std::vector<std::pair<uint64_t, uint64_t>>* out) {
   if (n.kind == QueryNode::Kind::kAnd || n.kind == QueryNode::Kind::kOr) {
-    for (const QueryNode& c : n.children) Occurrences(text, c, positive, toks, out);
-    for (const QueryNode& e : n.excluded) Occurrences(text, e, false, toks, out);
+    for (const QueryNode& c : n.children) Occurrences(text, c, positive, all, out);
+    for (const QueryNode& e : n.excluded) Occurrences(text, e, false, all, out);
     return;
   }
   if (!positive) return;
+  std::vector<PositionedToken> toks;
+  for (const PositionedToken& t : all) {
+    if (n.terms.size() == 1 || bitsift::tokenizer::IsPosition(t.role)) toks.push_back(t);
+  }
   for (size_t i = 0; i < toks.size(); ++i) {
     if (!OccursAt(n, toks, i)) continue;
     uint64_t from = toks[i].begin;
@@ -125,10 +130,11 @@ std::string Generate(std::mt19937_64& rng, const std::vector<std::string>& vocab
   static const char* kSeparators[] = {" ", " ",  " ",  "\n",  "\r\n",  "\n\n",    ", ",
                                       "-", "。", "\t", ";\n", "\n}\n", " */\n/* "};
   static const char* kExtra[] = {"std::vector", "e-mail", "布隆过滤器", "过滤器很好", "Straße",
-                                 "STRASSE",     "ﬁnance", "東京タワー", "3.14"};
+                                 "STRASSE",     "ﬁnance", "東京タワー", "3.14",       "stdio.h",
+                                 "LICENSE.txt", "José",   "résumé.pdf", "a.b@c.d"};
   std::string text;
   for (size_t w = rng() % 120; w > 0; --w) {
-    text += rng() % 5 == 0 ? kExtra[rng() % 9] : vocab[rng() % vocab.size()];
+    text += rng() % 5 == 0 ? kExtra[rng() % std::size(kExtra)] : vocab[rng() % vocab.size()];
     text += kSeparators[rng() % std::size(kSeparators)];
     if (rng() % 4 == 0) text += kSeparators[rng() % std::size(kSeparators)];
   }

@@ -37,7 +37,8 @@ TEST_CASE("positional index and pair-term sizes", "[.bench][positions-size]") {
   }
   struct Sink : bitsift::tokenizer::OffsetTokenSink {
     std::vector<std::string> tokens;
-    bool OnToken(std::string_view t, uint64_t, uint64_t, bool) override {
+    bool OnToken(std::string_view t, uint64_t, uint64_t, bool,
+                 bitsift::tokenizer::TokenRole) override {
       tokens.emplace_back(t);
       return true;
     }

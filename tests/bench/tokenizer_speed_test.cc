@@ -14,7 +14,7 @@ namespace {
 
 struct Count : bitsift::tokenizer::TokenSink {
   uint64_t tokens = 0, bytes = 0;
-  void OnToken(std::string_view t) override {
+  void OnToken(std::string_view t, bitsift::tokenizer::TokenRole) override {
     ++tokens;
     bytes += t.size();
   }
@@ -57,7 +57,8 @@ TEST_CASE("tokenizer throughput", "[.bench][tokenizer-speed]") {
   });
   struct CountOffsets : bitsift::tokenizer::OffsetTokenSink {
     uint64_t tokens = 0, bytes = 0;
-    bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool) override {
+    bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool,
+                 bitsift::tokenizer::TokenRole) override {
       ++tokens;
       bytes += t.size() + (end - begin);
       return true;

@@ -50,7 +50,7 @@ std::vector<std::string> V(std::initializer_list<const char*> l) {
 
 struct Collect : bitsift::tokenizer::TokenSink {
   std::set<std::string> tokens;
-  void OnToken(std::string_view t) override { tokens.emplace(t); }
+  void OnToken(std::string_view t, bitsift::tokenizer::TokenRole) override { tokens.emplace(t); }
 };
 
 // Reads one file through the stage; returns the skip reason name or "ok".

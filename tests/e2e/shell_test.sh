@@ -272,14 +272,20 @@ contains "status of a tree that is gone: names it and why" \
   "$WORK/gone: cannot read the directory the index was built from: No such file or directory" "$err"
 
 # tokenize: the tokens in text order with byte offsets; --set; extra arguments; empty results.
-check "tokenize: tokens, start, end" "$(printf 'hello\t0\t5\nstrasse\t7\t14\nhello\t15\t20\n布隆\t21\t27\n隆过\t24\t30')" \
+check "tokenize: tokens, start, end, role" "$(printf 'hello\t0\t5\tword\nstrasse\t7\t14\tword\nhello\t15\t20\tword\n布隆\t21\t27\tword\n隆过\t24\t30\tword')" \
   "$("$BITSIFT" tokenize "Hello, Straße hello" 布隆过)"
 check "tokenize --set: the sorted distinct terms" "$(lines hello strasse 布隆 隆过)" \
   "$("$BITSIFT" tokenize --set "Hello, Straße hello" 布隆过)"
+check "tokenize: a word with parts gives its whole, then its parts" \
+  "$(printf 'include\t1\t8\tword\nstdio.h\t10\t17\twhole\nstdio\t10\t15\tpart\nh\t16\t17\tpart')" \
+  "$("$BITSIFT" tokenize '#include <stdio.h>')"
+check "tokenize --set: Latin diacritics folded" "$(lines cafe jose)" "$("$BITSIFT" tokenize --set José CAFÉ)"
+check "tokenize --set --keep-diacritics: kept" "$(lines café josé)" \
+  "$("$BITSIFT" tokenize --set --keep-diacritics José CAFÉ)"
 printf 'one two\none\n' > "$WORK/t.txt"
-check "tokenize --file: offsets in the file" "$(printf 'one\t0\t3\ntwo\t4\t7\none\t8\t11')" \
+check "tokenize --file: offsets in the file" "$(printf 'one\t0\t3\tword\ntwo\t4\t7\tword\none\t8\t11\tword')" \
   "$("$BITSIFT" tokenize --file "$WORK/t.txt")"
-check "tokenize --file -: stdin" "$(printf 'one\t0\t3\ntwo\t4\t7\none\t8\t11')" \
+check "tokenize --file -: stdin" "$(printf 'one\t0\t3\tword\ntwo\t4\t7\tword\none\t8\t11\tword')" \
   "$("$BITSIFT" tokenize --file - < "$WORK/t.txt")"
 check "the offsets cut the tokens' source out of the text" "Straße" \
   "$(t="x Straße"; o=$("$BITSIFT" tokenize "$t" | sed -n 2p); b=$(cut -f2 <<<"$o"); e=$(cut -f3 <<<"$o"); printf '%s' "$t" | tail -c +$((b + 1)) | head -c $((e - b)))"

@@ -33,11 +33,21 @@ namespace {
 
 enum class Truth { kNo, kYes, kUnknown };
 
-// A document as the oracle sees it: its tokens in order, and whether its text is readable.
+// A document as the oracle sees it: its phrase positions in order, its terms (every token,
+// wholes included), and whether its text is readable.
 struct OracleDoc {
-  std::vector<tokenizer::PositionedToken> tokens;
+  std::vector<tokenizer::PositionedToken> tokens;  // positions only (no wholes)
+  std::vector<std::string> words;                  // every token's text, in order
   std::set<std::string> terms;
   bool readable = true;
+
+  explicit OracleDoc(std::string_view text = {}) {
+    for (tokenizer::PositionedToken& t : tokenizer::TokenSequence(text)) {
+      words.push_back(t.text);
+      terms.insert(t.text);
+      if (tokenizer::IsPosition(t.role)) tokens.push_back(std::move(t));
+    }
+  }
 };
 
 bool Starts(const std::string& s, const std::string& prefix) {
@@ -117,9 +127,12 @@ Truth OracleTruth(const QueryNode& n, const OracleDoc& d) {
 std::vector<testing::GeneratedDoc> MakeCorpus(size_t n, std::mt19937_64& rng) {
   std::vector<std::string> vocab = testing::MixedVocabulary(300, rng);
   const std::vector<std::string> code = {
-      "std::vector", "e-mail",     "foo.bar",  "x_y",    "3.14", "a->b",       "f(x)",
-      "std::map",    "vector",     "std",      "e",      "mail", "布隆过滤器", "过滤器",
-      "滤器很好",    "東京タワー", "ひらがな", "Привет", "мир",  "ПРИВЕТ"};
+      "std::vector", "e-mail", "foo.bar", "x_y", "3.14", "a->b", "f(x)", "std::map", "vector",
+      "std", "e", "mail", "布隆过滤器", "过滤器", "滤器很好", "東京タワー", "ひらがな", "Привет",
+      "мир", "ПРИВЕТ",
+      // Token contract v2: words with parts, Latin diacritics.
+      "<stdio.h>", "LICENSE.txt", "www.example.com", "obj.method(x)", "today.Then", "José",
+      "résumé.pdf", "CAFÉ", "cafe", "isn't", "a.b@c.d", "stdio h", "naïve.txt", "日本語.txt"};
   std::vector<double> weights(vocab.size());
   for (size_t i = 0; i < vocab.size(); ++i) weights[i] = 1.0 / static_cast<double>(i + 1);
   std::discrete_distribution<size_t> zipf(weights.begin(), weights.end());
@@ -128,9 +141,9 @@ std::vector<testing::GeneratedDoc> MakeCorpus(size_t n, std::mt19937_64& rng) {
                        [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   };
   // Every third document is ASCII only (phrase checks then start with a byte search).
-  const std::vector<std::string> ascii_code = {"std::vector", "e-mail", "foo.bar", "x_y",
-                                               "_foo",        "foo_",   "3.14",    "a->b",
-                                               "f(x)",        "vector", "std"};
+  const std::vector<std::string> ascii_code = {
+      "std::vector", "e-mail", "foo.bar", "x_y",     "_foo",        "foo_",       "3.14",   "a->b",
+      "f(x)",        "vector", "std",     "stdio.h", "LICENSE.txt", "don't.stop", "foo bar"};
   const char* separators[] = {" ", " ", " ", ", ", ". ", "\n", " - ", "\t", "", "。"};
   std::vector<testing::GeneratedDoc> out;
   for (size_t d = 0; d < n; ++d) {
@@ -157,8 +170,8 @@ std::string MakeQuery(const std::vector<OracleDoc>& docs, const std::vector<std:
   auto some_doc = [&]() -> const OracleDoc& { return docs[rng() % docs.size()]; };
   auto some_token = [&]() -> std::string {
     const OracleDoc& d = some_doc();
-    if (d.tokens.empty()) return "absentzq";
-    return d.tokens[rng() % d.tokens.size()].text;
+    if (d.words.empty()) return "absentzq";
+    return d.words[rng() % d.words.size()];
   };
   auto window = [&](bool reverse) -> std::string {
     const OracleDoc& d = some_doc();
@@ -215,9 +228,11 @@ std::string MakeQuery(const std::vector<OracleDoc>& docs, const std::vector<std:
       case 5:
         return prefix();
       case 6: {
-        static const char* code[] = {"std::vector", "e-mail",    "foo.bar", "a->b",
-                                     "f(x)",        "std::vec*", "ПРИВЕТ",  "absentzq"};
-        return code[rng() % 8];
+        static const char* code[] = {"std::vector", "e-mail",      "foo.bar",       "a->b",
+                                     "f(x)",        "std::vec*",   "ПРИВЕТ",        "absentzq",
+                                     "stdio.h",     "\"stdio h\"", "jose",          "Résumé*",
+                                     "licen*",      "foo.b*",      "obj.method(x)", "CAFÉ"};
+        return code[rng() % 16];
       }
       case 7:
         return some_token() + " OR " + some_token();
@@ -257,9 +272,7 @@ struct Fixture {
     for (size_t i = 0; i < corpus.size(); ++i) {
       by_name[corpus[i].name] = i;
       docs.push_back({corpus[i].name, corpus[i].text, 0});
-      OracleDoc d;
-      d.tokens = tokenizer::TokenSequence(corpus[i].text);
-      for (const auto& t : d.tokens) d.terms.insert(t.text);
+      OracleDoc d(corpus[i].text);
       d.readable = i % 17 != 5;
       oracle.push_back(std::move(d));
     }
@@ -433,9 +446,7 @@ struct SetFixture {
   static std::string Key(size_t x, const std::string& name) { return std::to_string(x) + name; }
 
   void Put(size_t x, const std::string& name, const std::string& text) {
-    OracleDoc d;
-    d.tokens = tokenizer::TokenSequence(text);
-    for (const auto& t : d.tokens) d.terms.insert(t.text);
+    OracleDoc d(text);
     d.readable = std::hash<std::string>{}(name + text) % 19 != 3;
     live[x][name] = std::move(d);
     texts[Key(x, name)] = text;

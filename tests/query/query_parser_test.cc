@@ -57,6 +57,57 @@ TEST_CASE("parser: words, phrases and split words", "[parser]") {
   CHECK(P("--verbose") == "verbose");
 }
 
+TEST_CASE("parser: a word is its whole term, a phrase runs over parts (token contract v2)",
+          "[parser]") {
+  // One word of the contract: its whole term, however many parts it has.
+  CHECK(P("stdio.h") == "stdio.h");
+  CHECK(P("LICENSE.txt") == "license.txt");
+  CHECK(P("user@example.org") == "user@example.org");
+  CHECK(P("José") == "jose");
+  CHECK(P("Résumé.PDF") == "resume.pdf");
+  CHECK(P("stdio.h*") == "stdio.h*");
+  CHECK(P("stdio.*") == "stdio*");  // the '.' is not part of the word
+  CHECK(P("Caf*") == "caf*");
+  // Several words: the phrase of their positions, parts standing for their word.
+  CHECK(P("obj.method(x)") == "\"obj method x\"");
+  CHECK(P("<stdio.h>") == "stdio.h");
+  CHECK(P("a.b::c") == "\"a b c\"");
+  CHECK(P("std::vec.to*") == "\"std vec to*\"");
+  // Quoted: always the positions.
+  CHECK(P("\"stdio.h\"") == "\"stdio h\"");
+  CHECK(P("\"#include <stdio.h>\"") == "\"include stdio h\"");
+  CHECK(P("\"don't.stop now\"") == "\"don t stop now\"");
+  CHECK(P("\"résumé.pdf\"") == "\"resume pdf\"");
+  // An argument with spaces is a phrase of positions too.
+  CHECK(Args({"see stdio.h"}) == "\"see stdio h\"");
+  // Words mode: the words (a document holds a word's parts whenever it holds the word).
+  CHECK(P("stdio.h José", QueryMode::kWords) == "(and jose stdio.h)");
+  CHECK(P("\"stdio.h\" e-mail", QueryMode::kWords) == "(and e mail stdio.h)");
+}
+
+TEST_CASE("parser: the index's token rules read the words", "[parser]") {
+  bitsift::tokenizer::TokenRules keep;
+  keep.fold_diacritics = false;
+  auto K = [&](std::string_view text, QueryMode mode = QueryMode::kLanguage) {
+    ParsedQuery q = ParseQueryString(text, mode, keep);
+    REQUIRE(q.ok());
+    return q.root.ToString();
+  };
+  CHECK(K("José") == "josé");
+  CHECK(K("\"José Saramago\"") == "\"josé saramago\"");
+  CHECK(K("CAFÉ*") == "café*");
+  CHECK(K("José naïve", QueryMode::kWords) == "(and josé naïve)");
+  CHECK(K("stdio.h") == "stdio.h");
+  std::vector<std::string> terms;
+  REQUIRE(!bitsift::query::ParseWordTerms("José cafe", &terms, keep));
+  CHECK(terms == std::vector<std::string>{"cafe", "josé"});
+  REQUIRE(!bitsift::query::ParseWordTerms("José cafe", &terms));
+  CHECK(terms == std::vector<std::string>{"cafe", "jose"});
+  ParsedQuery a = ParseQueryArguments({"Ångström", "x"}, QueryMode::kLanguage, keep);
+  REQUIRE(a.ok());
+  CHECK(a.root.ToString() == "(and ångström x)");
+}
+
 TEST_CASE("parser: OR binds adjacent terms, tighter than AND", "[parser]") {
   CHECK(P("gpl OR bsd") == "(or gpl bsd)");
   CHECK(P("a b OR c d") == "(and a (or b c) d)");

@@ -302,7 +302,9 @@ TEST_CASE("files that shrink, grow, vanish or change type between listing and re
   bitsift::tokenizer::Tokenizer tok;
   struct Collect : bitsift::tokenizer::TokenSink {
     std::vector<std::string> tokens;
-    void OnToken(std::string_view t) override { tokens.emplace_back(t); }
+    void OnToken(std::string_view t, bitsift::tokenizer::TokenRole) override {
+      tokens.emplace_back(t);
+    }
   };
   auto read = [&](const std::string& name, uint64_t max_size, bitsift::documents::FileFacts* facts,
                   Collect* sink) {

@@ -266,7 +266,7 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
         Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version),
                         bitsift::format::kFormatVersion + 1);
       },
-      "rebuild the index");
+      "format version");
   // A segment of the previous version (before ENCODINGS): refused with the same advice.
   expect_damage(
       "an older format version",
@@ -274,7 +274,7 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
         Store<uint32_t>(b, offsetof(bitsift::format::FileHeader, format_version),
                         bitsift::format::kFormatVersion - 1);
       },
-      "rebuild the index");
+      "format version");
   // The encoding table and the records' indexes into it.
   const auto [enc_at, enc_len] = SectionSpan(good, SectionId::kEncodings);
   REQUIRE(enc_len >= 4 + 1 + 5);  // at least "UTF-8"
@@ -407,7 +407,16 @@ TEST_CASE("a segment of an older format: readers say rebuild, an update from the
   std::unique_ptr<Index> index;
   Status s = Index::Open(dir / "old", &index);
   CHECK(s.code() == Status::Code::kCorrupt);
-  CHECK(s.message().find("rebuild the index") != std::string::npos);
+  CHECK(s.message().find("format version " + std::to_string(bitsift::format::kFormatVersion - 1)) !=
+        std::string::npos);
+  CHECK(s.message().find("bitsift index --rebuild") != std::string::npos);
+  // A query from the command line: exit 2, one line naming the command that repairs it.
+  ProcessResult p = RunProcess({BitsiftProgram(), "query", "--index", dir / "old", "common"});
+  CHECK(p.exit_code == 2);
+  CHECK(p.out.empty());
+  CHECK(p.err.find("rebuild it with 'bitsift index --rebuild " + (dir / "tree")) !=
+        std::string::npos);
+  CHECK(std::count(p.err.begin(), p.err.end(), '\n') == 1);
   // Compaction cannot read the documents again: it fails and leaves the index as it was.
   s = bitsift::CompactIndex(dir / "old", {});
   CHECK(s.code() == Status::Code::kCorrupt);
@@ -418,6 +427,8 @@ TEST_CASE("a segment of an older format: readers say rebuild, an update from the
   INFO(s.message());
   REQUIRE(s.ok());
   CHECK(summary.rebuilt);
+  CHECK(summary.why_rebuilt.find("format " + std::to_string(bitsift::format::kFormatVersion - 1)) !=
+        std::string::npos);
   CHECK(summary.added == 2);
   REQUIRE(Index::Open(dir / "old", &index).ok());
   bitsift::QueryResult r;

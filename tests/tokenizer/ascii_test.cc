@@ -18,24 +18,39 @@ using bitsift::tokenizer::Tokenizer;
 
 namespace {
 
+using bitsift::tokenizer::TokenRole;
+
+// A role's mark in the collected strings: "" for a word, "=" for a whole, "/" for a part.
+const char* Mark(TokenRole role) {
+  return role == TokenRole::kWhole ? "=" : role == TokenRole::kPart ? "/" : "";
+}
+
 struct Collect : bitsift::tokenizer::TokenSink {
-  std::vector<std::string> tokens;
-  void OnToken(std::string_view t) override { tokens.emplace_back(t); }
+  std::vector<std::string> tokens;  // every token
+  std::vector<std::string> words;   // the tokens that are not parts (words and wholes)
+  std::vector<std::string> marked;  // every token with its role's mark
+  void OnToken(std::string_view t, TokenRole role) override {
+    tokens.emplace_back(t);
+    if (role != TokenRole::kPart) words.emplace_back(t);
+    marked.push_back(std::string(t) + Mark(role));
+  }
 };
 
 struct CollectOffsets : bitsift::tokenizer::OffsetTokenSink {
-  std::vector<std::string> tokens;  // "text@begin-end" (+ when it continues a run)
-  bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool continues) override {
+  std::vector<std::string> tokens;  // "text@begin-end" (+ when it continues a run; its role's mark)
+  bool OnToken(std::string_view t, uint64_t begin, uint64_t end, bool continues,
+               TokenRole role) override {
     tokens.push_back(std::string(t) + "@" + std::to_string(begin) + "-" + std::to_string(end) +
-                     (continues ? "+" : ""));
+                     (continues ? "+" : "") + Mark(role));
     return true;
   }
 };
 
 // The tokens of text, streamed (Feed in pieces of `piece` bytes, Finish) and with offsets, by a
-// tokenizer with or without the ASCII path and with the given chunk sizes.
+// tokenizer with or without the ASCII path and with the given chunk sizes. `streamed` has every
+// token's role mark, `words` the tokens that are not parts.
 struct Result {
-  std::vector<std::string> streamed, offsets;
+  std::vector<std::string> streamed, words, offsets;
 };
 Result TokenizeAll(std::string_view text, bool ascii_path, size_t piece = 1 << 20,
                    size_t chunk = Tokenizer::kChunkBytes,
@@ -47,7 +62,8 @@ Result TokenizeAll(std::string_view text, bool ascii_path, size_t piece = 1 << 2
   Collect c;
   for (size_t i = 0; i < text.size(); i += piece) tok.Feed(text.substr(i, piece), c);
   tok.Finish(c);
-  r.streamed = std::move(c.tokens);
+  r.streamed = std::move(c.marked);
+  r.words = std::move(c.words);
   CollectOffsets o;
   tok.TokenizeWithOffsets(text, o);
   r.offsets = std::move(o.tokens);
@@ -121,12 +137,13 @@ TEST_CASE("ASCII without ICU: every string of up to five characters of each clas
 
 TEST_CASE("ASCII without ICU: the classes' quirks, one by one", "[tokenizer][ascii]") {
   using T = std::vector<std::string>;
-  CHECK(Tokens("Foo@Bar.com e-mail") == T{"foo@bar.com", "e", "mail"});
-  CHECK(Tokens("@ _ __ a_ _1") == T{"@", "__", "a_", "_1"});
-  CHECK(Tokens("a:b 3.14 1,000 x,y don't a.1 1.a") ==
-        T{"a", "b", "3.14", "1,000", "x", "y", "don't", "a", "1", "1", "a"});
-  CHECK(Tokens("std::vector<int> v1.2.3") == T{"std", "vector", "int", "v1.2.3"});
-  for (const char* text : {"Foo@Bar.com e-mail", "@ _ __ a_ _1", "a:b 3.14 1,000 x,y don't",
+  CHECK(Tokens("Foo@Bar.com e-mail") == T{"foo@bar.com", "foo", "bar", "com", "e", "mail"});
+  CHECK(Tokens("@ _ __ a_ _1 @_") == T{"@", "__", "a_", "_1", "@_", "_"});
+  CHECK(Tokens("a:b 3.14 1,000 x,y don't a.1 1.a") == T{"a", "b", "3.14", "3", "14", "1,000", "1",
+                                                        "000", "x", "y", "don't", "don", "t", "a",
+                                                        "1", "1", "a"});
+  CHECK(Tokens("std::vector<int> v1.2.3") == T{"std", "vector", "int", "v1.2.3", "v1", "2", "3"});
+  for (const char* text : {"Foo@Bar.com e-mail", "@ _ __ a_ _1 @_", "a:b 3.14 1,000 x,y don't",
                            "std::vector<int> v1.2.3"}) {
     CheckSameAsIcu(text);
   }
@@ -197,7 +214,7 @@ TEST_CASE("ASCII word lines: AsciiWordTokens gives ICU's tokens in order or decl
     if (bitsift::tokenizer::AsciiWordTokens(line, &tokens)) {
       ++taken;
       tokens.erase(tokens.begin());
-      CHECK(tokens == TokenizeAll(line, false).streamed);
+      CHECK(tokens == TokenizeAll(line, false).words);
     } else {
       CHECK(tokens == std::vector<std::string>{"kept"});
     }
@@ -330,7 +347,7 @@ TEST_CASE("Han without ICU: the characters' normalization and classes, and clean
   }
   // A line with a mark or a character the path does not take goes to ICU whole.
   using T = std::vector<std::string>;
-  CHECK(Tokens("北斗七星，1，2章") == T{"北斗", "斗七", "七星", "1,2", "章"});
+  CHECK(Tokens("北斗七星，1，2章") == T{"北斗", "斗七", "七星", "1,2", "1", "2", "章"});
   CHECK(Tokens("《红楼梦》x.中") == T{"红楼", "楼梦", "x", "中"});
   CHECK(Tokens("中文ＡＢ") == T{"中文", "ab"});  // fullwidth letters: ICU's path
 }

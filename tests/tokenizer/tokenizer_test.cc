@@ -2,7 +2,9 @@
 
 #include <unicode/brkiter.h>
 #include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
 #include <unicode/unistr.h>
+#include <unicode/uscript.h>
 #include <unicode/ustring.h>
 
 #include <catch2/catch.hpp>
@@ -19,8 +21,8 @@ using Tokens = std::vector<std::string>;
 
 namespace {
 
-// Minimal JSON reading for the conformance file: one object per line with "input_hex" and
-// "tokens" (an array of strings, with \uXXXX escapes and surrogate pairs allowed).
+// Minimal JSON reading for the conformance file: one object per line with "input_hex",
+// "tokens" and "sequence" (arrays of strings, with \uXXXX escapes and surrogate pairs allowed).
 std::string ParseJsonString(const std::string& s, size_t& i) {
   REQUIRE(s[i] == '"');
   std::string out;
@@ -67,11 +69,28 @@ std::string ParseJsonString(const std::string& s, size_t& i) {
 
 struct Vector {
   std::string input;
-  Tokens tokens;
+  Tokens tokens;    // the sorted term set
+  Tokens sequence;  // the phrase positions in order
 };
 
+// The array of strings under `key` in `line`.
+Tokens ParseJsonArray(const std::string& line, const std::string& key) {
+  size_t i = line.find("\"" + key + "\"");
+  REQUIRE(i != std::string::npos);
+  i = line.find('[', i);
+  Tokens out;
+  for (++i; line[i] != ']';) {
+    if (line[i] == '"') {
+      out.push_back(ParseJsonString(line, i));
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::vector<Vector> LoadVectors() {
-  std::ifstream in(std::string(BITSIFT_TEST_DATA) + "/token-vectors.jsonl");
+  std::ifstream in(std::string(BITSIFT_TEST_DATA) + "/token-vectors-v2.jsonl");
   REQUIRE(in);
   std::vector<Vector> out;
   for (std::string line; std::getline(in, line);) {
@@ -84,16 +103,8 @@ std::vector<Vector> LoadVectors() {
     for (size_t j = 0; j + 1 < hex.size(); j += 2) {
       v.input += static_cast<char>(std::stoi(hex.substr(j, 2), nullptr, 16));
     }
-    i = line.find("\"tokens\"");
-    REQUIRE(i != std::string::npos);
-    i = line.find('[', i);
-    for (++i; line[i] != ']';) {
-      if (line[i] == '"') {
-        v.tokens.push_back(ParseJsonString(line, i));
-      } else {
-        ++i;
-      }
-    }
+    v.tokens = ParseJsonArray(line, "tokens");
+    v.sequence = ParseJsonArray(line, "sequence");
     out.push_back(std::move(v));
   }
   return out;
@@ -101,7 +112,9 @@ std::vector<Vector> LoadVectors() {
 
 struct Collect : bitsift::tokenizer::TokenSink {
   Tokens tokens;
-  void OnToken(std::string_view t) override { tokens.emplace_back(t); }
+  void OnToken(std::string_view t, bitsift::tokenizer::TokenRole) override {
+    tokens.emplace_back(t);
+  }
 };
 
 Tokens Sorted(Tokens t) {
@@ -112,12 +125,28 @@ Tokens Sorted(Tokens t) {
 
 }  // namespace
 
+// The phrase positions of a token sequence (every role but kWhole).
+Tokens PositionsOf(const std::vector<bitsift::tokenizer::PositionedToken>& seq) {
+  Tokens out;
+  for (const auto& t : seq) {
+    if (bitsift::tokenizer::IsPosition(t.role)) out.push_back(t.text);
+  }
+  return out;
+}
+
 TEST_CASE("conformance vectors from the independent implementation", "[tokenizer]") {
   std::vector<Vector> vectors = LoadVectors();
-  REQUIRE(vectors.size() >= 40);
+  REQUIRE(vectors.size() == 68);
   for (const Vector& v : vectors) {
     INFO("input: " << v.input);
     CHECK(TokenSet(v.input) == v.tokens);
+    CHECK(PositionsOf(bitsift::tokenizer::TokenSequence(v.input)) == v.sequence);
+    // ICU for everything, no fast path: the same sets and sequences.
+    Tokenizer icu_only;
+    icu_only.SetFastPathsForTesting(false);
+    Collect all;
+    icu_only.Tokenize(v.input, all);
+    CHECK(Sorted(all.tokens) == v.tokens);
   }
 }
 
@@ -137,13 +166,14 @@ TEST_CASE("clause 2: NFKC_Casefold", "[tokenizer]") {
   CHECK(TokenSet("\xef\xac\x81nd") == Tokens{"find"});  // U+FB01 ligature fi
   CHECK(TokenSet("ＦＵＬＬ") == Tokens{"full"});        // full-width letters
   CHECK(TokenSet("cafe\xcc\x81") == TokenSet("CAFÉ"));  // combining acute = precomposed
-  CHECK(TokenSet("Ǆ") == Tokens{"dž"});
+  CHECK(TokenSet("Ǆ") == Tokens{"dz"});  // NFKC_Casefold: "dž"; then clause 5 folds it
 }
 
 TEST_CASE("clause 3: word segments with status >= 100 are kept", "[tokenizer]") {
   CHECK(TokenSet("Hello, World!") == Tokens{"hello", "world"});
-  CHECK(TokenSet("3.14 1,000 v1.2") == Tokens{"1,000", "3.14", "v1.2"});
-  CHECK(TokenSet("don't") == Tokens{"don't"});
+  CHECK(TokenSet("3.14 1,000 v1.2") ==
+        Tokens{"000", "1", "1,000", "14", "2", "3", "3.14", "v1", "v1.2"});
+  CHECK(TokenSet("don't") == Tokens{"don", "don't", "t"});
   CHECK(TokenSet("!!! ??? ...") == Tokens{});
   CHECK(TokenSet("emoji 😀") == Tokens{"emoji"});
   CHECK(TokenSet("") == Tokens{});
@@ -169,6 +199,53 @@ TEST_CASE("clause 4: kana and ideographic runs become code-point bigrams", "[tok
   CHECK(std::includes(doc.begin(), doc.end(), query.begin(), query.end()));
 }
 
+TEST_CASE("clause 5: Latin diacritics fold unless the rules keep them", "[tokenizer]") {
+  CHECK(TokenSet("José CAFÉ résumé Ångström") == Tokens{"angstrom", "cafe", "jose", "resume"});
+  CHECK(TokenSet("cafe\xcc\x81") == Tokens{"cafe"});         // a combining acute on a Latin e
+  CHECK(TokenSet("x\xcc\x83") == Tokens{"x"});               // one that composes with nothing
+  CHECK(TokenSet("Йод ёлка") == Tokens{"йод", "ёлка"});      // Cyrillic keeps its marks
+  CHECK(TokenSet("άλφα") == Tokens{"άλφα"});                 // so does Greek
+  CHECK(TokenSet("ø ł đ æ") == Tokens{"æ", "ø", "đ", "ł"});  // no decomposition: kept
+  CHECK(TokenSet("1\xcc\x81") == Tokens{"1\xcc\x81"});       // a mark on a digit (Common) stays
+  bitsift::tokenizer::TokenRules keep;
+  keep.fold_diacritics = false;
+  CHECK(TokenSet("José CAFÉ résumé.pdf", keep) ==
+        Tokens{"café", "josé", "pdf", "résumé", "résumé.pdf"});
+  CHECK(TokenSet("Ǆ", keep) == Tokens{"dž"});
+  // The rules change nothing else.
+  CHECK(TokenSet("stdio.h 布隆过 Straße", keep) == TokenSet("stdio.h 布隆过 Straße"));
+}
+
+TEST_CASE("clause 5: a word with other characters has parts, which are its positions",
+          "[tokenizer]") {
+  using bitsift::tokenizer::TokenRole;
+  auto roles = [](std::string_view text) {
+    Tokens out;
+    for (const auto& t : bitsift::tokenizer::TokenSequence(text)) {
+      out.push_back(t.text + (t.role == TokenRole::kWhole  ? "=whole"
+                              : t.role == TokenRole::kPart ? "=part"
+                                                           : ""));
+    }
+    return out;
+  };
+  CHECK(roles("<stdio.h> size_t") ==
+        Tokens{"stdio.h=whole", "stdio=part", "h=part", "size_t"});  // '_' is Pc: no parts
+  CHECK(roles("user@Example.org") ==
+        Tokens{"user@example.org=whole", "user=part", "example=part", "org=part"});
+  CHECK(roles("résumé.pdf") == Tokens{"resume.pdf=whole", "resume=part", "pdf=part"});
+  CHECK(roles("@") == Tokens{"@"});  // separators alone: no parts, one position
+  CHECK(roles("١٢٣.٤٥") == Tokens{"١٢٣.٤٥=whole", "١٢٣=part", "٤٥=part"});
+  // A part's range is its own characters.
+  const auto seq = bitsift::tokenizer::TokenSequence("x Résumé.pdf");
+  REQUIRE(seq.size() == 4);
+  CHECK(seq[1].begin == 2);
+  CHECK(seq[1].end == 14);  // the whole
+  CHECK(seq[2].begin == 2);
+  CHECK(seq[2].end == 10);  // "Résumé"
+  CHECK(seq[3].begin == 11);
+  CHECK(seq[3].end == 14);  // "pdf"
+}
+
 TEST_CASE("ASCII words: the fast path gives ICU's token or declines", "[tokenizer]") {
   using bitsift::tokenizer::AsciiWordToken;
   std::string token;
@@ -176,9 +253,17 @@ TEST_CASE("ASCII words: the fast path gives ICU's token or declines", "[tokenize
   CHECK(token == "mutex");
   CHECK(AsciiWordToken("nr_cpu_ids", &token));
   CHECK(token == "nr_cpu_ids");
+  // The words of a text: its tokens that are not parts (a word's whole, or a word).
+  auto words = [](std::string_view text) {
+    Tokens out;
+    for (const auto& t : bitsift::tokenizer::TokenSequence(text)) {
+      if (t.role != bitsift::tokenizer::TokenRole::kPart) out.push_back(t.text);
+    }
+    return out;
+  };
   for (const char* word : {"irq.h", "dev_id.devno", "Don't", "3.14", "1,000", "v1.2.3"}) {
     CHECK(AsciiWordToken(word, &token));
-    CHECK(TokenSet(word) == Tokens{token});
+    CHECK(words(word) == Tokens{token});
   }
   for (const char* declined :
        {"", "_", "__", "a b", "a.", ".a", "a..b", "a.1", "a:b", "a,b", "a-b", "caf\xC3\xA9", "x@y"})
@@ -204,7 +289,7 @@ TEST_CASE("ASCII words: the fast path gives ICU's token or declines", "[tokenize
   for (const std::string& t : texts) {
     INFO(t);
     if (AsciiWordToken(t, &token)) {
-      CHECK(TokenSet(t) == Tokens{token});
+      CHECK(words(t) == Tokens{token});
     } else if (t.find_first_not_of("abcxyzABCXYZ0189_") == std::string::npos) {
       CHECK(t.find_first_not_of('_') == std::string::npos);  // of these, declines only '_' runs
     }
@@ -290,6 +375,26 @@ const std::vector<std::string>& OffsetPieces() {
       "hello",
       "World",
       "Straße",
+      "stdio.h",
+      "LICENSE.txt",
+      "www.example.com",
+      "a.b@c.d",
+      "__init__.py",
+      "don't.stop",
+      "1,000,000",
+      "@",
+      "José",
+      "résumé.pdf",
+      "ÅNGSTRÖM",
+      "Tiếng",
+      "x\xcc\x83",  // x with a combining tilde
+      "\xc7\x85"
+      "emal",  // U+01C5
+      "naïve.txt",
+      "Ελληνικά",
+      "עברית.txt",
+      "١٢٣.٤٥",
+      "日本語.txt",
       "STRASSE",
       "kennedy's",
       "3.14",
@@ -376,6 +481,47 @@ icu::UnicodeString DecodeUtf8(std::string_view bytes) {
   return icu::UnicodeString(buf.data(), length);
 }
 
+// Clause 5's folding, read directly from the contract: NFD, every nonspacing mark whose base
+// (the last character before it that is not a mark) is in the Latin script dropped, NFC.
+icu::UnicodeString FoldLatinDiacritics(const icu::UnicodeString& word) {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* nfd = icu::Normalizer2::getNFDInstance(status);
+  const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
+  REQUIRE(U_SUCCESS(status));
+  const icu::UnicodeString d = nfd->normalize(word, status);
+  icu::UnicodeString kept;
+  UScriptCode base = USCRIPT_INVALID_CODE;
+  for (int32_t i = 0; i < d.length(); i = d.moveIndex32(i, 1)) {
+    const UChar32 c = d.char32At(i);
+    const bool mark = (U_GET_GC_MASK(c) & U_GC_M_MASK) != 0;
+    if (u_charType(c) == U_NON_SPACING_MARK && base == USCRIPT_LATIN) continue;
+    if (!mark) base = uscript_getScript(c, &status);
+    kept.append(c);
+  }
+  icu::UnicodeString out = nfc->normalize(kept, status);
+  REQUIRE(U_SUCCESS(status));
+  return out;
+}
+
+bool InPart(UChar32 c) {
+  return (U_GET_GC_MASK(c) & (U_GC_L_MASK | U_GC_M_MASK | U_GC_N_MASK | U_GC_PC_MASK)) != 0;
+}
+
+// The maximal runs of clause 5's part characters in s[begin, end), as [start, limit) pairs.
+std::vector<std::pair<int32_t, int32_t>> PartRuns(const icu::UnicodeString& s, int32_t begin,
+                                                  int32_t end) {
+  std::vector<std::pair<int32_t, int32_t>> runs;
+  for (int32_t i = begin; i < end; i = s.moveIndex32(i, 1)) {
+    if (!InPart(s.char32At(i))) continue;
+    if (!runs.empty() && runs.back().second == i) {
+      runs.back().second = s.moveIndex32(i, 1);
+    } else {
+      runs.emplace_back(i, s.moveIndex32(i, 1));
+    }
+  }
+  return runs;
+}
+
 // The slow reference for offsets, written from the contract and not from the tokenizer: the
 // whole text is decoded, normalized and segmented at once; a byte offset b is a usable range
 // end when decoding splits there (decode(text[0,b)) + decode(text[b,)) = decode(text)) and the
@@ -408,11 +554,32 @@ std::vector<PositionedToken> ReferenceSequence(std::string_view text) {
     return std::make_pair(begin, end);
   };
   std::vector<PositionedToken> out;
-  auto emit = [&](int32_t s, int32_t e, bool continues) {
+  using bitsift::tokenizer::TokenRole;
+  auto emit_text = [&](const icu::UnicodeString& text, int32_t s, int32_t e, bool continues,
+                       TokenRole role) {
     std::string utf8;
-    norm.tempSubStringBetween(s, e).toUTF8String(utf8);
+    text.toUTF8String(utf8);
     auto [begin, end] = source(s, e);
-    out.push_back(PositionedToken{utf8, begin, end, continues});
+    out.push_back(PositionedToken{utf8, begin, end, continues, role});
+  };
+  auto emit = [&](int32_t s, int32_t e, bool continues) {
+    emit_text(norm.tempSubStringBetween(s, e), s, e, continues, TokenRole::kWord);
+  };
+  // Clause 5: the folded word; its parts are the runs of the folded word, placed by the runs
+  // of the word before folding (folding drops marks only, so the runs are the same ones).
+  auto word = [&](int32_t s, int32_t e) {
+    const icu::UnicodeString folded = FoldLatinDiacritics(norm.tempSubStringBetween(s, e));
+    const auto runs = PartRuns(folded, 0, folded.length());
+    const bool separated =
+        runs.size() != 1 || runs[0].first != 0 || runs[0].second != folded.length();
+    if (!separated || runs.empty()) return emit_text(folded, s, e, false, TokenRole::kWord);
+    emit_text(folded, s, e, false, TokenRole::kWhole);
+    const auto places = PartRuns(norm, s, e);
+    REQUIRE(places.size() == runs.size());
+    for (size_t k = 0; k < runs.size(); ++k) {
+      emit_text(folded.tempSubStringBetween(runs[k].first, runs[k].second), places[k].first,
+                places[k].second, false, TokenRole::kPart);
+    }
   };
   std::unique_ptr<icu::BreakIterator> words(
       icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), status));
@@ -435,7 +602,7 @@ std::vector<PositionedToken> ReferenceSequence(std::string_view text) {
       continue;
     }
     flush();
-    if (status_value >= 100) emit(s, e, false);
+    if (status_value >= 100) word(s, e);
   }
   flush();
   return out;
@@ -458,6 +625,7 @@ void CheckSameSequence(const std::vector<PositionedToken>& got,
     CHECK(got[i].begin == want[i].begin);
     CHECK(got[i].end == want[i].end);
     CHECK(got[i].continues_run == want[i].continues_run);
+    CHECK(got[i].role == want[i].role);
   }
 }
 
@@ -486,7 +654,7 @@ TEST_CASE("offsets: ranges point at the original bytes", "[tokenizer][offsets]")
   CHECK(spans("Hello, Straße!") == Tokens{"hello=Hello", "strasse=Straße"});
   CHECK(spans("ab\xff"
               "cd") == Tokens{"ab=ab", "cd=cd"});
-  CHECK(spans("x cafe\xcc\x81 y") == Tokens{"x=x", "café=cafe\xcc\x81", "y=y"});
+  CHECK(spans("x cafe\xcc\x81 y") == Tokens{"x=x", "cafe=cafe\xcc\x81", "y=y"});
   CHECK(spans("\xef\xac\x81ne ＦＵＬＬ") == Tokens{"fine=\xef\xac\x81ne", "full=ＦＵＬＬ"});
   CHECK(spans("布隆过滤器") == Tokens{"布隆=布隆", "隆过=隆过", "过滤=过滤", "滤器=滤器"});
   CHECK(spans("Bloom过滤器.") == Tokens{"bloom=Bloom", "过滤=过滤", "滤器=滤器"});
@@ -539,8 +707,9 @@ TEST_CASE("offsets: chunked text gives the fast path's tokens and whole-text ran
     chunked.SetChunkBytesForTesting(chunk, max_chunk);
     struct Seq : bitsift::tokenizer::OffsetTokenSink {
       std::vector<PositionedToken> tokens;
-      bool OnToken(std::string_view t, uint64_t b, uint64_t e, bool c) override {
-        tokens.push_back(PositionedToken{std::string(t), b, e, c});
+      bool OnToken(std::string_view t, uint64_t b, uint64_t e, bool c,
+                   bitsift::tokenizer::TokenRole role) override {
+        tokens.push_back(PositionedToken{std::string(t), b, e, c, role});
         return true;
       }
     } seq;

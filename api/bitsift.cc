@@ -32,6 +32,7 @@
 #include "util/error.h"
 #include "util/files.h"
 #include "util/helper_thread.h"
+#include "util/memory.h"
 #include "util/utf8.h"
 
 namespace bitsift {
@@ -549,8 +550,29 @@ Status Index::Open(const std::vector<std::string>& paths, const OpenOptions& opt
                    std::unique_ptr<Index>* index) {
   return GuardIndex(paths, [&] {
     Ensure(!paths.empty(), ErrorKind::kInvalidArgument, "no index to open");
+    // One query, then exit: where a page's first touch is a trip to the hypervisor, its fresh
+    // buffers in huge pages; where faults are cheap, the huge page's zeroing would cost more.
+    if (options.one_shot && PageFaultsAreDear()) util::PrepareHugePageHeap(4 << 20);
     index->reset(new Index(std::make_unique<Rep>(paths, options)));
   });
+}
+
+std::string ToValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
+  const uint8_t* end = p + s.size();
+  while (p < end) {
+    const size_t len = Utf8SequenceLength(p, end);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++p;
+    } else {
+      out.append(reinterpret_cast<const char*>(p), len);
+      p += len;
+    }
+  }
+  return out;
 }
 
 Status ReadDocumentText(const std::string& path, const IndexOptions& options, std::string* text) {

@@ -258,6 +258,10 @@ struct DocumentInfo {
 // is passed to does not read it as an option. An in-memory document's path is returned as is.
 // Bytes are kept as they are (no UTF-8 validation).
 std::string ShellPath(const DocumentInfo& d, const std::string& from_dir);
+
+// `s` with every byte that does not belong to a well-formed UTF-8 sequence replaced by U+FFFD:
+// for showing a path (bytes, not always UTF-8) where text is required (JSON, a terminal).
+std::string ToValidUtf8(std::string_view s);
 // The same for a document's root and relative path (Index::document_path), written into *out
 // (replacing its contents): printing many paths reuses one string.
 void ShellPathTo(std::string_view root, std::string_view path, std::string_view from_dir,
@@ -526,8 +530,10 @@ struct OpenOptions {
   // stays under ~100 MB resident. On a machine where a first touch of a page traps to the
   // hypervisor (measured once, at the first read that needs it), the records, rows and paths
   // are read with pread instead, and what was copied (results' paths) is kept until the index
-  // is closed. A long-running program leaves it false: the pages it dropped would fault in
-  // again at its next queries, and the copies would grow.
+  // is closed. There too, the process's heap hands out its next 4 MiB in huge pages, where the
+  // kernel allows it (one fault for 2 MiB instead of one a page; docs/design.md). A
+  // long-running program leaves it false: the pages it dropped would fault in again at its
+  // next queries, and the copies would grow.
   bool one_shot = false;
   // Unless one_shot: a thread of the index maps into the process, in the background, the
   // pages of the index files the page cache holds now (it reads nothing from the disk), so

@@ -557,6 +557,8 @@ Status Index::Open(const std::vector<std::string>& paths, const OpenOptions& opt
   });
 }
 
+const char* Version() { return BITSIFT_VERSION_STRING; }
+
 std::string ToValidUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());

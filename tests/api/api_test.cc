@@ -53,6 +53,13 @@ void MakeTree(const TempDir& dir) {
 
 }  // namespace
 
+TEST_CASE("the library's version is the headers'", "[api]") {
+  CHECK(std::string(bitsift::Version()) == BITSIFT_VERSION_STRING);
+  CHECK(std::string(BITSIFT_VERSION_STRING) == std::to_string(BITSIFT_VERSION_MAJOR) + "." +
+                                                   std::to_string(BITSIFT_VERSION_MINOR) + "." +
+                                                   std::to_string(BITSIFT_VERSION_PATCH));
+}
+
 TEST_CASE("build from a directory, open, query", "[api]") {
   TempDir dir;
   MakeTree(dir);

@@ -12,6 +12,10 @@ cmake -S "$SRC/tests/install" -B "$WORK/build" -DCMAKE_PREFIX_PATH="$WORK/prefix
 cmake --build "$WORK/build" >/dev/null
 "$WORK/build/consumer" "$WORK/example.bitsift" | tee "$WORK/out"
 grep -q "notes/zh.txt" "$WORK/out"
-# Only the umbrella header is installed.
-[ "$(find "$WORK/prefix/include" -type f | wc -l)" -eq 1 ]
+# The public headers are installed, and nothing else: the umbrella, one header per concept and
+# the configured version.h.
+want="bitsift.h build.h document.h index.h lines.h query.h status.h tokenize.h version.h"
+got=$(cd "$WORK/prefix/include" && find . -type f | sed 's|^./bitsift/||' | sort | tr '\n' ' ')
+[ "$got" == "$want " ] || { echo "installed headers: $got; expected: $want"; exit 1; }
+grep -q "define BITSIFT_VERSION_STRING \"[0-9]*\.[0-9]*\.[0-9]*\"" "$WORK/prefix/include/bitsift/version.h"
 echo "install test passed"

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "format/doc_table.h"
-#include "query/index_reader.h"
+#include "format/segment_reader.h"
 #include "util/files.h"
 
 namespace bitsift::answers {
@@ -19,7 +19,7 @@ FileState StateOf(const format::DocRecord& d, const struct stat* st) {
 }
 
 // Gives each segment's reader room for the records it will keep for ids[at(0)], ...,
-// ids[at(n - 1)] (IndexReader::ExpectRecords), before they are read from two threads.
+// ids[at(n - 1)] (format::SegmentReader::ExpectRecords), before they are read from two threads.
 template <typename At>
 void ExpectRecords(const query::IndexSet& set, const std::vector<uint32_t>& ids, size_t n,
                    const At& at) {
@@ -59,8 +59,8 @@ std::vector<FileState> LookAtDocumentFiles(const query::IndexSet& set,
     ExpectRecords(set, ids, n, at);
     auto record = [&](size_t k) {
       const query::IndexSet::Segment& s = set.SegmentOf(ids[at(k)]);
-      return std::pair<const query::IndexReader*, uint32_t>{s.reader.get(),
-                                                            ids[at(k)] - s.first_id};
+      return std::pair<const format::SegmentReader*, uint32_t>{s.reader.get(),
+                                                               ids[at(k)] - s.first_id};
     };
     LookAtFiles(
         indexes[x].root, n,

@@ -20,9 +20,9 @@
 #include "answers/shell_paths.h"
 #include "documents/file_walker.h"
 #include "format/bloom.h"
+#include "format/segment_reader.h"
 #include "indexer/index_builder.h"
 #include "query/document_text.h"
-#include "query/index_reader.h"
 #include "query/index_set.h"
 #include "query/query_matcher.h"
 #include "query/query_parser.h"
@@ -250,7 +250,7 @@ query::QueryMode ModeOf(QuerySyntax syntax) {
 // Adds the live documents of `seg` to *counts by encoding name; nothing if a chunk of its
 // document table is damaged.
 void CountEncodings(const query::IndexSet::Segment& seg, std::map<std::string, uint64_t>* counts) {
-  const query::IndexReader& r = *seg.reader;
+  const format::SegmentReader& r = *seg.reader;
   std::vector<uint64_t> by_index(r.encodings().size(), 0);
   try {
     for (uint32_t d = 0; d < r.doc_count(); ++d) {
@@ -929,7 +929,7 @@ IndexStats Index::Stats() const {
            meta = 0;
   using format::SectionId;
   for (const query::IndexSet::Segment& seg : set.segments()) {
-    const query::IndexReader& r = *seg.reader;
+    const format::SegmentReader& r = *seg.reader;
     s.icu_version = std::string(r.meta().icu_version,
                                 strnlen(r.meta().icu_version, sizeof(r.meta().icu_version)));
     s.terms += r.meta().term_count;

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "format/bloom.h"
-#include "query/index_reader.h"
+#include "format/segment_reader.h"
 #include "query/row_and.h"
 #include "query/searcher.h"
 #include "util/error.h"
@@ -48,7 +48,7 @@
 namespace {
 
 using bitsift::format::BandRecord;
-using bitsift::query::IndexReader;
+using bitsift::format::SegmentReader;
 
 uint64_t Popcount(const std::vector<uint64_t>& v) {
   uint64_t n = 0;
@@ -162,7 +162,8 @@ double ExpectedUnits(const std::vector<double>& p, unsigned r, uint64_t unit, ui
 
 class Measure {
  public:
-  Measure(const IndexReader& index, unsigned max_rank) : index_(index), max_rank_(max_rank) {}
+  Measure(const bitsift::format::SegmentReader& index, unsigned max_rank)
+      : index_(index), max_rank_(max_rank) {}
 
   // Fills *q for terms (all present, none sparse), rarest first.
   void Query(const std::vector<Term>& terms, QueryCost* q) const {
@@ -410,7 +411,7 @@ class Measure {
     }
   }
 
-  const IndexReader& index_;
+  const bitsift::format::SegmentReader& index_;
   unsigned max_rank_;
 };
 
@@ -490,7 +491,7 @@ void PrintTable(const std::vector<const QueryCost*>& qs, unsigned max_rank) {
 }
 
 int Run(const std::string& segment, const std::string& queries_file, unsigned max_rank) {
-  IndexReader index(segment);
+  bitsift::format::SegmentReader index(segment);
   Measure measure(index, max_rank);
   std::ifstream in(queries_file);
   if (!in) {

@@ -17,7 +17,7 @@
 #include "bitsift/bitsift.h"
 #include "format/bloom.h"
 #include "format/manifest.h"
-#include "query/index_reader.h"
+#include "format/segment_reader.h"
 #include "query/searcher.h"
 
 namespace {
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   }
 
   // False-positive rate of the signatures alone: absent terms probed through the rows.
-  bitsift::query::IndexReader reader(tmp + "/" + bitsift::format::SegmentFileName(1));
+  bitsift::format::SegmentReader reader(tmp + "/" + bitsift::format::SegmentFileName(1));
   bitsift::query::Searcher searcher(reader);
   uint64_t fp = 0;
   const int probes = 300;

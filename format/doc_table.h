@@ -22,7 +22,7 @@
 // Path and facts in one record (format 8) because a query reads both for every result it
 // prints (its path, and its facts to tell a stale hit): one read of a block instead of three
 // (DOCS entry, PATHS, DOC_FACTS) for a one-shot query's scattered results. The paths are stored
-// whole, not front-coded, so that a path is a view of the file's bytes (IndexReader::path).
+// whole, not front-coded, so that a path is a view of the file's bytes (SegmentReader::path).
 // The table costs 2 bytes a document; without it a query printing 30M results in id order
 // spent 10-35% longer skipping the records between them (session 18).
 #ifndef BITSIFT_FORMAT_DOC_TABLE_H_

@@ -150,7 +150,7 @@ static_assert(sizeof(MetaRecord) == 96);
 
 // The first term with a document list in SPARSE_DATA (format 10): every term but the exact
 // ones. The Bloom terms, [exact_terms, sparse_first), have their Bloom bits and a list, and a
-// query takes whichever costs it less to read (query::IndexReader::UsesList); the sparse
+// query takes whichever costs it less to read (format::SegmentReader::UsesList); the sparse
 // terms, [sparse_first, term_count), only the list. Before format 10 lists began at
 // sparse_first. docs/design.md, "Lists for the Bloom terms".
 inline uint32_t ListFirst(const MetaRecord& m) { return m.exact_terms; }

@@ -27,10 +27,10 @@
 
 #include "format/doc_table.h"
 #include "format/manifest.h"
+#include "format/segment_reader.h"
 #include "indexer/merge_policy.h"
 #include "indexer/segment_builder.h"
 #include "indexer/segment_merger.h"
-#include "query/index_reader.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -163,13 +163,13 @@ void RemoveUnlisted(const std::string& dir, const format::Manifest& m) {
 
 struct LiveSegment {
   format::ManifestSegment entry;
-  std::string path;                                    // the segment file
-  mutable std::shared_ptr<query::IndexReader> opened;  // mapped on first use
+  std::string path;                                       // the segment file
+  mutable std::shared_ptr<format::SegmentReader> opened;  // mapped on first use
 
   // The segment's reader, mapped on first use: a segment written by this run is not mapped
   // unless a merge reads it (mapped pages it touched would count in the build's memory).
-  const query::IndexReader& reader() const {
-    if (!opened) opened = std::make_shared<query::IndexReader>(path);
+  const format::SegmentReader& reader() const {
+    if (!opened) opened = std::make_shared<format::SegmentReader>(path);
     return *opened;
   }
 

@@ -58,7 +58,7 @@ bool Deleted(const MergeSource& s, uint32_t d) {
 std::vector<DocRef> LiveDocuments(const std::vector<MergeSource>& sources) {
   std::vector<DocRef> refs;
   for (uint32_t s = 0; s < sources.size(); ++s) {
-    const query::IndexReader& r = *sources[s].reader;
+    const format::SegmentReader& r = *sources[s].reader;
     for (uint32_t d = 0; d < r.doc_count(); ++d) {
       if (!Deleted(sources[s], d)) refs.push_back({r.path(d), s, d});
     }
@@ -407,7 +407,7 @@ std::string WriteDocuments(format::IndexFileWriter& w, const std::vector<MergeSo
   w.BeginSection(SectionId::kDocFacts);
   for (size_t i = 0; i < refs.size(); ++i) {
     const DocRef& r = refs[i];
-    const query::IndexReader& reader = *sources[r.source].reader;
+    const format::SegmentReader& reader = *sources[r.source].reader;
     format::DocRecord d = reader.doc(r.local);
     const std::string& encoding = reader.encoding(d);
     auto [it, fresh] = encoding_ids.try_emplace(encoding, static_cast<uint32_t>(encodings.size()));

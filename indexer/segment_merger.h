@@ -21,13 +21,13 @@
 #include <vector>
 
 #include "format/manifest.h"
+#include "format/segment_reader.h"
 #include "indexer/segment_builder.h"
-#include "query/index_reader.h"
 
 namespace bitsift::indexer {
 
 struct MergeSource {
-  const query::IndexReader* reader = nullptr;
+  const format::SegmentReader* reader = nullptr;
   const format::DeletionSet* deleted = nullptr;  // its deleted documents (or null: none)
 };
 

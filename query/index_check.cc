@@ -21,7 +21,7 @@ namespace {
 
 using format::SectionId;
 
-[[noreturn]] void Fail(const IndexReader& index, const std::string& what) {
+[[noreturn]] void Fail(const format::SegmentReader& index, const std::string& what) {
   throw Error(ErrorKind::kCorrupt, index.path() + ": not a usable bitsift index: " + what);
 }
 
@@ -76,7 +76,7 @@ std::string DecodeRecordStrictly(const uint8_t* p, const uint8_t* end, uint64_t 
 }
 
 template <typename T>
-std::vector<T> SectionArray(const IndexReader& index, SectionId id) {
+std::vector<T> SectionArray(const format::SegmentReader& index, SectionId id) {
   std::string_view bytes = index.Section(id);
   std::vector<T> out(bytes.size() / sizeof(T));
   if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
@@ -91,8 +91,8 @@ std::vector<T> SectionArray(const IndexReader& index, SectionId id) {
 // DOC_BANDS (format/doc_bands.h): every block's counts are those of the codes before it, every
 // code names a band or none (none past the last document), and each band gets its doc_count
 // documents. (That each document's column is right is checked with the bands, through
-// IndexReader::column.)
-void CheckDocBands(const IndexReader& index) {
+// format::SegmentReader::column.)
+void CheckDocBands(const format::SegmentReader& index) {
   const uint64_t docs = index.doc_count(), bands = index.band_count();
   const std::string_view bytes = index.Section(SectionId::kDocBands);
   const uint64_t block_bytes = format::DocBandsBlockBytes(bands);
@@ -121,7 +121,7 @@ void CheckDocBands(const IndexReader& index) {
   }
 }
 
-void CheckStructure(const IndexReader& index) {
+void CheckStructure(const format::SegmentReader& index) {
   const uint64_t docs = index.doc_count();
   // DOC_FACTS: every block starts where the last ended and holds exactly its documents' records.
   const std::vector<uint64_t> facts_index =
@@ -167,7 +167,7 @@ void CheckStructure(const IndexReader& index) {
 // The forward records of an index, decoded strictly (CheckIndex's reading of them).
 class ForwardRecords {
  public:
-  explicit ForwardRecords(const IndexReader& index)
+  explicit ForwardRecords(const format::SegmentReader& index)
       : index_(index),
         data_(reinterpret_cast<const uint8_t*>(index.Section(SectionId::kForwardData).data())),
         offsets_(SectionArray<uint64_t>(index, SectionId::kForwardOffsets)) {
@@ -186,7 +186,7 @@ class ForwardRecords {
   }
 
  private:
-  const IndexReader& index_;
+  const format::SegmentReader& index_;
   const uint8_t* data_;
   std::vector<uint64_t> offsets_;
 };
@@ -196,7 +196,7 @@ class ForwardRecords {
 // terms before it are right, every term is in TERM_FILTER, every id appears once, ids order
 // terms by decreasing document frequency then bytes, and Find finds every term under its own
 // id. Returns HashTerm of every term, by id.
-std::vector<uint64_t> CheckDictionary(const IndexReader& index) {
+std::vector<uint64_t> CheckDictionary(const format::SegmentReader& index) {
   const format::MetaRecord& meta = index.meta();
   const uint64_t docs = meta.doc_count, terms = meta.term_count;
   const format::DictionaryView& dict = index.dictionary();
@@ -258,7 +258,7 @@ struct DocumentCounts {
 
 // The documents: sorted by path; forward records decode completely and agree with the term
 // counts; the sizes add up to META's input bytes; document frequencies agree with the records.
-DocumentCounts CheckDocuments(const IndexReader& index, const ForwardRecords& forward) {
+DocumentCounts CheckDocuments(const format::SegmentReader& index, const ForwardRecords& forward) {
   const format::MetaRecord& meta = index.meta();
   const uint64_t docs = meta.doc_count, terms = meta.term_count;
   const format::DictionaryView& dict = index.dictionary();
@@ -290,7 +290,7 @@ DocumentCounts CheckDocuments(const IndexReader& index, const ForwardRecords& fo
 // Whether every term of `ids` (a document's, ascending) has its bits set in column `c` of
 // `band` (the exact row of a frequent term, else its k Bloom rows; a sparse term has none).
 // Returns how many Bloom terms the document has. `name` names the band in messages.
-uint64_t CheckColumnBits(const IndexReader& index, const format::BandRecord& band,
+uint64_t CheckColumnBits(const format::SegmentReader& index, const format::BandRecord& band,
                          const std::string& name, uint64_t c, uint32_t d,
                          const std::vector<uint32_t>& ids, const std::vector<uint64_t>& hashes) {
   const uint64_t exact = index.exact_terms();
@@ -321,7 +321,7 @@ uint64_t CheckColumnBits(const IndexReader& index, const format::BandRecord& ban
 // frequent term, else its k Bloom rows); an exact row has no bit beyond its term's documents;
 // a band's recorded maximum covers its documents; bits past a band's documents are zero.
 // Returns how many columns the bands hold.
-uint64_t CheckBands(const IndexReader& index, const ForwardRecords& forward,
+uint64_t CheckBands(const format::SegmentReader& index, const ForwardRecords& forward,
                     const std::vector<uint64_t>& hashes, const std::vector<uint32_t>& df) {
   const uint64_t docs = index.doc_count();
   std::vector<uint32_t> ids;
@@ -386,7 +386,7 @@ uint64_t CheckBands(const IndexReader& index, const ForwardRecords& forward,
 // strictly ascending (SparseRow checks), as long as its term's df and every document on it
 // holds the term; df documents hold it, so the list is exactly them. Groups are packed: each
 // starts where the one before ended.
-void CheckLists(const IndexReader& index, const std::vector<uint32_t>& df) {
+void CheckLists(const format::SegmentReader& index, const std::vector<uint32_t>& df) {
   const format::MetaRecord& meta = index.meta();
   const uint64_t docs = meta.doc_count, terms = meta.term_count;
   const format::DictionaryView& dict = index.dictionary();
@@ -434,7 +434,7 @@ void CheckLists(const IndexReader& index, const std::vector<uint32_t>& df) {
 
 }  // namespace
 
-void CheckIndex(const IndexReader& index) {
+void CheckIndex(const format::SegmentReader& index) {
   // Every byte first: checksums of all sections and chunks, zero padding.
   index.file().VerifyAll();
   CheckStructure(index);

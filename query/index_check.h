@@ -13,12 +13,12 @@
 #ifndef BITSIFT_QUERY_INDEX_CHECK_H_
 #define BITSIFT_QUERY_INDEX_CHECK_H_
 
-#include "query/index_reader.h"
+#include "format/segment_reader.h"
 
 namespace bitsift::query {
 
 // Throws Error(kCorrupt) naming the index path and the first problem found.
-void CheckIndex(const IndexReader& index);
+void CheckIndex(const format::SegmentReader& index);
 
 }  // namespace bitsift::query
 

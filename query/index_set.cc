@@ -60,7 +60,7 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
           const std::string path = dir + "/" + format::SegmentFileName(e.number);
           // Queries touch scattered pages: no read-around, their own read-ahead requests,
           // from the open on.
-          s.reader = std::make_unique<IndexReader>(path, access);
+          s.reader = std::make_unique<format::SegmentReader>(path, access);
           Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
                  ErrorKind::kCorrupt,
                  path +
@@ -320,7 +320,7 @@ std::vector<uint32_t> IndexSet::Answer(const SegmentSearch& search_segment, uint
     // With a scope, each segment's id ranges under it (limit(i) null: the whole segment).
     std::vector<std::vector<IdRange>> ranges(in != nullptr ? n : 0);
     for (size_t i = 0; in != nullptr && i < n; ++i) {
-      const IndexReader& r = *segments_[index.segments[i]].reader;
+      const format::SegmentReader& r = *segments_[index.segments[i]].reader;
       ranges[i] = RangesUnder(r, in->prefixes);
       if (ranges[i].empty()) stats->segments_out_of_scope++;
     }
@@ -500,7 +500,7 @@ void IndexSet::MergeByPath(const std::vector<std::vector<uint32_t>>& parts,
         pieces.size(),
         [&](size_t k) {
           const auto [p, first] = pieces[k];
-          const IndexReader& reader = *segments_[part_segment[p]].reader;
+          const format::SegmentReader& reader = *segments_[part_segment[p]].reader;
           const size_t end = std::min(parts[p].size(), first + kSharedPathsPiece);
           for (size_t i = first; i < end; ++i) (void)reader.path(parts[p][i]);
         },
@@ -549,7 +549,7 @@ const SpineOrder& IndexSet::PathOrder(size_t index) const {
         continue;
       }
       const size_t spine = order.spine();
-      const IndexReader& spine_reader = *segments_[index.segments[spine]].reader;
+      const format::SegmentReader& spine_reader = *segments_[index.segments[spine]].reader;
       // The documents outside the spine, in path order: a k-way merge of their segments.
       struct Cursor {
         std::string_view path;
@@ -577,7 +577,7 @@ const SpineOrder& IndexSet::PathOrder(size_t index) const {
         before = spine_before(c.path);
         order.Next(c.position, c.local, before);
         if (c.local + 1 < counts[c.position]) {
-          const IndexReader& r = *segments_[index.segments[c.position]].reader;
+          const format::SegmentReader& r = *segments_[index.segments[c.position]].reader;
           heap.push({r.path(c.local + 1), c.position, c.local + 1});
         }
       }

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "format/manifest.h"
-#include "query/index_reader.h"
+#include "format/segment_reader.h"
 #include "query/query_eval.h"
 #include "query/rank_merge.h"
 #include "query/scope.h"
@@ -58,7 +58,7 @@ class IndexSet {
   ~IndexSet();
 
   struct Segment {
-    std::unique_ptr<IndexReader> reader;
+    std::unique_ptr<format::SegmentReader> reader;
     std::unique_ptr<Searcher> searcher;
     format::DeletionSet deleted;  // moved here from the manifest's entry
     uint32_t index = 0;           // position of its index in the set
@@ -88,8 +88,8 @@ class IndexSet {
   // The segment of global id `id` (precondition: id < id_count()).
   const Segment& SegmentOf(uint32_t id) const;
   // Asks for the records of documents `ids` (global ids, any order: their paths and facts) to
-  // be read ahead at once, segment by segment (IndexReader::WillNeedDocs): a hint for a cold
-  // index before the results are read.
+  // be read ahead at once, segment by segment (format::SegmentReader::WillNeedDocs): a hint for a
+  // cold index before the results are read.
   void WillNeedDocuments(const std::vector<uint32_t>& ids) const;
   // Asks every cold segment's dictionary for what looking up `terms` will read, a stage at a
   // time across the segments (DictionaryView::WillNeedLookups): a hint before a plain query.

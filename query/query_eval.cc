@@ -84,7 +84,7 @@ std::vector<uint32_t> Union(const std::vector<uint32_t>& a, const std::vector<ui
 
 class Evaluator {
  public:
-  Evaluator(const IndexReader& index, const Searcher& searcher, const QueryNode& query,
+  Evaluator(const format::SegmentReader& index, const Searcher& searcher, const QueryNode& query,
             const EvalOptions& options, EvalStats* stats)
       : index_(index),
         searcher_(searcher),
@@ -511,7 +511,7 @@ class Evaluator {
     return Truth::kNo;
   }
 
-  const IndexReader& index_;
+  const format::SegmentReader& index_;
   const Searcher& searcher_;
   const EvalOptions& options_;
   EvalStats* stats_;
@@ -526,8 +526,8 @@ class Evaluator {
 
 }  // namespace
 
-EvalResult Evaluate(const IndexReader& index, const Searcher& searcher, const QueryNode& query,
-                    const EvalOptions& options, EvalStats* stats) {
+EvalResult Evaluate(const format::SegmentReader& index, const Searcher& searcher,
+                    const QueryNode& query, const EvalOptions& options, EvalStats* stats) {
   const auto start = Clock::now();
   *stats = EvalStats{};
   EvalResult out;

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "query/index_reader.h"
+#include "format/segment_reader.h"
 #include "query/query_parser.h"
 #include "query/scope.h"
 #include "query/searcher.h"
@@ -69,8 +69,8 @@ struct EvalResult {
 // dictionary, a prefix of no term), stats->absent_term is set and no row is read.
 // Throws Error(kCorrupt) if a damaged part of the segment is met, Error(kInvalidArgument) if
 // the query has a phrase and options.text is empty. Exceptions thrown by options.text pass.
-EvalResult Evaluate(const IndexReader& index, const Searcher& searcher, const QueryNode& query,
-                    const EvalOptions& options, EvalStats* stats);
+EvalResult Evaluate(const format::SegmentReader& index, const Searcher& searcher,
+                    const QueryNode& query, const EvalOptions& options, EvalStats* stats);
 
 }  // namespace bitsift::query
 

@@ -39,7 +39,7 @@ std::string RealPath(const std::string& path) {
 }
 
 // The first local id whose path is not below `key` in byte order.
-uint32_t LowerBound(const IndexReader& reader, std::string_view key) {
+uint32_t LowerBound(const format::SegmentReader& reader, std::string_view key) {
   uint64_t lo = 0, hi = reader.doc_count();
   while (lo < hi) {
     uint64_t mid = (lo + hi) / 2;
@@ -139,7 +139,7 @@ Prefixes IntersectPrefixes(const Prefixes& a, const Prefixes& b) {
   return out;
 }
 
-std::vector<IdRange> RangesUnder(const IndexReader& reader, const Prefixes& prefixes) {
+std::vector<IdRange> RangesUnder(const format::SegmentReader& reader, const Prefixes& prefixes) {
   const uint32_t n = static_cast<uint32_t>(reader.doc_count());
   std::vector<IdRange> ranges;
   for (const std::string& p : prefixes) {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "query/index_reader.h"
+#include "format/segment_reader.h"
 
 namespace bitsift::query {
 
@@ -61,7 +61,7 @@ Prefixes IntersectPrefixes(const Prefixes& a, const Prefixes& b);
 // The local ids of `reader`'s documents under `prefixes`: sorted, disjoint, non-empty and
 // non-adjacent ranges (empty if no document is under them). O(prefixes x log documents) path
 // comparisons.
-std::vector<IdRange> RangesUnder(const IndexReader& reader, const Prefixes& prefixes);
+std::vector<IdRange> RangesUnder(const format::SegmentReader& reader, const Prefixes& prefixes);
 
 // Whether local id `id` lies in one of `ranges` (sorted and disjoint, as RangesUnder returns).
 inline bool InRanges(const IdRange* ranges, size_t n, uint32_t id) {

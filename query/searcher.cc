@@ -38,10 +38,10 @@ double MicrosSince(Clock::time_point t) { return Micros(t, Clock::now()); }
 constexpr size_t kRowFilterMinCandidates = 64;
 constexpr uint64_t kRowFilterMaxDfPerCandidate = 32;
 
-// A one-shot reader takes a Bloom term's list (IndexReader::UsesList) unless the candidates of
-// the rarer lists are so few that reading their forward records costs less: decoding a list
-// costs ~7 ns an id (its pages, checksums and varints), a candidate's record ~20-50 us by copy
-// in a fresh process. linux-paras, `cells 193 keystone clocks` (5 candidates of the sparse
+// A one-shot reader takes a Bloom term's list (format::SegmentReader::UsesList) unless the
+// candidates of the rarer lists are so few that reading their forward records costs less: decoding
+// a list costs ~7 ns an id (its pages, checksums and varints), a candidate's record ~20-50 us by
+// copy in a fresh process. linux-paras, `cells 193 keystone clocks` (5 candidates of the sparse
 // terms, `cells` and `clocks` ~21k ids each): lists 420-500 us, records ~270 us.
 constexpr uint64_t kListIdsPerCandidate = 4096;
 
@@ -182,7 +182,7 @@ void Searcher::BandBits(uint64_t b, const std::vector<RowTerm>& terms, bool para
     // Through the mapping: the AND verifies a row's chunks as it reaches them; the rows after
     // the one that zeroed every block are never touched.
     struct BandRows : RowVerifier {
-      const IndexReader* index = nullptr;
+      const format::SegmentReader* index = nullptr;
       const format::BandRecord* band = nullptr;
       const std::vector<uint64_t>* ids = nullptr;
       size_t Verify(size_t r, size_t begin, size_t end) const override {
@@ -207,7 +207,7 @@ namespace {
 // Calls fn(d) for the document d of every set bit of `bits` (band `band`'s columns), in column
 // order, from BAND_DOCS; on a cold index, the span they cover is asked for first.
 template <typename Fn>
-void ForEachBandDoc(const IndexReader& index, const format::BandRecord& band,
+void ForEachBandDoc(const format::SegmentReader& index, const format::BandRecord& band,
                     const std::vector<uint64_t>& bits, const Fn& fn) {
   if (index.file().random_access() && !index.file().Warm(format::SectionId::kBandDocs)) {
     uint64_t lo = band.words_per_row, hi = 0;
@@ -225,7 +225,7 @@ void ForEachBandDoc(const IndexReader& index, const format::BandRecord& band,
       });
     }
   }
-  // In batches of columns, whose entries are read in spans (IndexReader::BandDocs).
+  // In batches of columns, whose entries are read in spans (format::SegmentReader::BandDocs).
   constexpr size_t kBatch = 1024;
   uint32_t columns[kBatch], docs[kBatch];
   size_t n = 0;
@@ -317,7 +317,7 @@ void Searcher::ReadColumnsByBand(const std::vector<uint32_t>& candidates,
       b = 0;
       while (b + 1 < bands && index_.band(b + 1).first_column <= column) ++b;
       const format::BandRecord& band = index_.band(b);
-      // (As IndexReader::HasExactTerm: a column outside the bands is a damaged file's.)
+      // (As format::SegmentReader::HasExactTerm: a column outside the bands is a damaged file's.)
       if (bands == 0 || column - band.first_column >= band.doc_count) [[unlikely]]
         throw Error(ErrorKind::kCorrupt, index_.path() + ": not a usable bitsift index: document " +
                                              std::to_string(candidates[i]) + " has column " +
@@ -574,7 +574,7 @@ std::vector<uint32_t> Searcher::Verify(std::vector<uint32_t> candidates, const U
   const std::vector<uint32_t>& bit_terms = u.bit_terms;
   const std::vector<uint32_t>& verify_ids = u.verify_ids;
   // column: d's column, read by the caller (a piece's candidates read their DOC_BANDS blocks
-  // at once: IndexReader::Columns), or kNoRead to read it here if a bit term needs it.
+  // at once: format::SegmentReader::Columns), or kNoRead to read it here if a bit term needs it.
   constexpr uint32_t kNoRead = 0xfffffffe;
   static_assert(kNoRead != format::kNoColumn);
   auto holds_all = [&](uint32_t d, uint32_t column) {

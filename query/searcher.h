@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "format/bloom.h"
-#include "query/index_reader.h"
+#include "format/segment_reader.h"
 #include "query/scope.h"
 
 namespace bitsift::query {
@@ -27,10 +27,10 @@ struct QueryStats {
   double parse_us = 0, and_us = 0, verify_us = 0, total_us = 0;
 };
 
-// Runs queries against one IndexReader. Safe to use from several threads at once.
+// Runs queries against one format::SegmentReader. Safe to use from several threads at once.
 class Searcher {
  public:
-  explicit Searcher(const IndexReader& index) : index_(index) {}
+  explicit Searcher(const format::SegmentReader& index) : index_(index) {}
 
   // Returns the sorted distinct tokens of all arguments together (the token contract).
   // Throws Error(kInvalidArgument) if there are none (a query of punctuation, say).
@@ -58,8 +58,8 @@ class Searcher {
  private:
   // A term as the rows see it: its hash, its exact-row id if it has one, its df (0 if absent),
   // its id (if df > 0) and whether the query takes its list (a sparse term, or a Bloom term
-  // whose list the reader prefers: IndexReader::UsesList) instead of its rows. `settled`: the
-  // candidates are exact for it already (its exact rows filtered them: FilterByRows).
+  // whose list the reader prefers: format::SegmentReader::UsesList) instead of its rows. `settled`:
+  // the candidates are exact for it already (its exact rows filtered them: FilterByRows).
   struct RowTerm {
     uint64_t hash;
     int64_t exact;
@@ -91,7 +91,7 @@ class Searcher {
   void RowsOf(const format::BandRecord& band, const std::vector<RowTerm>& terms,
               std::vector<uint64_t>* row_ids) const;
   // Asks for every band's rows of `terms` to be read ahead at once (a hint for a cold index:
-  // IndexReader::AdviseRandomAccess), before the bands are ANDed one after another.
+  // format::SegmentReader::AdviseRandomAccess), before the bands are ANDed one after another.
   void WillNeedRows(const std::vector<RowTerm>& terms) const;
   // The documents of every sparse term of *terms (in `scope` if not null), ascending: their
   // lists intersected, rarest first. *all, if not null, receives the number before the scope.
@@ -140,7 +140,7 @@ class Searcher {
   std::vector<uint32_t> Verify(std::vector<uint32_t> candidates, const Unsettled& u, bool exact,
                                uint64_t limit, uint64_t* verified) const;
 
-  const IndexReader& index_;
+  const format::SegmentReader& index_;
 };
 
 // Searcher::FilterByRows' choice at a band of `band_docs` documents whose rows' AND left `set`

@@ -8,9 +8,9 @@
 
 #include "format/bloom.h"
 #include "format/index_format.h"
+#include "format/segment_reader.h"
 #include "format/sparse_rows.h"
 #include "indexer/index_builder.h"
-#include "query/index_reader.h"
 #include "query/searcher.h"
 #include "test_util.h"
 #include "util/error.h"
@@ -68,7 +68,7 @@ struct Totals {
 
 // Checks every query against the oracle. `oracle_doc_of[id]` maps an index document id to the
 // oracle's index of the same document.
-Totals CheckAgainstOracle(const query::IndexReader& reader, const Oracle& oracle,
+Totals CheckAgainstOracle(const format::SegmentReader& reader, const Oracle& oracle,
                           const std::vector<size_t>& oracle_doc_of,
                           const std::vector<std::vector<std::string>>& queries) {
   query::Searcher searcher(reader);
@@ -128,7 +128,7 @@ struct OracleCorpus {
     oracle.Add(text);
     docs.push_back({name, text, 0});
   }
-  std::vector<size_t> OracleDocOf(const query::IndexReader& reader) const {
+  std::vector<size_t> OracleDocOf(const format::SegmentReader& reader) const {
     std::vector<size_t> out(reader.doc_count());
     for (uint32_t id = 0; id < reader.doc_count(); ++id)
       out[id] = oracle_of_name.at(std::string(reader.path(id)));
@@ -157,7 +157,7 @@ TEST_CASE("engine equals the brute-force oracle on generated corpora", "[oracle]
       indexer::BuildReport report;
       config.rebuild = true;
       indexer::UpdateIndexFromMemory(c.docs, {}, dir / "index", config, &report);
-      query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
+      format::SegmentReader reader(bitsift::testing::OnlySegment(dir / "index"));
       REQUIRE(reader.doc_count() == corpus.size());
       const std::vector<size_t> oracle_doc_of = c.OracleDocOf(reader);
       std::vector<std::string> common(vocab.begin(), vocab.begin() + 8);
@@ -208,7 +208,7 @@ TEST_CASE("engine equals the brute-force oracle on corpora/sample", "[oracle]") 
     config.sparse_max_df = sparse_max_df;
     indexer::BuildReport report;
     indexer::UpdateIndexFromDirectory(BITSIFT_SAMPLE_DIR, dir / "index", config, &report);
-    query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
+    format::SegmentReader reader(bitsift::testing::OnlySegment(dir / "index"));
     REQUIRE(reader.doc_count() >= 20);
     Oracle oracle;
     std::vector<size_t> oracle_doc_of;
@@ -245,7 +245,7 @@ TEST_CASE("false-positive rate before verification is within the target's bounds
     indexer::BuildReport report;
     config.rebuild = true;
     indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
-    query::IndexReader reader(bitsift::testing::OnlySegment(dir / "index"));
+    format::SegmentReader reader(bitsift::testing::OnlySegment(dir / "index"));
     query::Searcher searcher(reader);
     // Probe with 500 single terms that no document contains.
     uint64_t candidates = 0, probes = 500;
@@ -301,7 +301,7 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
       {"rare", "yb", "f3"},
       {"rare", "mid", "f40"},
       // No sparse term: candidates from the rows, thousands of set bits a band mapped through
-      // BAND_DOCS in batches (IndexReader::BandDocs).
+      // BAND_DOCS in batches (format::SegmentReader::BandDocs).
       {"mid"},
       {"xa", "f3"},
       {"f1"}};
@@ -311,7 +311,7 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
     for (auto access : {format::IndexFile::Access::kRandom, format::IndexFile::Access::kOneShot})
       for (bool lists : {false, true}) {
         INFO("one-shot " << (access == format::IndexFile::Access::kOneShot) << ", lists " << lists);
-        query::IndexReader reader(segment, access);
+        format::SegmentReader reader(segment, access);
         // A one-shot reader prefers the Bloom terms' lists; the rows, by copy too, stay tested.
         CHECK(reader.prefers_lists() == (access == format::IndexFile::Access::kOneShot));
         reader.PreferLists(lists);
@@ -369,7 +369,7 @@ TEST_CASE("the row filter by copy takes the bits in one band and the columns in 
   TempDir dir;
   const std::string segment = BuildOneSegment(c.docs, dir);
   format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kCopy);
-  query::IndexReader reader(segment, format::IndexFile::Access::kOneShot);
+  format::SegmentReader reader(segment, format::IndexFile::Access::kOneShot);
   REQUIRE(reader.IsSparse(*reader.dictionary().Find("rare")));
   REQUIRE(*reader.dictionary().Find("ex") < reader.exact_terms());
   REQUIRE(reader.band_count() >= 2);
@@ -408,7 +408,7 @@ TEST_CASE("a Bloom term's list is read unless the candidates are few: the oracle
   }
   TempDir dir;
   const std::string segment = BuildOneSegment(c.docs, dir);
-  query::IndexReader reader(segment, format::IndexFile::Access::kOneShot);
+  format::SegmentReader reader(segment, format::IndexFile::Access::kOneShot);
   REQUIRE(reader.prefers_lists());
   const uint32_t bloomy = *reader.dictionary().Find("bloomy");
   REQUIRE(bloomy >= reader.exact_terms());
@@ -442,7 +442,7 @@ TEST_CASE("a Bloom term's list is read unless the candidates are few: the oracle
 // exact term's rows settle it and verification tests none of its bits; when the filter does
 // not pay (the exact term in more than kRowFilterMaxDfPerCandidate documents a candidate),
 // verification tests its bit at each candidate's column, the columns read a piece of
-// candidates at a time (IndexReader::Columns). Through the mapping and by copy.
+// candidates at a time (format::SegmentReader::Columns). Through the mapping and by copy.
 TEST_CASE("an exact term beside a sparse one is settled by the row filter or by its bits",
           "[oracle]") {
   // 40,000 documents: exact rows from N/32 (1,250) on, sparse rows up to N/128 (312). `sp`
@@ -473,7 +473,7 @@ TEST_CASE("an exact term beside a sparse one is settled by the row filter or by 
     for (auto access : {format::IndexFile::Access::kRandom, format::IndexFile::Access::kOneShot}) {
       INFO("copy " << (reads == format::IndexFile::OneShotReads::kCopy) << ", one-shot "
                    << (access == format::IndexFile::Access::kOneShot));
-      query::IndexReader reader(segment, access);
+      format::SegmentReader reader(segment, access);
       REQUIRE(reader.IsSparse(*reader.dictionary().Find("sp")));
       REQUIRE(*reader.dictionary().Find("ex") < reader.exact_terms());
       REQUIRE(*reader.dictionary().Find("common") < reader.exact_terms());
@@ -517,8 +517,8 @@ TEST_CASE("an exact term beside a sparse one is settled by the row filter or by 
 
 TEST_CASE("columns and band documents read in spans equal those read one by one", "[oracle]") {
   // 40,000 documents: a band's BAND_DOCS spans ~40 chunks, more than one span
-  // (IndexReader::kColumnSpanBytes) and more than a batch of ForEachBandDoc; DOC_BANDS (~6
-  // chunks) is read in several spans where the ids are far apart (every 9,000th).
+  // (format::SegmentReader::kColumnSpanBytes) and more than a batch of ForEachBandDoc; DOC_BANDS
+  // (~6 chunks) is read in several spans where the ids are far apart (every 9,000th).
   std::vector<indexer::MemoryDocument> docs;
   for (uint32_t i = 0; i < 40000; ++i) {
     std::string text = Cat("w", i);
@@ -532,7 +532,7 @@ TEST_CASE("columns and band documents read in spans equal those read one by one"
   for (auto reads :
        {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {
     format::IndexFile::SetOneShotReads(reads);
-    query::IndexReader reader(segment, format::IndexFile::Access::kOneShot);
+    format::SegmentReader reader(segment, format::IndexFile::Access::kOneShot);
     REQUIRE(reader.doc_count() == docs.size());
     // Every density, from all the documents to a few: ascending subsets.
     for (uint32_t every : {1u, 3u, 700u, 2000u, 9000u}) {

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "format/index_format.h"
+#include "format/segment_reader.h"
 #include "indexer/index_builder.h"
-#include "query/index_reader.h"
 #include "query/index_set.h"
 #include "query/query_parser.h"
 #include "query/searcher.h"
@@ -261,7 +261,7 @@ struct Fixture {
   std::vector<testing::GeneratedDoc> corpus;
   std::vector<OracleDoc> oracle;  // by corpus position
   std::vector<size_t> oracle_of;  // local id -> corpus position
-  std::unique_ptr<query::IndexReader> reader;
+  std::unique_ptr<format::SegmentReader> reader;
   std::unique_ptr<query::Searcher> searcher;
 
   Fixture(size_t n, uint64_t seed, double fp_rate) {
@@ -281,7 +281,7 @@ struct Fixture {
     config.rebuild = true;
     indexer::BuildReport report;
     indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
-    reader = std::make_unique<query::IndexReader>(testing::OnlySegment(dir / "index"));
+    reader = std::make_unique<format::SegmentReader>(testing::OnlySegment(dir / "index"));
     searcher = std::make_unique<query::Searcher>(*reader);
     for (uint32_t id = 0; id < reader->doc_count(); ++id) {
       oracle_of.push_back(by_name.at(std::string(reader->path(id))));
@@ -396,7 +396,7 @@ TEST_CASE("evaluation specifics", "[eval]") {
   config.rebuild = true;
   indexer::BuildReport report;
   indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
-  query::IndexReader reader(testing::OnlySegment(dir / "index"));
+  format::SegmentReader reader(testing::OnlySegment(dir / "index"));
   query::Searcher searcher(reader);
   auto run = [&](const std::string& q) {
     query::ParsedQuery parsed = query::ParseQueryString(q, query::QueryMode::kLanguage);

@@ -22,7 +22,7 @@ using bitsift::testing::TempDir;
 namespace {
 
 // Long paths: many DOC_FACTS chunks, so that a few hundred hits are read by copy, record by
-// record, and not switched to the mapping as a dense read (IndexReader::WillNeedDocs).
+// record, and not switched to the mapping as a dense read (format::SegmentReader::WillNeedDocs).
 std::string Name(uint32_t i) {
   std::string digits = std::to_string(1000000 + i);
   return "d/" + digits.substr(1, 3) + "/" + std::string(140, 'p') + digits;

@@ -17,8 +17,8 @@
 
 #include "format/bloom.h"
 #include "format/index_format.h"
+#include "format/segment_reader.h"
 #include "format/sparse_rows.h"
-#include "query/index_reader.h"
 #include "query/searcher.h"
 #include "reliability_util.h"
 #include "test_util.h"
@@ -118,7 +118,7 @@ Answer Ask(const std::string& index_path, const std::vector<std::string>& query,
 // Which chunks of a section a fresh reader of `segment` has verified after answering the query
 // as the API does (search, then the records of the results).
 std::vector<bool> TouchedChunks(const std::string& segment, SectionId id) {
-  bitsift::query::IndexReader reader(segment);
+  bitsift::format::SegmentReader reader(segment);
   bitsift::query::Searcher searcher(reader);
   bitsift::query::QueryStats stats;
   for (uint32_t d : searcher.Search(kQuery, 0, &stats)) (void)reader.path(d);
@@ -166,7 +166,7 @@ struct Fixture {
 
 TEST_CASE("open verifies only the small sections, a query verifies the chunks it reads", "[lazy]") {
   Fixture f;
-  bitsift::query::IndexReader reader(f.segment);
+  bitsift::format::SegmentReader reader(f.segment);
   const auto& file = reader.file();
   // The corpus is large enough for the large sections to be lazily verified.
   for (SectionId id : {SectionId::kRows, SectionId::kForwardData, SectionId::kDocFacts}) {
@@ -206,7 +206,7 @@ void Evict(const std::string& path) {
 TEST_CASE("read-ahead hints on a cold index verify nothing and change no answer", "[lazy]") {
   Fixture f;
   Evict(f.segment);
-  bitsift::query::IndexReader reader(f.segment);
+  bitsift::format::SegmentReader reader(f.segment);
   reader.AdviseRandomAccess();
   const auto& file = reader.file();
   const uint64_t at_open = file.verified_chunks();
@@ -236,7 +236,7 @@ TEST_CASE("read-ahead stops for a long-lived reader whose requests meet only ver
   // A small dictionary is soon read (so verified) whole; each query's two rounds of lookups for
   // read-ahead would then be work for nothing. They stop as they do for resident chunks.
   Fixture f;
-  bitsift::query::IndexReader reader(f.segment);
+  bitsift::format::SegmentReader reader(f.segment);
   reader.AdviseRandomAccess();
   const auto& file = reader.file();
   file.VerifyAll();
@@ -266,7 +266,7 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
   // Who reads a section: every reader, or only a reader that answers the Bloom terms "needle"
   // and "pin" from their rows and verifies the candidates' forward records (a reader of many
   // queries), or only one that takes their lists (a one-shot reader: the library's by_copy
-  // Ask and the program; IndexReader::UsesList). A reader that does not read the damage
+  // Ask and the program; format::SegmentReader::UsesList). A reader that does not read the damage
   // answers exactly.
   enum class Readers { kAll, kRows, kLists };
   auto expect_refused = [&](const char* what, uint64_t pos, const char* section,
@@ -318,7 +318,7 @@ TEST_CASE("a damaged chunk that a query reads: the query fails naming the file a
                  Readers::kRows);
 
   // A byte of the forward record of a candidate (document "needle" and "pin" are in).
-  bitsift::query::IndexReader reader(f.segment);
+  bitsift::format::SegmentReader reader(f.segment);
   uint32_t doc = UINT32_MAX;
   for (uint32_t d = 0; d < reader.doc_count() && doc == UINT32_MAX; ++d) {
     if (reader.path(d) == f.expected.paths[0]) doc = d;
@@ -468,7 +468,7 @@ TEST_CASE("a damaged sparse row that a query reads: the query fails naming the s
   Fixture f;
   const std::string bad = f.dir / "bad";
   REQUIRE(Ask(f.good, {"hapax"}).paths.size() == 3);
-  bitsift::query::IndexReader reader(f.segment);
+  bitsift::format::SegmentReader reader(f.segment);
   const std::optional<uint32_t> id = reader.dictionary().Find("hapax");
   REQUIRE(id.has_value());
   REQUIRE(reader.IsSparse(*id));
@@ -628,7 +628,7 @@ TEST_CASE("Touch from many threads at once on fresh chunks", "[lazy][concurrent]
     });
   };
   {
-    bitsift::query::IndexReader reader(f.segment);
+    bitsift::format::SegmentReader reader(f.segment);
     std::atomic<uint64_t> failures{0};
     touch_all(reader.file(), failures);
     CHECK(failures.load() == 0);
@@ -641,7 +641,7 @@ TEST_CASE("Touch from many threads at once on fresh chunks", "[lazy][concurrent]
     // A damaged chunk is never recorded as verified, however many threads touch it.
     const auto [rows_at, rows_len] = SectionSpan(f.image, SectionId::kRows);
     WriteCopy(f.good, f.dir / "bad", Flip(f.image, rows_at + bitsift::format::kChunkBytes + 5));
-    bitsift::query::IndexReader reader(SegmentOf(f.dir / "bad"));
+    bitsift::format::SegmentReader reader(SegmentOf(f.dir / "bad"));
     std::atomic<uint64_t> failures{0};
     touch_all(reader.file(), failures);
     CHECK(failures.load() > 0);
@@ -654,7 +654,7 @@ TEST_CASE("Touch from many threads at once on fresh chunks", "[lazy][concurrent]
 
 TEST_CASE("Touch refuses a range outside its section", "[lazy]") {
   Fixture f;
-  bitsift::query::IndexReader reader(f.segment);
+  bitsift::format::SegmentReader reader(f.segment);
   const auto& file = reader.file();
   const uint64_t len = file.Section(SectionId::kDocFacts).size();
   CHECK_NOTHROW(file.Touch(SectionId::kDocFacts, len, 0));
@@ -687,7 +687,7 @@ TEST_CASE("a sparse list is verified up to its end, not the rest of its group", 
   REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "good", options).ok());
   const std::string good = dir / "good";
   const std::string image = ReadFile(SegmentOf(good));
-  bitsift::query::IndexReader reader(SegmentOf(good));
+  bitsift::format::SegmentReader reader(SegmentOf(good));
   // A group with a term whose list ends at least a chunk before the group's last chunk.
   const auto [index_at, index_len] = SectionSpan(image, SectionId::kSparseIndex);
   const auto [data_at, data_len] = SectionSpan(image, SectionId::kSparseData);

@@ -1,6 +1,6 @@
 // Read access to an index file: the mapped sections, verified as they are first read.
-#ifndef BITSIFT_QUERY_INDEX_READER_H_
-#define BITSIFT_QUERY_INDEX_READER_H_
+#ifndef BITSIFT_FORMAT_SEGMENT_READER_H_
+#define BITSIFT_FORMAT_SEGMENT_READER_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -18,67 +18,65 @@
 #include "format/sparse_rows.h"
 #include "util/spin_lock.h"
 
-namespace bitsift::query {
+namespace bitsift::format {
 
 // An open index. Immutable after construction (but for the record of verified chunks) and safe
 // to share between threads.
 //
-// Opening costs O(bands), not O(index): it verifies what format::IndexFile verifies at open
+// Opening costs O(bands), not O(index): it verifies what IndexFile verifies at open
 // (header, table, META, BANDS, CHUNK_SUMS, small sections), the counts against the section
 // sizes, every band's rows against ROWS, and it parses the ENCODINGS table. Everything else
 // is checked where it is read: each accessor below verifies the chunks it reads
 // (IndexFile::Touch) and bounds-checks what it follows (an id, an offset), throwing
 // Error(kCorrupt) naming the path instead of answering from damaged or inconsistent bytes.
 // Check (query/index_check.h) verifies everything at once.
-class IndexReader {
+class SegmentReader {
  public:
   // Opens path and verifies what opening verifies (above). Throws Error(kNotFound) or
   // Error(kCorrupt) with a message naming the path and the problem. A query's reader opens
-  // with Access::kRandom (format::IndexFile::Access); a one-shot query's, Access::kOneShot,
+  // with Access::kRandom (IndexFile::Access); a one-shot query's, Access::kOneShot,
   // prefers lists (PreferLists).
-  explicit IndexReader(const std::string& path,
-                       format::IndexFile::Access access = format::IndexFile::Access::kScan);
-  IndexReader(const IndexReader&) = delete;
-  IndexReader& operator=(const IndexReader&) = delete;
+  explicit SegmentReader(const std::string& path,
+                         IndexFile::Access access = IndexFile::Access::kScan);
+  SegmentReader(const SegmentReader&) = delete;
+  SegmentReader& operator=(const SegmentReader&) = delete;
 
-  const format::MetaRecord& meta() const { return meta_; }
+  const MetaRecord& meta() const { return meta_; }
   std::string_view root() const { return root_; }
   uint64_t doc_count() const { return meta_.doc_count; }
   uint64_t band_count() const { return meta_.band_count; }
   // Band b < band_count() (verified at open).
-  const format::BandRecord& band(uint64_t b) const { return bands_[b]; }
+  const BandRecord& band(uint64_t b) const { return bands_[b]; }
   // Terms with ids below this have an exact row in every band instead of Bloom bits.
   uint32_t exact_terms() const { return meta_.exact_terms; }
   // Row r of a band: band.words_per_row words, all verified. Rows [0, width) are Bloom rows;
   // row width + t is the exact row of term t < exact_terms(). Throws Error(kCorrupt) if a chunk
   // of the row is damaged. Call it once per row and query: it is not meant for an inner loop.
-  const uint64_t* Row(const format::BandRecord& band, uint64_t r) const {
+  const uint64_t* Row(const BandRecord& band, uint64_t r) const {
     const uint64_t bytes = band.words_per_row * 8;
     return reinterpret_cast<const uint64_t*>(
-        file_.Touch(format::SectionId::kRows, band.rows_offset + r * bytes, bytes));
+        file_.Touch(SectionId::kRows, band.rows_offset + r * bytes, bytes));
   }
   // Row r of a band as Row gives it but NOT verified: read its words only after VerifyRowWords
   // covered them (the row AND verifies a row's chunks as it reaches them).
-  const uint64_t* UnverifiedRow(const format::BandRecord& band, uint64_t r) const {
-    return file_.SectionAs<uint64_t>(format::SectionId::kRows) +
+  const uint64_t* UnverifiedRow(const BandRecord& band, uint64_t r) const {
+    return file_.SectionAs<uint64_t>(SectionId::kRows) +
            (band.rows_offset / 8 + r * band.words_per_row);
   }
   // Verifies the chunks holding words [begin, end) (end <= band.words_per_row) of row r of a
   // band; returns the word up to which the row is verified (the end of the last chunk, at most
   // words_per_row). Throws Error(kCorrupt) if one is damaged.
-  uint64_t VerifyRowWords(const format::BandRecord& band, uint64_t r, uint64_t begin,
-                          uint64_t end) const {
+  uint64_t VerifyRowWords(const BandRecord& band, uint64_t r, uint64_t begin, uint64_t end) const {
     const uint64_t base = band.rows_offset + r * band.words_per_row * 8;
-    file_.Touch(format::SectionId::kRows, base + begin * 8, (end - begin) * 8);
-    const uint64_t chunk_end = (((base + end * 8 - 1) >> format::kChunkShift) + 1)
-                               << format::kChunkShift;
+    file_.Touch(SectionId::kRows, base + begin * 8, (end - begin) * 8);
+    const uint64_t chunk_end = (((base + end * 8 - 1) >> kChunkShift) + 1) << kChunkShift;
     return std::min<uint64_t>(band.words_per_row, (chunk_end - base) / 8);
   }
   // The document id of a band's column (< band.doc_count). Throws Error(kCorrupt) if the
   // entry's chunk is damaged or the id is not below doc_count().
-  uint32_t BandDoc(const format::BandRecord& band, uint64_t column) const {
+  uint32_t BandDoc(const BandRecord& band, uint64_t column) const {
     uint32_t id;
-    file_.Read(format::SectionId::kBandDocs, (band.first_column + column) * 4, 4, &id);
+    file_.Read(SectionId::kBandDocs, (band.first_column + column) * 4, 4, &id);
     if (id >= meta_.doc_count) [[unlikely]]
       BadBandDoc(id);
     return id;
@@ -102,20 +100,19 @@ class IndexReader {
   // out[0..n), as BandDoc gives them, read in spans as Columns reads. Throws as BandDoc.
   // Through the mapping, a batch whose span is at most a chunk or this many bytes an entry is
   // verified as one range and read in place.
-  void BandDocs(const format::BandRecord& band, const uint32_t* columns, size_t n,
-                uint32_t* out) const;
+  void BandDocs(const BandRecord& band, const uint32_t* columns, size_t n, uint32_t* out) const;
   static constexpr uint64_t kBandDocsSpanBytesPerEntry = 64;
   // The record of document id from its DOC_FACTS block: every field but path_offset (0) and
   // column (kNoColumn; column(id) reads it). Reads the block's DOC_FACTS_INDEX entry and its
   // bytes, as path(id) does: one read for both. Throws Error(kCorrupt) if id >= doc_count() or
   // the block's chunks or bytes are damaged.
-  format::DocRecord doc(uint32_t id) const;
+  DocRecord doc(uint32_t id) const;
   // The path of document id, relative to root(): a view valid as long as the reader. Reads and
   // throws as doc(id).
   std::string_view path(uint32_t id) const;
   // The name of the encoding document record `d` was read in ("UTF-8", "GB18030", ...). Throws
   // Error(kCorrupt) if its index is not below encodings().size().
-  const std::string& encoding(const format::DocRecord& d) const {
+  const std::string& encoding(const DocRecord& d) const {
     if (d.encoding >= encodings_.size()) [[unlikely]]
       BadEncoding(d.encoding);
     return encodings_[d.encoding];
@@ -123,13 +120,13 @@ class IndexReader {
   // The segment's encoding names (ENCODINGS, verified and parsed at open), by index.
   const std::vector<std::string>& encodings() const { return encodings_; }
   // The dictionary; its accessors verify what they read.
-  const format::DictionaryView& dictionary() const { return dict_; }
+  const DictionaryView& dictionary() const { return dict_; }
   // Whether term id (< term count) has a sparse row (format/sparse_rows.h): no Bloom bits,
   // its exact document list instead.
   bool IsSparse(uint32_t id) const { return id >= meta_.sparse_first; }
   // Whether term id has a document list (SparseRow): the sparse terms and, since format 10,
-  // the Bloom terms (format::ListFirst).
-  bool HasList(uint32_t id) const { return id >= format::ListFirst(meta_); }
+  // the Bloom terms (ListFirst).
+  bool HasList(uint32_t id) const { return id >= ListFirst(meta_); }
   // Whether a query takes term id's list rather than its rows: for a sparse term (it has no
   // Bloom bits), and for a Bloom term when this reader prefers lists (PreferLists). A Bloom
   // term's list is its exact documents, some KB to some tens of KB; its rows are k of N bits in
@@ -143,9 +140,9 @@ class IndexReader {
   // reader is shared between threads. Results do not change.
   void PreferLists(bool prefer) { prefer_lists_ = prefer; }
   bool prefers_lists() const { return prefer_lists_; }
-  // How SPARSE_INDEX groups the lists (format::ListGroups).
+  // How SPARSE_INDEX groups the lists (ListGroups).
   format::ListGroups ListGroups() const {
-    return {format::ListFirst(meta_), meta_.sparse_first, meta_.term_count};
+    return {ListFirst(meta_), meta_.sparse_first, meta_.term_count};
   }
   // The documents of term id (HasList), ascending, into *docs. Throws Error(kCorrupt) if the
   // list's bytes or chunks are damaged or inconsistent.
@@ -154,10 +151,10 @@ class IndexReader {
   // offset read here is not verified, and a prefetch of any address is harmless).
   void PrefetchRecord(uint32_t id) const {
     // (By copy the mapping is not read: the offset's load would fault its page in.)
-    if (id < meta_.doc_count && !file_.copies(format::SectionId::kForwardOffsets))
+    if (id < meta_.doc_count && !file_.copies(SectionId::kForwardOffsets))
       __builtin_prefetch(forward_ + forward_offsets_[id]);
   }
-  // For a reader of scattered pages (a query's): format::IndexFile::AdviseRandomAccess. Call
+  // For a reader of scattered pages (a query's): IndexFile::AdviseRandomAccess. Call
   // it before the reader is shared between threads.
   void AdviseRandomAccess() { file_.AdviseRandomAccess(); }
   // Read-ahead hints for a batch (IndexFile::WillNeedPieces: nothing is verified or returned,
@@ -186,11 +183,11 @@ class IndexReader {
   bool HasExactTermInColumn(uint32_t id, uint32_t column, uint32_t t) const;
   // All term ids of a document, ascending. Throws Error(kCorrupt) as Contains does.
   std::vector<uint32_t> DocumentTerms(uint32_t id) const;
-  uint64_t SectionBytes(format::SectionId id) const { return file_.Section(id).size(); }
+  uint64_t SectionBytes(SectionId id) const { return file_.Section(id).size(); }
   // The raw bytes of a section, verified only after file().VerifyAll() (for the check).
-  std::string_view Section(format::SectionId id) const { return file_.Section(id); }
+  std::string_view Section(SectionId id) const { return file_.Section(id); }
   // The mapped file (VerifyAll, Touch, the chunk counters).
-  const format::IndexFile& file() const { return file_; }
+  const IndexFile& file() const { return file_; }
   uint64_t file_size() const { return file_.file_size(); }
   const std::string& path() const { return file_.path(); }
 
@@ -198,7 +195,7 @@ class IndexReader {
   // The range of DOC_FACTS block b (< DocFactsIndexEntries(doc_count()) - 1), from its
   // DOC_FACTS_INDEX entries. Throws Error(kCorrupt) if they are damaged or reversed.
   std::pair<uint64_t, uint64_t> FactsRange(uint64_t b) const;
-  // Document id's record and path read by copy (format::IndexFile::copies): the block is read
+  // Document id's record and path read by copy (IndexFile::copies): the block is read
   // into a buffer of the thread's (no fresh page of memory for each block: a one-shot query's
   // 24k scattered results would otherwise touch ~4,000 new pages, each a trap), and a path is
   // kept, by id: a result's path is read when the segments' results are merged in path order
@@ -207,7 +204,7 @@ class IndexReader {
   // the stale-hit check asks for it after the path (doc(id)), and reading the block again cost
   // a pread a result.
   struct KeptDoc {
-    format::DocRecord record;
+    DocRecord record;
     std::string path;
   };
   const KeptDoc& LocateByCopy(uint32_t id) const;
@@ -216,8 +213,8 @@ class IndexReader {
   [[noreturn]] void BadFacts(uint32_t id) const;
   // Decodes document id's record into *d and, if path is not null, its path into *path (with
   // d null, the path only), through this thread's cursor of this reader
-  // (format::DocFactsCursor). Throws as doc(id).
-  void Locate(uint32_t id, format::DocRecord* d, std::string_view* path) const;
+  // (DocFactsCursor). Throws as doc(id).
+  void Locate(uint32_t id, DocRecord* d, std::string_view* path) const;
   static uint64_t NextSerial();
   const uint64_t serial_;  // this reader's key among a thread's cursors
 
@@ -230,29 +227,29 @@ class IndexReader {
   // Pieces 0..n-1 of section `id` (piece(i) = {offset, length}, ascending) read in spans of
   // up to kColumnSpanBytes through ScratchView; fn(i, bytes) with each piece's bytes.
   template <typename Piece, typename Fn>
-  void ForEachInSpans(format::SectionId id, size_t n, const Piece& piece, const Fn& fn) const;
+  void ForEachInSpans(SectionId id, size_t n, const Piece& piece, const Fn& fn) const;
   template <typename Entry>
-  void ReadEntries(format::SectionId id, size_t n, const Entry& entry, uint32_t* out) const;
+  void ReadEntries(SectionId id, size_t n, const Entry& entry, uint32_t* out) const;
   [[noreturn]] void BadColumn(uint32_t id, uint32_t column) const;
   // DOC_BANDS: block b (verified; valid until the thread's next scratch read, ScratchView),
   // and the column of document id in the block that holds it.
-  static constexpr uint64_t kBlock = format::kDocBandsBlock;
+  static constexpr uint64_t kBlock = kDocBandsBlock;
   const uint8_t* DocBandsBlock(uint64_t b) const;
   uint32_t ColumnInBlock(uint32_t id, const uint8_t* block) const;
   [[noreturn]] void BadDocId(uint32_t id) const;
   [[noreturn]] void BadEncoding(uint32_t index) const;
 
-  format::IndexFile file_;
-  format::MetaRecord meta_{};
+  IndexFile file_;
+  MetaRecord meta_{};
   bool prefer_lists_ = false;  // see PreferLists
   std::string_view root_;
-  const format::BandRecord* bands_ = nullptr;
+  const BandRecord* bands_ = nullptr;
   const uint64_t* forward_offsets_ = nullptr;  // raw: for PrefetchRecord only
   const uint8_t* forward_ = nullptr;           // raw: for PrefetchRecord only
-  format::DictionaryView dict_;
+  DictionaryView dict_;
   std::vector<std::string> encodings_;
 };
 
-}  // namespace bitsift::query
+}  // namespace bitsift::format
 
-#endif  // BITSIFT_QUERY_INDEX_READER_H_
+#endif  // BITSIFT_FORMAT_SEGMENT_READER_H_

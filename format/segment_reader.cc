@@ -1,4 +1,4 @@
-#include "query/index_reader.h"
+#include "format/segment_reader.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,9 +10,7 @@
 #include "format/sparse_rows.h"
 #include "util/error.h"
 
-namespace bitsift::query {
-
-using format::SectionId;
+namespace bitsift::format {
 
 namespace {
 void Check(bool ok, const std::string& path, const std::string& what) {
@@ -20,10 +18,10 @@ void Check(bool ok, const std::string& path, const std::string& what) {
 }
 }  // namespace
 
-IndexReader::IndexReader(const std::string& path, format::IndexFile::Access access)
+SegmentReader::SegmentReader(const std::string& path, IndexFile::Access access)
     : serial_(NextSerial()),
       file_(path, access),
-      prefer_lists_(access == format::IndexFile::Access::kOneShot) {
+      prefer_lists_(access == IndexFile::Access::kOneShot) {
   // IndexFile verified META and BANDS. These checks are O(bands): they keep every row inside
   // ROWS and every count consistent with its section's size, even for a file whose checksums
   // were forged. Per-record bounds (ids, paths, offsets) are checked where records are read.
@@ -31,7 +29,7 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   Check(meta.size() >= sizeof(meta_), path, "meta section too short");
   std::memcpy(&meta_, meta.data(), sizeof(meta_));
   root_ = meta.substr(sizeof(meta_));
-  Check(meta_.contract_version == format::kContractVersion, path,
+  Check(meta_.contract_version == kContractVersion, path,
         "built for token contract version " + std::to_string(meta_.contract_version));
   auto expect = [&](SectionId id, uint64_t count, uint64_t width, const char* what) {
     Check(count <= UINT64_MAX / width && file_.Section(id).size() == count * width, path,
@@ -40,10 +38,10 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   const uint64_t docs = meta_.doc_count, terms = meta_.term_count;
   Check(docs <= UINT32_MAX, path, "document count");
   Check(terms <= UINT32_MAX, path, "term count");
-  expect(SectionId::kBands, meta_.band_count, sizeof(format::BandRecord), "bands");
-  expect(SectionId::kDocFactsIndex, format::DocFactsIndexEntries(docs), 8, "document facts index");
+  expect(SectionId::kBands, meta_.band_count, sizeof(BandRecord), "bands");
+  expect(SectionId::kDocFactsIndex, DocFactsIndexEntries(docs), 8, "document facts index");
   expect(SectionId::kForwardOffsets, docs + 1, 8, "forward offsets");
-  bands_ = file_.SectionAs<format::BandRecord>(SectionId::kBands);
+  bands_ = file_.SectionAs<BandRecord>(SectionId::kBands);
   forward_offsets_ = file_.SectionAs<uint64_t>(SectionId::kForwardOffsets);
   forward_ = reinterpret_cast<const uint8_t*>(file_.Section(SectionId::kForwardData).data());
 
@@ -52,7 +50,7 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   const uint64_t row_words = file_.Section(SectionId::kRows).size() / 8;
   uint64_t columns = 0;
   for (uint64_t b = 0; b < meta_.band_count; ++b) {
-    const format::BandRecord& band = bands_[b];
+    const BandRecord& band = bands_[b];
     const uint64_t rows = band.width + meta_.exact_terms;  // no overflow: both checked small
     Check(band.width < (1ULL << 40) && band.rows_offset % 64 == 0 &&
               (band.width > 0) == (band.k > 0) && band.k <= 64 &&
@@ -65,16 +63,16 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   }
   Check(columns == band_doc_entries && file_.Section(SectionId::kBandDocs).size() % 4 == 0, path,
         "band columns");
-  Check(meta_.band_count <= format::kMaxBands, path, "band count");
-  expect(SectionId::kDocBands, format::DocBandsBlocks(docs),
-         format::DocBandsBlockBytes(meta_.band_count), "document bands");
-  dict_ = format::DictionaryView(&file_, terms);
+  Check(meta_.band_count <= kMaxBands, path, "band count");
+  expect(SectionId::kDocBands, DocBandsBlocks(docs), DocBandsBlockBytes(meta_.band_count),
+         "document bands");
+  dict_ = DictionaryView(&file_, terms);
   Check(meta_.exact_terms <= meta_.sparse_first && meta_.sparse_first <= terms, path,
         "sparse term range");
   expect(SectionId::kSparseIndex, ListGroups().Entries(), 8, "sparse index");
   // A few dozen bytes, read by every document() call: verified (Touch) and parsed here.
   const uint64_t encodings_size = file_.Section(SectionId::kEncodings).size();
-  const std::string problem = format::ParseEncodingTable(
+  const std::string problem = ParseEncodingTable(
       std::string_view(
           reinterpret_cast<const char*>(file_.Touch(SectionId::kEncodings, 0, encodings_size)),
           encodings_size),
@@ -82,17 +80,17 @@ IndexReader::IndexReader(const std::string& path, format::IndexFile::Access acce
   Check(problem.empty(), path, "encoding table: " + problem);
 }
 
-void IndexReader::BadBandDoc(uint32_t id) const {
+void SegmentReader::BadBandDoc(uint32_t id) const {
   Check(false, path(), "band document id " + std::to_string(id) + " out of range");
   __builtin_unreachable();
 }
 
-void IndexReader::BadDocId(uint32_t id) const {
+void SegmentReader::BadDocId(uint32_t id) const {
   Check(false, path(), "document id " + std::to_string(id) + " out of range");
   __builtin_unreachable();
 }
 
-std::pair<uint64_t, uint64_t> IndexReader::FactsRange(uint64_t b) const {
+std::pair<uint64_t, uint64_t> SegmentReader::FactsRange(uint64_t b) const {
   uint64_t range[2];
   file_.Read(SectionId::kDocFactsIndex, b * 8, 16, range);
   if (range[0] > range[1]) [[unlikely]]  // (the message is built only then: a call per result)
@@ -100,28 +98,28 @@ std::pair<uint64_t, uint64_t> IndexReader::FactsRange(uint64_t b) const {
   return {range[0], range[1] - range[0]};
 }
 
-const IndexReader::KeptDoc& IndexReader::LocateByCopy(uint32_t id) const {
+const SegmentReader::KeptDoc& SegmentReader::LocateByCopy(uint32_t id) const {
   {
     std::lock_guard<util::SpinLock> lock(kept_mu_);
     auto it = kept_.find(id);
     if (it != kept_.end()) return it->second;
   }
-  const uint64_t b = id / format::kDocFactsBlock;
+  const uint64_t b = id / kDocFactsBlock;
   const auto [offset, length] = FactsRange(b);
   thread_local std::vector<uint8_t> buffer;
   // ReadView bounds-checks the end against the section.
   const uint8_t* p = file_.ReadView(SectionId::kDocFacts, offset, length, &buffer);
-  format::DocRecord d{};
+  DocRecord d{};
   std::string_view path;
-  if (!format::DecodeDocFacts(p, p + length, format::DocFactsBlockCount(b, meta_.doc_count),
-                              id % format::kDocFactsBlock, &d, &path)) [[unlikely]] {
+  if (!DecodeDocFacts(p, p + length, DocFactsBlockCount(b, meta_.doc_count), id % kDocFactsBlock,
+                      &d, &path)) [[unlikely]] {
     BadFacts(id);
   }
   std::lock_guard<util::SpinLock> lock(kept_mu_);
   return kept_.try_emplace(id, KeptDoc{d, std::string(path)}).first->second;
 }
 
-void IndexReader::BadFacts(uint32_t id) const {
+void SegmentReader::BadFacts(uint32_t id) const {
   Check(false, path(), "damaged record of document " + std::to_string(id));
   __builtin_unreachable();
 }
@@ -137,19 +135,19 @@ std::atomic<uint64_t> next_serial{1};
 struct FactsCursor {
   uint64_t reader = 0;  // 0: none
   uint64_t block = 0;
-  format::DocFactsCursor cursor;
+  DocFactsCursor cursor;
 };
 thread_local FactsCursor facts_cursors[4];
 thread_local uint32_t facts_cursor_next = 0;
 
 }  // namespace
 
-uint64_t IndexReader::NextSerial() { return next_serial.fetch_add(1, std::memory_order_relaxed); }
+uint64_t SegmentReader::NextSerial() { return next_serial.fetch_add(1, std::memory_order_relaxed); }
 
-void IndexReader::Locate(uint32_t id, format::DocRecord* d, std::string_view* path) const {
+void SegmentReader::Locate(uint32_t id, DocRecord* d, std::string_view* path) const {
   if (id >= meta_.doc_count) [[unlikely]]
     BadDocId(id);
-  const uint64_t b = id / format::kDocFactsBlock;
+  const uint64_t b = id / kDocFactsBlock;
   FactsCursor* c = nullptr;
   for (FactsCursor& f : facts_cursors) {
     if (f.reader == serial_) c = &f;
@@ -160,16 +158,15 @@ void IndexReader::Locate(uint32_t id, format::DocRecord* d, std::string_view* pa
     if (c == nullptr) c = &facts_cursors[facts_cursor_next++ % std::size(facts_cursors)];
     c->reader = serial_;
     c->block = b;
-    if (!c->cursor.Reset(p, p + length, format::DocFactsBlockCount(b, meta_.doc_count)))
-        [[unlikely]]
+    if (!c->cursor.Reset(p, p + length, DocFactsBlockCount(b, meta_.doc_count))) [[unlikely]]
       BadFacts(id);
   }
-  if (!c->cursor.Seek(id % format::kDocFactsBlock, d, path)) [[unlikely]]
+  if (!c->cursor.Seek(id % kDocFactsBlock, d, path)) [[unlikely]]
     BadFacts(id);
 }
 
-format::DocRecord IndexReader::doc(uint32_t id) const {
-  format::DocRecord d{};
+DocRecord SegmentReader::doc(uint32_t id) const {
+  DocRecord d{};
   if (file_.copies(SectionId::kDocFacts)) {
     if (id >= meta_.doc_count) [[unlikely]]
       BadDocId(id);
@@ -178,11 +175,11 @@ format::DocRecord IndexReader::doc(uint32_t id) const {
     Locate(id, &d, nullptr);
   }
   d.path_offset = 0;
-  d.column = format::kNoColumn;
+  d.column = kNoColumn;
   return d;
 }
 
-std::string_view IndexReader::path(uint32_t id) const {
+std::string_view SegmentReader::path(uint32_t id) const {
   if (file_.copies(SectionId::kDocFacts)) {
     if (id >= meta_.doc_count) [[unlikely]]
       BadDocId(id);
@@ -193,14 +190,14 @@ std::string_view IndexReader::path(uint32_t id) const {
   return p;
 }
 
-void IndexReader::BadEncoding(uint32_t index) const {
+void SegmentReader::BadEncoding(uint32_t index) const {
   Check(false, path(),
         "encoding " + std::to_string(index) + " out of range (the table has " +
             std::to_string(encodings_.size()) + " names)");
   __builtin_unreachable();
 }
 
-std::pair<const uint8_t*, const uint8_t*> IndexReader::Record(uint32_t id) const {
+std::pair<const uint8_t*, const uint8_t*> SegmentReader::Record(uint32_t id) const {
   if (id >= meta_.doc_count) [[unlikely]]
     BadDocId(id);
   uint64_t range[2];
@@ -215,36 +212,36 @@ std::pair<const uint8_t*, const uint8_t*> IndexReader::Record(uint32_t id) const
   return {p, p + (range[1] - range[0])};
 }
 
-void IndexReader::BadColumn(uint32_t id, uint32_t column) const {
+void SegmentReader::BadColumn(uint32_t id, uint32_t column) const {
   Check(false, file_.path(),
         "document " + std::to_string(id) + " has column " + std::to_string(column) +
             ", outside the bands' columns");
   __builtin_unreachable();
 }
 
-bool IndexReader::HasExactTerm(uint32_t id, uint32_t t) const {
+bool SegmentReader::HasExactTerm(uint32_t id, uint32_t t) const {
   return HasExactTermInColumn(id, column(id), t);
 }
 
-bool IndexReader::HasExactTermInColumn(uint32_t id, uint32_t column, uint32_t t) const {
+bool SegmentReader::HasExactTermInColumn(uint32_t id, uint32_t column, uint32_t t) const {
   if (t >= meta_.exact_terms) [[unlikely]]
     Check(false, file_.path(), "term " + std::to_string(t) + " has no exact row");
-  if (column == format::kNoColumn) return false;  // a document without terms is in no band
+  if (column == kNoColumn) return false;  // a document without terms is in no band
   // The bands cover the columns in order; there are a few of them.
   for (uint64_t b = 0; b < meta_.band_count; ++b) {
-    const format::BandRecord& band = bands_[b];
+    const BandRecord& band = bands_[b];
     if (column < band.first_column || column - band.first_column >= band.doc_count) continue;
     const uint64_t local = column - band.first_column;
     const uint64_t offset =
         band.rows_offset + ((band.width + uint64_t{t}) * band.words_per_row + local / 64) * 8;
     uint64_t word;
-    file_.Read(format::SectionId::kRows, offset, 8, &word);
+    file_.Read(SectionId::kRows, offset, 8, &word);
     return (word >> (local % 64)) & 1;
   }
   BadColumn(id, column);
 }
 
-void IndexReader::WillNeedRecords(const uint32_t* ids, size_t n) const {
+void SegmentReader::WillNeedRecords(const uint32_t* ids, size_t n) const {
   if (!file_.random_access()) return;
   const uint64_t docs = meta_.doc_count;
   file_.WillNeedPieces(SectionId::kForwardOffsets, n, [&](size_t i) {
@@ -264,32 +261,31 @@ void IndexReader::WillNeedRecords(const uint32_t* ids, size_t n) const {
   });
 }
 
-void IndexReader::ExpectRecords(size_t n) const {
+void SegmentReader::ExpectRecords(size_t n) const {
   if (!file_.copies(SectionId::kDocFacts)) return;
   std::lock_guard<util::SpinLock> lock(kept_mu_);
   kept_.reserve(kept_.size() + n);
 }
 
-void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n) const {
+void SegmentReader::WillNeedDocs(const uint32_t* ids, size_t n) const {
   if (!file_.random_access()) return;
   // Results that will touch a large share of a section's chunks are read through the mapping,
   // whose faults map 16 neighbouring pages each, not a pread per chunk: at one result per two
   // chunks, by the costs measured on this VM (a 4 KiB pread ~3.6 us, a fault ~10-20 us).
   // (linux-paras `else null`, 24k results: 23k preads of DOC_FACTS, 142 ms; mapped: 13k, ...)
   for (SectionId id : {SectionId::kDocFactsIndex, SectionId::kDocFacts}) {
-    if (file_.copies(id) && 2 * n >= format::ChunkCount(file_.Section(id).size()))
-      file_.ReadDensely(id);
+    if (file_.copies(id) && 2 * n >= ChunkCount(file_.Section(id).size())) file_.ReadDensely(id);
   }
   const uint64_t docs = meta_.doc_count;
   // Two rounds of reads: the blocks' index entries, then the blocks, read unverified as hints
   // (WillNeedPieces ignores what is out of range).
   file_.WillNeedPieces(SectionId::kDocFactsIndex, n, [&](size_t i) {
-    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i] / format::kDocFactsBlock} * 8, 16};
+    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i] / kDocFactsBlock} * 8, 16};
   });
   const auto* blocks = file_.SectionAs<uint64_t>(SectionId::kDocFactsIndex);
   file_.WillNeedPieces(SectionId::kDocFacts, n, [&](size_t i) {
     if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
-    const uint64_t b = ids[i] / format::kDocFactsBlock;
+    const uint64_t b = ids[i] / kDocFactsBlock;
     uint64_t range[2];
     if (file_.copies(SectionId::kDocFactsIndex)) {
       file_.Read(SectionId::kDocFactsIndex, b * 8, 16, range);
@@ -301,31 +297,30 @@ void IndexReader::WillNeedDocs(const uint32_t* ids, size_t n) const {
   });
 }
 
-void IndexReader::WillNeedColumns(const uint32_t* ids, size_t n) const {
+void SegmentReader::WillNeedColumns(const uint32_t* ids, size_t n) const {
   if (!file_.random_access()) return;
-  const uint64_t block_bytes = format::DocBandsBlockBytes(meta_.band_count);
+  const uint64_t block_bytes = DocBandsBlockBytes(meta_.band_count);
   file_.WillNeedPieces(SectionId::kDocBands, n, [&](size_t i) {
     return std::pair<uint64_t, uint64_t>{ids[i] / kBlock * block_bytes, block_bytes};
   });
 }
 
-const uint8_t* IndexReader::DocBandsBlock(uint64_t b) const {
-  const uint64_t block_bytes = format::DocBandsBlockBytes(meta_.band_count);
+const uint8_t* SegmentReader::DocBandsBlock(uint64_t b) const {
+  const uint64_t block_bytes = DocBandsBlockBytes(meta_.band_count);
   return file_.ScratchView(SectionId::kDocBands, b * block_bytes, block_bytes);
 }
 
-uint32_t IndexReader::ColumnInBlock(uint32_t id, const uint8_t* block) const {
+uint32_t SegmentReader::ColumnInBlock(uint32_t id, const uint8_t* block) const {
   uint32_t column;
-  if (!format::DocColumnInBlock(block, id % kBlock, bands_, meta_.band_count, &column))
-      [[unlikely]] {
+  if (!DocColumnInBlock(block, id % kBlock, bands_, meta_.band_count, &column)) [[unlikely]] {
     Check(false, path(), "damaged band code of document " + std::to_string(id));
   }
   return column;
 }
 
 template <typename Piece, typename Fn>
-void IndexReader::ForEachInSpans(SectionId id, size_t n, const Piece& piece, const Fn& fn) const {
-  const uint64_t chunk = format::kChunkBytes;
+void SegmentReader::ForEachInSpans(SectionId id, size_t n, const Piece& piece, const Fn& fn) const {
+  const uint64_t chunk = kChunkBytes;
   for (size_t i = 0; i < n;) {
     // The span: from the first piece's chunk, as far as the next piece ends at most one chunk
     // past the span's end and the span stays within kColumnSpanBytes (a chunk read for nothing
@@ -348,7 +343,7 @@ void IndexReader::ForEachInSpans(SectionId id, size_t n, const Piece& piece, con
 }
 
 template <typename Entry>
-void IndexReader::ReadEntries(SectionId id, size_t n, const Entry& entry, uint32_t* out) const {
+void SegmentReader::ReadEntries(SectionId id, size_t n, const Entry& entry, uint32_t* out) const {
   if (!file_.copies(id)) {
     for (size_t i = 0; i < n; ++i) file_.Read(id, entry(i) * 4, 4, &out[i]);
     return;
@@ -361,12 +356,12 @@ void IndexReader::ReadEntries(SectionId id, size_t n, const Entry& entry, uint32
       [&](size_t i, const uint8_t* bytes) { std::memcpy(&out[i], bytes, 4); });
 }
 
-void IndexReader::Columns(const uint32_t* ids, size_t n, uint32_t* out) const {
+void SegmentReader::Columns(const uint32_t* ids, size_t n, uint32_t* out) const {
   for (size_t i = 0; i < n; ++i) {
     if (ids[i] >= meta_.doc_count) [[unlikely]]
       BadDocId(ids[i]);
   }
-  const uint64_t block_bytes = format::DocBandsBlockBytes(meta_.band_count);
+  const uint64_t block_bytes = DocBandsBlockBytes(meta_.band_count);
   ForEachInSpans(
       SectionId::kDocBands, n,
       [&](size_t i) {
@@ -375,8 +370,8 @@ void IndexReader::Columns(const uint32_t* ids, size_t n, uint32_t* out) const {
       [&](size_t i, const uint8_t* block) { out[i] = ColumnInBlock(ids[i], block); });
 }
 
-void IndexReader::BandDocs(const format::BandRecord& band, const uint32_t* columns, size_t n,
-                           uint32_t* out) const {
+void SegmentReader::BandDocs(const BandRecord& band, const uint32_t* columns, size_t n,
+                             uint32_t* out) const {
   uint32_t lo = UINT32_MAX, hi = 0;
   for (size_t i = 0; i < n; ++i) {
     lo = std::min(lo, columns[i]);
@@ -384,7 +379,7 @@ void IndexReader::BandDocs(const format::BandRecord& band, const uint32_t* colum
   }
   const uint64_t span_bytes = n == 0 ? 0 : (uint64_t{hi} - lo + 1) * 4;
   if (n != 0 && !file_.copies(SectionId::kBandDocs) &&
-      span_bytes <= std::max<uint64_t>(format::kChunkBytes, n * kBandDocsSpanBytesPerEntry)) {
+      span_bytes <= std::max<uint64_t>(kChunkBytes, n * kBandDocsSpanBytesPerEntry)) {
     // Through the mapping, and the columns close together (a query's candidates, a batch of
     // them in a band): their span is verified once, then read in place, instead of an entry's
     // checks (bounds, chunk verified) for each.
@@ -401,27 +396,27 @@ void IndexReader::BandDocs(const format::BandRecord& band, const uint32_t* colum
   }
 }
 
-void IndexReader::WillNeedExactRow(uint32_t t) const {
+void SegmentReader::WillNeedExactRow(uint32_t t) const {
   if (!file_.random_access() || t >= meta_.exact_terms) return;
   file_.WillNeedPieces(SectionId::kRows, meta_.band_count, [&](size_t b) {
-    const format::BandRecord& band = bands_[b];
+    const BandRecord& band = bands_[b];
     const uint64_t bytes = band.words_per_row * 8;
     return std::pair<uint64_t, uint64_t>{band.rows_offset + (band.width + uint64_t{t}) * bytes,
                                          bytes};
   });
 }
 
-bool IndexReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {
+bool SegmentReader::Contains(uint32_t id, const uint32_t* ids, size_t n) const {
   auto [begin, end] = Record(id);
-  auto r = format::ForwardRecordContainsAll(begin, end, ids, n);
+  auto r = ForwardRecordContainsAll(begin, end, ids, n);
   // The message is built only on failure: this runs once per candidate.
-  if (r == format::ContainsResult::kCorrupt) {
+  if (r == ContainsResult::kCorrupt) {
     Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
   }
-  return r == format::ContainsResult::kYes;
+  return r == ContainsResult::kYes;
 }
 
-void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
+void SegmentReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
   if (!HasList(id) || id >= meta_.term_count) [[unlikely]]
     Check(false, path(), "term " + std::to_string(id) + " has no document list");
   const format::ListGroups groups = ListGroups();
@@ -448,21 +443,20 @@ void IndexReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
   const uint8_t* end = p + length;
   const uint8_t* stop = end;
   const uint32_t group_first = groups.GroupFirst(id);
-  const bool ok =
-      format::DecodeSparseRow(p, end, group_first, id, dict_, meta_.doc_count, docs, &stop);
+  const bool ok = DecodeSparseRow(p, end, group_first, id, dict_, meta_.doc_count, docs, &stop);
   // A failed decoding verifies the whole group: a damaged chunk is named as such.
   file_.Touch(SectionId::kSparseData, range[0], static_cast<uint64_t>((ok ? stop : end) - p));
   if (!ok) [[unlikely]]
     Check(false, path(), "damaged sparse row of term " + std::to_string(id));
 }
 
-std::vector<uint32_t> IndexReader::DocumentTerms(uint32_t id) const {
+std::vector<uint32_t> SegmentReader::DocumentTerms(uint32_t id) const {
   std::vector<uint32_t> out;
   auto [begin, end] = Record(id);
-  if (!format::DecodeForwardRecord(begin, end, &out)) {
+  if (!DecodeForwardRecord(begin, end, &out)) {
     Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
   }
   return out;
 }
 
-}  // namespace bitsift::query
+}  // namespace bitsift::format

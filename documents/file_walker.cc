@@ -17,7 +17,6 @@
 #include "documents/decompress.h"
 #include "documents/html.h"
 #include "documents/ignore_rules.h"
-#include "format/manifest.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -126,12 +125,13 @@ struct Frame {
 class DirectoryLister {
  public:
   DirectoryLister(const std::string& root, const std::string& root_abs,
-                  const DocumentOptions& options,
+                  const DocumentOptions& options, const IndexMark& index_mark,
                   const std::function<bool(const std::string&)>& exclude,
                   const SkipCallback& on_skip)
       : root_(root),
         root_abs_(root_abs),
         options_(options),
+        index_mark_(index_mark),
         overrides_(options.globs),
         exclude_(exclude),
         on_skip_(on_skip) {}
@@ -194,18 +194,19 @@ class DirectoryLister {
   }
 
  private:
-  // Whether the directory `dfd`, listed as `entries`, is a bitsift index: it holds a MANIFEST
-  // that starts with the manifest's magic (format/manifest.h).
+  // Whether the directory `dfd`, listed as `entries`, is a search index (index_mark_).
   template <typename Entries>
-  static bool IsIndexDirectory(int dfd, const Entries& entries) {
-    if (std::none_of(entries.begin(), entries.end(),
-                     [](const auto& e) { return e.name == format::kManifestName; }))
+  bool IsIndexDirectory(int dfd, const Entries& entries) const {
+    const std::string& name = index_mark_.file_name;
+    if (name.empty() ||
+        std::none_of(entries.begin(), entries.end(), [&](const auto& e) { return e.name == name; }))
       return false;
-    const int fd = ::openat(dfd, format::kManifestName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    const int fd = ::openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return false;
-    char magic[sizeof(format::kManifestMagic)];
-    const bool is_index = ::read(fd, magic, sizeof(magic)) == static_cast<ssize_t>(sizeof(magic)) &&
-                          std::memcmp(magic, format::kManifestMagic, sizeof(magic)) == 0;
+    std::string magic(index_mark_.magic.size(), '\0');
+    const bool is_index =
+        ::read(fd, magic.data(), magic.size()) == static_cast<ssize_t>(magic.size()) &&
+        magic == index_mark_.magic;
     ::close(fd);
     return is_index;
   }
@@ -268,6 +269,7 @@ class DirectoryLister {
   const std::string& root_;
   const std::string& root_abs_;
   const DocumentOptions& options_;
+  const IndexMark& index_mark_;
   const GlobOverrides overrides_;
   const std::function<bool(const std::string&)>& exclude_;
   const SkipCallback& on_skip_;
@@ -276,6 +278,7 @@ class DirectoryLister {
 }  // namespace
 
 std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOptions& options,
+                                       const IndexMark& index_mark,
                                        const std::function<bool(const std::string&)>& exclude,
                                        const SkipCallback& on_skip) {
   options.Validate();
@@ -289,7 +292,7 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
   char* resolved = ::realpath(root.c_str(), nullptr);
   const std::string root_abs = resolved != nullptr ? resolved : root;
   std::free(resolved);
-  const DirectoryLister lister(root, root_abs, options, exclude, on_skip);
+  const DirectoryLister lister(root, root_abs, options, index_mark, exclude, on_skip);
   std::vector<std::string> files;
   std::vector<Frame> stack(1);  // depth-first: memory proportional to depth times fan-out
   if (!lister.List("", options.no_ignore ? nullptr : DirectoryRules::ForAncestors(root_abs),
@@ -319,21 +322,19 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
 
 namespace {
 
-// The last step of the stage: text into the tokenizer.
-class TokenizerStage : public ByteSink {
+// The last step of the stage: the text on to the caller's sink, counted.
+class CountingStage : public ByteSink {
  public:
-  TokenizerStage(tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink)
-      : tokenizer_(tokenizer), sink_(sink) {}
+  explicit CountingStage(ByteSink& next) : next_(next) {}
   void Write(std::string_view text) override {
-    tokenizer_.Feed(text, sink_);
+    next_.Write(text);
     bytes_ += text.size();
   }
-  void Close() override { tokenizer_.Finish(sink_); }
+  void Close() override { next_.Close(); }
   uint64_t bytes() const { return bytes_; }
 
  private:
-  tokenizer::Tokenizer& tokenizer_;
-  tokenizer::TokenSink& sink_;
+  ByteSink& next_;
   uint64_t bytes_ = 0;
 };
 
@@ -422,15 +423,6 @@ SkipReason FeedStage(const std::string& root, const std::string& relative_path,
   return SkipReason::kCount;
 }
 
-SkipReason ReadAndFeed(const std::string& root, const std::string& relative_path,
-                       uint64_t max_file_size, const DocumentOptions& options,
-                       tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
-                       FileFacts* facts, std::string* detail) {
-  TokenizerStage tokens(tokenizer, sink);
-  SkipReason r = FeedStage(root, relative_path, max_file_size, options, tokens, 0, facts, detail);
-  facts->size = tokens.bytes();
-  return r;
-}
 }  // namespace
 
 SkipReason ProbeDocumentFile(const std::string& root, const std::string& relative_path,
@@ -461,12 +453,11 @@ SkipReason ReadDocumentText(const std::string& root, const std::string& relative
 }
 
 SkipReason ReadDocumentFile(const std::string& root, const std::string& relative_path,
-                            uint64_t max_file_size, const DocumentOptions& options,
-                            tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
+                            uint64_t max_file_size, const DocumentOptions& options, ByteSink& text,
                             FileFacts* facts, std::string* detail) {
-  SkipReason r =
-      ReadAndFeed(root, relative_path, max_file_size, options, tokenizer, sink, facts, detail);
-  if (r != SkipReason::kCount) tokenizer.Reset();
+  CountingStage counted(text);
+  SkipReason r = FeedStage(root, relative_path, max_file_size, options, counted, 0, facts, detail);
+  facts->size = counted.bytes();
   return r;
 }
 

@@ -1,4 +1,4 @@
-// Finding the documents under a directory and reading one into the tokenizer.
+// Finding the documents under a directory and reading one as UTF-8 text.
 #ifndef BITSIFT_DOCUMENTS_FILE_WALKER_H_
 #define BITSIFT_DOCUMENTS_FILE_WALKER_H_
 
@@ -10,7 +10,6 @@
 
 #include "documents/options.h"
 #include "documents/stage.h"
-#include "tokenizer/tokenizer.h"
 
 namespace bitsift::documents {
 
@@ -18,11 +17,18 @@ namespace bitsift::documents {
 using SkipCallback = std::function<void(const std::string& relative_path, SkipReason reason,
                                         const std::string& detail)>;
 
+// How a search index's directory is recognized inside a tree, to be skipped whole: it holds a
+// file named `file_name` whose first bytes are `magic` (the indexer gives its manifest's).
+struct IndexMark {
+  std::string file_name;
+  std::string magic;
+};
+
 // Returns the relative paths of the regular files under root, sorted by bytes, without
 // following symbolic links. An entry (file or directory; a directory is not entered) is left
 // out, and reported through on_skip, when:
 //   - it is named ".bitsift" or `exclude(relative_path)` holds (kIndexFile: the index), or it
-//     is a directory holding a bitsift MANIFEST (kIndexFile: another index, reported when
+//     is a directory that `index_mark` recognizes (kIndexFile: another index, reported when
 //     listed),
 //   - it is a ".git" directory or file (kHidden, even with options.hidden),
 //   - the --glob overrides exclude it, or select other files only (kIgnored),
@@ -33,6 +39,7 @@ using SkipCallback = std::function<void(const std::string& relative_path, SkipRe
 // options are invalid; problems below root are reported through on_skip and never stop the
 // walk.
 std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOptions& options,
+                                       const IndexMark& index_mark,
                                        const std::function<bool(const std::string&)>& exclude,
                                        const SkipCallback& on_skip);
 
@@ -53,21 +60,21 @@ struct FileFacts {
   std::string format;    // "text", "html", or the compression and those: "gzip+html"
 };
 
-// Streams root/relative_path through the document stage into the tokenizer and on to sink:
+// Streams root/relative_path through the document stage into `text` as UTF-8, closing it once
+// the whole file is read:
 // decompression (by the name's suffix: .gz .xz .bz2 .zst), decoding to UTF-8 (documents/decode.h,
 // options.encoding), HTML to text (by the name, without the compression suffix: .html .htm
 // .xhtml .xht .shtml). Memory is bounded whatever the file size (1 MiB reads). Returns kCount
 // on success with *facts filled, otherwise why the file was skipped (with *detail set: kBinary,
 // kTooLarge over max_file_size bytes read, kDecompressionLimit, kBadCompressed, kUnreadable,
-// kVanished, kSymlink, kSpecial); tokens already sent to sink then belong to no document and
-// must be discarded by the caller.
+// kVanished, kSymlink, kSpecial); text already written then belongs to no document (`text` is
+// not closed) and must be discarded by the caller. facts->size is the bytes of text written.
 SkipReason ReadDocumentFile(const std::string& root, const std::string& relative_path,
-                            uint64_t max_file_size, const DocumentOptions& options,
-                            tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink,
+                            uint64_t max_file_size, const DocumentOptions& options, ByteSink& text,
                             FileFacts* facts, std::string* detail);
 
 // Reads root/relative_path through the same stage as ReadDocumentFile into *text (the UTF-8
-// text the tokenizer would get), for showing a document's matching lines and checking phrases.
+// text indexing reads), for showing a document's matching lines and checking phrases.
 // Returns kCount with *text and *facts filled (facts taken with fstat on the descriptor read, so
 // they describe exactly the bytes read), otherwise why it cannot be read, as ReadDocumentFile.
 // The text is held whole in memory (at most max_file_size bytes, or the decompression limit).

@@ -556,6 +556,12 @@ void Validate(const BuildConfig& config) {
 }
 
 // Whether `rel` (relative to root) is inside the index directory.
+// What makes a directory an index (its manifest), for the walk to skip indexes in the tree.
+documents::IndexMark ManifestMark() {
+  return {format::kManifestName,
+          std::string(format::kManifestMagic, sizeof(format::kManifestMagic))};
+}
+
 std::function<bool(const std::string&)> IndexExcluder(const std::string& root_abs,
                                                       const std::string& index_dir) {
   std::string index_abs = AbsolutePath(index_dir);
@@ -750,7 +756,8 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
     if (config.on_skip) config.on_skip(path, why, detail);
   };
   // Phase 1: list the tree (fails early on a bad root, before the index is touched).
-  std::vector<std::string> names = WalkDirectory(root, config.documents, own_index, on_skip);
+  std::vector<std::string> names =
+      WalkDirectory(root, config.documents, ManifestMark(), own_index, on_skip);
   WithThreads(config, [&] {
     // Phase 2: the current state, under the writer lock.
     IndexState state(index_dir, config, SettingsOf(root_abs, config), /*keep_root=*/false,
@@ -776,8 +783,11 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
         },
         [&](size_t i, tokenizer::Tokenizer& tok, tokenizer::TokenSink& sink, FileFacts* facts,
             std::string* detail) {
-          return ReadDocumentFile(root, to_read[i], max_size, config.documents, tok, sink, facts,
-                                  detail);
+          TokenizingSink text(tok, sink);
+          const SkipReason r =
+              ReadDocumentFile(root, to_read[i], max_size, config.documents, text, facts, detail);
+          if (r != SkipReason::kCount) tok.Reset();  // the part read belongs to no document
+          return r;
         },
         root_abs, config, on_skip, start, report, &indexed);
     // Phase 5: delete the old versions of changed files (after the new ones are written).
@@ -870,7 +880,7 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
   const documents::DocumentOptions rules =
       documents::DocumentOptions::FromSettings(manifest.settings);
   std::vector<std::string> names =
-      WalkDirectory(status.root, rules, IndexExcluder(status.root, index_dir),
+      WalkDirectory(status.root, rules, ManifestMark(), IndexExcluder(status.root, index_dir),
                     [](const std::string&, SkipReason, const std::string&) {});
   const TreePlan plan = ClassifyTree(status.root, std::move(names), segments);
   status.unchanged = plan.unchanged;

@@ -25,6 +25,19 @@ using documents::FileFacts;
 using documents::SkipCallback;
 using documents::SkipReason;
 
+// A document's text (from documents::ReadDocumentFile) into a tokenizer and on to a sink.
+class TokenizingSink : public documents::ByteSink {
+ public:
+  TokenizingSink(tokenizer::Tokenizer& tokenizer, tokenizer::TokenSink& sink)
+      : tokenizer_(tokenizer), sink_(sink) {}
+  void Write(std::string_view text) override { tokenizer_.Feed(text, sink_); }
+  void Close() override { tokenizer_.Finish(sink_); }
+
+ private:
+  tokenizer::Tokenizer& tokenizer_;
+  tokenizer::TokenSink& sink_;
+};
+
 // Reads document i of a batch into the sink: returns kCount on success, otherwise why it was
 // skipped (with *detail). Called from several threads at once with distinct i.
 using DocumentReader = std::function<SkipReason(size_t i, tokenizer::Tokenizer&,

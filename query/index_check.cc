@@ -11,7 +11,6 @@
 #include "format/forward_store.h"
 #include "format/sparse_rows.h"
 #include "format/term_filter.h"
-#include "indexer/bands.h"
 #include "util/error.h"
 #include "util/utf8.h"
 #include "util/varint.h"

@@ -17,6 +17,8 @@
 
 #include "documents/compress_util.h"
 #include "documents/sample_texts.h"
+#include "format/manifest.h"
+#include "indexer/segment_builder.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -37,7 +39,10 @@ struct Walk {
 Walk WalkTree(const std::string& root, const DocumentOptions& options = {}) {
   Walk w;
   w.files = bitsift::documents::WalkDirectory(
-      root, options, [](const std::string&) { return false; },
+      root, options,
+      {bitsift::format::kManifestName,
+       std::string(bitsift::format::kManifestMagic, sizeof(bitsift::format::kManifestMagic))},
+      [](const std::string&) { return false; },
       [&](const std::string& p, SkipReason r, const std::string&) {
         w.skipped[p] = bitsift::documents::SkipReasonName(r);
       });
@@ -58,8 +63,9 @@ std::string Read(const std::string& root, const std::string& rel, FileFacts* fac
                  const DocumentOptions& options = {}) {
   bitsift::tokenizer::Tokenizer tok;
   std::string detail;
-  SkipReason r = bitsift::documents::ReadDocumentFile(root, rel, 1 << 30, options, tok, *tokens,
-                                                      facts, &detail);
+  bitsift::indexer::TokenizingSink text(tok, *tokens);
+  SkipReason r =
+      bitsift::documents::ReadDocumentFile(root, rel, 1 << 30, options, text, facts, &detail);
   return r == SkipReason::kCount ? "ok" : bitsift::documents::SkipReasonName(r);
 }
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "documents/file_walker.h"
+#include "indexer/segment_builder.h"
 #include "reliability_util.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
@@ -284,7 +285,7 @@ TEST_CASE("files that shrink, grow, vanish or change type between listing and re
   WriteFile(dir / "becomes-link.txt", "x");
   std::vector<std::string> skipped;
   std::vector<std::string> files = bitsift::documents::WalkDirectory(
-      dir.path(), {}, [](const std::string&) { return false; },
+      dir.path(), {}, {}, [](const std::string&) { return false; },
       [&](const std::string& p, SkipReason, const std::string&) { skipped.push_back(p); });
   REQUIRE(files.size() == 7);
   REQUIRE(skipped.empty());
@@ -309,8 +310,11 @@ TEST_CASE("files that shrink, grow, vanish or change type between listing and re
   auto read = [&](const std::string& name, uint64_t max_size, bitsift::documents::FileFacts* facts,
                   Collect* sink) {
     std::string detail;
-    return bitsift::documents::ReadDocumentFile(dir.path(), name, max_size, {}, tok, *sink, facts,
-                                                &detail);
+    bitsift::indexer::TokenizingSink text(tok, *sink);
+    const SkipReason r =
+        bitsift::documents::ReadDocumentFile(dir.path(), name, max_size, {}, text, facts, &detail);
+    if (r != SkipReason::kCount) tok.Reset();
+    return r;
   };
   bitsift::documents::FileFacts facts;
   Collect c1;

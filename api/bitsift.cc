@@ -509,8 +509,8 @@ struct Index::Rep {
         paths(paths) {}
   // ScopeOf(set, options), resolved once for each scope and absolute working_dir (a relative
   // one depends on the process's directory at the call, so it is resolved every time):
-  // resolving costs a realpath (a readlink per component), several microseconds on this VM,
-  // a third of a whole query on kjv (session 11), and `query --queries` asks the same each time.
+  // resolving costs a realpath (a readlink per component), several microseconds, a third of a
+  // whole query on kjv, and `query --queries` asks the same each time.
   std::vector<query::IndexScope> Scope(const QueryOptions& options) const {
     if (options.scope.empty() && options.working_dir.empty()) {
       return std::vector<query::IndexScope>(set.indexes().size());

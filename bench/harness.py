@@ -51,10 +51,10 @@ def settle(seconds=15):
     """Writes back what a build or a results pass left dirty, then lets the machine settle,
     before any query is timed (every engine alike).
 
-    On this VM, queries timed within seconds of a large write run slower with nothing to see
-    in the guest (vmstat idle, nothing left to write back): linux-paras' absent-term p50 was
-    5.6-9.9 us within 5 s of printing 660 MB of results, 2.0-2.9 us after 10-20 s (session
-    18; 3.2-3.8 us right after a build in session 17, 1.7-2.0 in a quiet process)."""
+    On a 2-core guest, queries timed within seconds of a large write ran slower with nothing to
+    see in the guest (vmstat idle, nothing left to write back): linux-paras' absent-term p50
+    was 5.6-9.9 us within 5 s of printing 660 MB of results, 2.0-2.9 us after 10-20 s (3.2-3.8
+    us right after a build, 1.7-2.0 in a quiet process)."""
     os.sync()
     time.sleep(seconds)
 
@@ -149,7 +149,7 @@ def eng_bitsift(ctx):
     # they are the paths within the index that read_results looks up.
     # --words: each line is its words, all required (the oracle's and the peers' reading); in
     # the query language a CJK run of 3+ characters is a phrase, which is not the set's
-    # contract (zh, session 11: 4 of 1,200 answers narrower than the oracle's, and slower).
+    # contract (zh: 4 of 1,200 answers narrower than the oracle's, and slower).
     qcmd = [b, "query", "--index", os.path.abspath(idx), "--words", "--queries",
             os.path.abspath(ctx["qfile"]), "--stats"]
     out = os.path.join(WORK, "bitsift.results")
@@ -163,8 +163,8 @@ def eng_bitsift(ctx):
     # Latency as the peers' is measured: one process answers the set twice (each answer the
     # complete list of matching documents, counted rather than printed) and the second pass is
     # timed. A second process would touch every page of the index afresh, which costs 10-20 us
-    # a page on this VM (docs/design.md, "One-shot page faults"); that is the one-shot
-    # benchmark's business (bench/living), not this one's.
+    # a page where a first touch traps to the hypervisor (docs/design.md, "One-shot queries");
+    # that is the one-shot benchmark's business (bench/living), not this one's.
     n = ctx["n_queries"]
     twice = os.path.join(WORK, "queries-twice.txt")
     with open(ctx["qfile"], encoding="utf-8") as f:

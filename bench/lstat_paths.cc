@@ -1,4 +1,4 @@
-// lstat_paths: the time one process takes to lstat a list of paths, the check issue 14 asks of
+// lstat_paths: the time one process takes to lstat a list of paths, the check a query makes of
 // every printed hit (bitsift's stale-hit check, util::LookAtFiles), on its own.
 //
 // usage: lstat_paths FILE [THREADS]

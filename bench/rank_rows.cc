@@ -1,5 +1,6 @@
 // rank_rows SEGMENT_FILE QUERIES_FILE [--max-rank R]: what BitFunnel-style higher-rank rows
-// would cost and save on an existing segment (issue 13). A measurement, not a feature.
+// would cost and save on an existing segment (docs/design.md, "Signatures and rows"). A
+// measurement, not a feature.
 //
 // A rank-r row holds one bit per group of 2^r consecutive columns of a band. A query would AND
 // its rows at rank r first and read rank-0 words only where a group survives. For every query

@@ -45,16 +45,16 @@ int main(int argc, char** argv) {
     // vectors (candidates, per-segment hits, the merged answer) run to hundreds of KB; glibc
     // serves such blocks with mmap or trims them off the heap top when freed, so the next
     // query page-faults them in again: ~20k minor faults over the 3,204 queries of
-    // linux-files, and a fault costs several microseconds on this VM. With these two
-    // settings the same run takes ~3k faults, and the mean query 107 -> 95 us (one segment)
-    // and 300 -> 160 us (two segments): docs/design.md, "Memory that stays mapped".
+    // linux-files, and a fault costs several microseconds in a virtual machine. With these
+    // two settings the same run takes ~3k faults, and the mean query 107 -> 95 us (one
+    // segment) and 300 -> 160 us (two segments): docs/design.md, "A query's fixed costs".
     // Build and merge processes keep glibc's defaults: they trim on purpose (memory budget).
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     // A query process ends here: stdout and stderr are flushed and the process exits without
     // destructors (RunQuery leaves its index mapped), so the kernel takes the address space
     // down in one pass instead of the segments being unmapped one by one and TBB's threads
-    // stopped first: 0.6-1 ms of a one-shot query on linux-files (issue 10).
+    // stopped first: 0.6-1 ms of a one-shot query on linux-files.
     const int code = bitsift::cli::RunQuery(args);
     std::fflush(nullptr);
     std::_Exit(code);

@@ -185,7 +185,7 @@ class DirectoryLister {
     ::closedir(d);
     // In the order of the paths below them (EntryBefore): walked depth-first in that order,
     // the files come sorted, and the whole list is not sorted again (1.2M paths of
-    // linux-paras: ~0.3 s of an update's 2.7, session 27).
+    // linux-paras: ~0.3 s of an update's 2.7).
     std::sort(frame->entries.begin(), frame->entries.end(),
               [](const std::pair<std::string, bool>& a, const std::pair<std::string, bool>& b) {
                 return EntryBefore(a.first, a.second, b.first, b.second);
@@ -441,7 +441,8 @@ SkipReason ReadDocumentText(const std::string& root, const std::string& relative
                             uint64_t max_file_size, const DocumentOptions& options,
                             std::string* text, FileFacts* facts, std::string* detail) {
   // The text goes into *text's own buffer: a caller that reads many files through one string
-  // reuses its memory (pages new to the process cost 10-20 us each to touch on this VM).
+  // reuses its memory (pages new to the process cost 10-20 us each to touch where a first touch
+  // traps to the hypervisor).
   StringSink sink;
   sink.text.swap(*text);
   sink.text.clear();

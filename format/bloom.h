@@ -36,7 +36,7 @@ double ExpectedFalsePositiveRate(BloomShape shape, uint64_t n);
 // when h2 / 2^64 x width fell near a small fraction, the k positions fell on one to three rows
 // (3% of terms at width 48, 1.8% at 87), and such a term's false candidates were the row
 // fill itself: linux-paras' `slot` (8,042 documents) had 163,518 candidates, 41 rows read
-// over 11 bands instead of ~75 (docs/design.md, "Bloom positions").
+// over 11 bands instead of ~75 (docs/design.md, "Signatures and rows").
 template <typename F>
 inline void ForEachPosition(uint64_t hash, uint64_t width, uint32_t k, F&& f) {
   constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ULL;

@@ -277,7 +277,7 @@ DictionaryView::TopKeys DictionaryView::Tops() const {
 std::pair<uint64_t, uint64_t> DictionaryView::TopBlocks(const TopKeys& top, uint64_t below,
                                                         uint64_t key) const {
   // Entries with the term's very key are rare (8 equal leading bytes): look ahead one at a
-  // time, not by a second bisection (~11 more cache lines a lookup, session 11).
+  // time, not by a second bisection (~11 more cache lines a lookup).
   uint64_t at_or_below = below;  // DICT_TOP entries with a key <= key
   while (at_or_below < top.count && top.key(at_or_below) <= key) ++at_or_below;
   return {below == 0 ? 0 : (below - 1) * kDictTopStride + 1,

@@ -24,7 +24,7 @@
 // (DOCS entry, PATHS, DOC_FACTS) for a one-shot query's scattered results. The paths are stored
 // whole, not front-coded, so that a path is a view of the file's bytes (SegmentReader::path).
 // The table costs 2 bytes a document; without it a query printing 30M results in id order
-// spent 10-35% longer skipping the records between them (session 18).
+// spent 10-35% longer skipping the records between them.
 #ifndef BITSIFT_FORMAT_DOC_TABLE_H_
 #define BITSIFT_FORMAT_DOC_TABLE_H_
 

@@ -217,7 +217,7 @@ uint64_t LoadU64(const uint8_t* p) {
 
 // Opening asks for the file's last bytes, and for sections up to this size, to be read ahead
 // at once (MappedFile::WillNeed): with a cold page cache, one round of parallel reads instead
-// of a read per page in turn (docs/design.md, "One-shot page faults").
+// of a read per page in turn (docs/design.md, "One-shot queries").
 constexpr size_t kOpenTailBytes = 64 << 10;
 
 // Sections that opening verifies completely: the ones every query reads whole, and the small
@@ -316,10 +316,10 @@ namespace {
 // format 8 also DOCS and PATHS), and in a direct-mapped cache two of them whose chunks fall on
 // one slot evicted each other at every document (a 187k-match query read 83k chunks for 13k).
 // Small, and its bytes left uninitialized, so that it touches few pages (each a trap where
-// faults are dear): a slot's first use is a fresh page, which costs a one-shot query as much
-// as the pread it saves. 16 slots instead of 64 (session 20): 48 fewer faults and 0.5-2 ms off
-// queries with hundreds of results, no change for those with tens of thousands (linux-paras). A
-// miss is read and verified outside the lock. CHUNK_SUMS pieces have a cache of their own.
+// faults are dear): a slot's first use is a fresh page, which costs a one-shot query as much as
+// the pread it saves. 16 slots instead of 64: 48 fewer faults and 0.5-2 ms off queries with
+// hundreds of results, no change for those with tens of thousands (linux-paras). A miss is read
+// and verified outside the lock. CHUNK_SUMS pieces have a cache of their own.
 template <size_t kSlots>
 class ChunkCache {
  public:

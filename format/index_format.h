@@ -152,7 +152,7 @@ static_assert(sizeof(MetaRecord) == 96);
 // ones. The Bloom terms, [exact_terms, sparse_first), have their Bloom bits and a list, and a
 // query takes whichever costs it less to read (format::SegmentReader::UsesList); the sparse
 // terms, [sparse_first, term_count), only the list. Before format 10 lists began at
-// sparse_first. docs/design.md, "Lists for the Bloom terms".
+// sparse_first. docs/design.md, "Signatures and rows".
 inline uint32_t ListFirst(const MetaRecord& m) { return m.exact_terms; }
 
 // A band has `width` Bloom rows followed by MetaRecord::exact_terms exact rows, each
@@ -247,19 +247,19 @@ class IndexFile {
   // How the file's reader will read it. kScan: in order (merges, check), with the kernel's
   // read-around on page faults. kRandom: scattered pages (queries), as AdviseRandomAccess
   // describes, from the very first byte opening reads: a fault there would otherwise read up
-  // to read_ahead_kb around its page (8 MiB on the test machine, ~7 ms of a cold open).
+  // to read_ahead_kb around its page (at 8 MiB, ~7 ms of a cold open).
   // kOneShot: kRandom for a process that answers a query and exits; once chunks verified
   // (first read) through the mapping have touched OneShotReleaseWindows() fault-around windows
   // (64 KiB), the mapping's pages are dropped from the process's resident set
   // (MappedFile::ReleasePages; the page cache keeps them, a later read faults them in again).
   // A fault maps up to 16 neighbouring pages the page cache holds (fault-around, which
   // MADV_RANDOM does not turn off), so a query reading thousands of scattered records counted
-  // 100-140 MB of them as resident (docs/design.md, "One-shot resident set").
+  // 100-140 MB of them as resident (docs/design.md, "One-shot queries").
   //
   // A one-shot reader copies instead of mapping (copy_reads(); OneShotCopyReads decides): a
   // first touch of a mapped page costs 7-15 us where it traps to the hypervisor (a
   // paravirtualized guest) and ~2 us with fault-around on KVM, a 4 KiB pread ~2 us into a
-  // buffer reused; by copy was faster on both (docs/design.md, "One-shot reads by copy").
+  // buffer reused; by copy was faster on both (docs/design.md, "One-shot queries").
   enum class Access { kScan, kRandom, kOneShot };
 
   // Maps `path` and verifies what opening verifies (above). Throws Error(kNotFound) if it does
@@ -385,20 +385,20 @@ class IndexFile {
   // Access::kOneShot's period, in fault-around windows (64 KiB) first touched by chunks
   // verified through the mapping since the last drop: kOneShotReleaseWindows by default, ~32
   // MiB of mapped pages between drops whether the reads are scattered (a window a chunk) or
-  // dense (16 chunks a window). Counted in chunks (512) until session 26, a dense read of
-  // DOC_FACTS dropped its pages every 2 MiB and the listing that read the records again
-  // faulted them all back in (`printk`, 13k results: 1,234 page faults, 863 with a period 8
-  // times longer). SetOneShotReleaseWindows changes it for the files opened after it (tests).
+  // dense (16 chunks a window). Counted in chunks (512), a dense read of DOC_FACTS would drop
+  // its pages every 2 MiB and the listing that read the records again faulted them all back in
+  // (`printk`, 13k results: 1,234 page faults, 863 with a period 8 times longer).
+  // SetOneShotReleaseWindows changes it for the files opened after it (tests).
   static constexpr uint64_t kOneShotReleaseWindows = 512;
   static constexpr uint32_t kFaultAroundShift = 16;
   static uint64_t OneShotReleaseWindows();
   static void SetOneShotReleaseWindows(uint64_t windows);
   // Whether files opened with Access::kOneShot read by copy (copy_reads()). kAuto: yes,
   // unless the environment variable BITSIFT_ONESHOT_READS is "map" ("copy": yes).
-  // SetOneShotReads changes it for the files opened after it (tests, benchmarks). Until
-  // session 24 kAuto copied only where page faults are dear (a first write to 4 fresh pages); on a
-  // KVM guest whose faults cost ~2 us copying still won: `bench/oneshot-ab` p50 2.63 -> 2.44
-  // ms, `timer.h` 9.05 -> 7.18, `void not struct i` 20.6 -> 12.4 (docs/design.md).
+  // SetOneShotReads changes it for the files opened after it (tests, benchmarks). kAuto copies
+  // even where page faults are cheap: on a KVM guest whose faults cost ~2 us, copying took
+  // `bench/oneshot-ab` p50 2.63 -> 2.44 ms, `timer.h` 9.05 -> 7.18, `void not struct i` 20.6 ->
+  // 12.4 (docs/design.md, "One-shot queries").
   enum class OneShotReads { kAuto, kCopy, kMap };
   static bool OneShotCopyReads();
   static void SetOneShotReads(OneShotReads reads);
@@ -601,9 +601,9 @@ class IndexFile {
   // (MappedFile::Populate) before they are touched. A reader of many queries keeps the faults,
   // whose fault-around maps the neighbours its later queries read, instead of a request for
   // only what each verification covers. Where faults are cheap, a one-shot reader keeps them
-  // too: on session 25's KVM guest the requests cost more than the faults they replaced for
-  // queries that read most of DOC_FACTS (`then`, 26,928 results: 45.0 -> 40.6 ms) and saved
-  // nothing on light queries (bench/oneshot-ab p50 1.99 against 1.97 ms).
+  // too: on a KVM guest the requests cost more than the faults they replaced for queries that
+  // read most of DOC_FACTS (`then`, 26,928 results: 45.0 -> 40.6 ms) and saved nothing on light
+  // queries (bench/oneshot-ab p50 1.99 against 1.97 ms).
   bool populate_ = false;
   // Access::kOneShot: drop the mapped pages once this many fault-around windows were first
   // touched by chunks verified through the mapping (0: never); the windows touched since the

@@ -39,7 +39,8 @@ inline constexpr char kGitignoreName[] = ".gitignore";
 // place in the manifest's mapping; a sparse one as gaps, decoded into a bitmap whose pages are
 // zero until written (calloc), so that a segment with one deletion does not cost a reader its
 // whole bitmap. (A list of ids decoded beside a bitmap cost a one-shot query on linux-paras
-// after a 10% update, 110k deletions, ~0.4 ms and 150 fresh pages: docs/design.md, session 27.)
+// after a 10% update, 110k deletions, ~0.4 ms and 150 fresh pages: docs/living-index.md, "An
+// index is a directory".)
 // A value: copies of a set are independent.
 class DeletionSet {
  public:

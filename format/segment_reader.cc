@@ -271,7 +271,8 @@ void SegmentReader::WillNeedDocs(const uint32_t* ids, size_t n) const {
   if (!file_.random_access()) return;
   // Results that will touch a large share of a section's chunks are read through the mapping,
   // whose faults map 16 neighbouring pages each, not a pread per chunk: at one result per two
-  // chunks, by the costs measured on this VM (a 4 KiB pread ~3.6 us, a fault ~10-20 us).
+  // chunks, by the costs measured on a paravirtualized guest (a 4 KiB pread ~3.6 us, a fault
+  // ~10-20 us).
   // (linux-paras `else null`, 24k results: 23k preads of DOC_FACTS, 142 ms; mapped: 13k, ...)
   for (SectionId id : {SectionId::kDocFactsIndex, SectionId::kDocFacts}) {
     if (file_.copies(id) && 2 * n >= ChunkCount(file_.Section(id).size())) file_.ReadDensely(id);

@@ -131,7 +131,7 @@ class SegmentReader {
   // Bloom bits), and for a Bloom term when this reader prefers lists (PreferLists). A Bloom
   // term's list is its exact documents, some KB to some tens of KB; its rows are k of N bits in
   // every band (~1 MB for a million documents) and leave candidates to verify by their forward
-  // records. docs/design.md, "Lists for the Bloom terms".
+  // records. docs/design.md, "Signatures and rows".
   bool UsesList(uint32_t id) const { return IsSparse(id) || (prefer_lists_ && HasList(id)); }
   // Makes queries take a Bloom term's list (UsesList): for a reader whose pages are not in
   // the process yet (a one-shot query), where every byte of a row costs a read or a fault.

@@ -7,7 +7,7 @@
 // therefore gets a sparse row (its document ids) instead of Bloom bits, as a term in 1/32 of
 // the documents gets a dense exact row: one row representation per density. Its candidates
 // are exact (no verification for it), and the Bloom rows, freed of half their postings, are
-// narrower. docs/design.md ("Sparse rows") has the measurements.
+// narrower. docs/design.md ("Signatures and rows") has the measurements.
 //
 // Since format 10 the Bloom terms have a list too (beside their Bloom bits): the lists start at
 // the first term that is not exact, ListFirst(meta) (format/index_format.h).
@@ -31,16 +31,16 @@
 namespace bitsift::format {
 
 inline constexpr uint32_t kSparseGroupTerms = 16;
-// The default MetaRecord::sparse_max_df of new segments: 1024 since session 8 (128 before;
-// docs/design.md, "Sparse rows up to 1024"): one-shot queries of a term in 129-1024 documents
-// no longer read a forward record per candidate.
+// The default MetaRecord::sparse_max_df of new segments: 1024, not 128 (docs/design.md,
+// "Signatures and rows"), so that one-shot queries of a term in 129-1024 documents read no
+// forward record per candidate.
 inline constexpr uint32_t kDefaultSparseMaxDf = 1024;
 
 // A segment of N documents gives sparse rows to the terms in at most N / kSparseDocsPerDf
-// documents too, when that is above the setting (session 16; docs/design.md, "Sparse rows that
-// grow with the segment"). A Bloom term costs a query k rows of N bits in every band, a sparse
-// term its df ids: the threshold where they cost the same grows with N. The terms between
-// N / 128 and the exact rows' N / 32 keep their Bloom bits.
+// documents too, when that is above the setting (docs/design.md, "Signatures and rows"). A
+// Bloom term costs a query k rows of N bits in every band, a sparse term its df ids: the
+// threshold where they cost the same grows with N. The terms between N / 128 and the exact
+// rows' N / 32 keep their Bloom bits.
 inline constexpr uint64_t kSparseDocsPerDf = 128;
 
 // The sparse threshold (MetaRecord::sparse_max_df) of a segment of `docs` documents built

@@ -9,7 +9,7 @@ namespace {
 // Per-band overhead, in matrix bits, that a split must save to be worth it (512 KiB). Every
 // band costs a query k row reads per term (a page each for a one-shot process) and a pass of
 // its own; on linux-files 512 KiB against 64 KiB gave 42 bands instead of 82 for 4% more
-// index (186 -> 193 MB), one-shot queries ~8% and in-process p50 ~15% faster (session 5).
+// index (186 -> 193 MB), one-shot queries ~8% and in-process p50 ~15% faster.
 constexpr double kBandPenaltyBits = 512.0 * 1024 * 8;
 // Upper bound on cut candidates, which keeps the quadratic search under ~10^7 steps.
 constexpr uint64_t kMaxCandidates = 3000;

@@ -370,12 +370,12 @@ void IndexState::Merge(std::vector<size_t> indices, const std::string& root, Bui
 
 void IndexState::MergeFlushes(const std::string& root, BuildReport* report) {
   // Each segment costs a query a dictionary lookup per term and, in a fresh process, about ten
-  // first-touched pages to open (docs/design.md, "One-shot costs"); a build that flushed seven
+  // first-touched pages to open (docs/living-index.md, "Merging"); a build that flushed seven
   // times answered a one-shot query 1.3x slower than one segment. The flushes are of one size
   // tier, which the policy merges only eight at a time. An update's flushes too: the 10%
-  // update of linux-paras wrote three of ~12-16 MB, which neither the tiers nor the newest
-  // segment's absorbing merged, and a light query looked its terms up in four segments
-  // (session 29).
+  // update of linux-paras writes three of ~12-16 MB, which neither the tiers nor the newest
+  // segment's absorbing would merge, and a light query would look its terms up in four
+  // segments.
   // When they do not fit the budget all together, the smallest that do are merged, then the
   // smallest of the rest that do, and so on; then all of what is left, if it fits
   // (indexer/merge_policy.h, NextFlushMerge).

@@ -38,7 +38,7 @@ std::vector<size_t> AbsorbedByNewest(const std::vector<PolicySegment>& segments)
 //
 // Why: each segment costs a query a dictionary lookup per term and, in a fresh process, about
 // ten first-touched pages to open; a one-shot query on linux-paras was 1.32x `quest` on its
-// build's 2 segments and 1.13x on one (docs/design.md, "One-shot costs").
+// build's 2 segments and 1.13x on one (docs/living-index.md, "Merging").
 struct FlushMerge {
   std::vector<size_t> members;
   bool last = false;

@@ -11,7 +11,7 @@
 // FORWARD_DATA, about the size of the inputs' forward store), and the rows (band by band) and
 // the sparse rows are built from those records. Memory: the largest of the phases'
 // (EstimateMergeBytes), about 9-13 bytes per input term and 48 bytes per document; not the
-// records, nor the hashes of the terms that set no Bloom bit (before session 21 they were
+// records, nor the hashes of the terms that set no Bloom bit (held in memory they would be
 // most of a merge's memory: 97 and 46 MB of linux-paras' 1.2M paragraphs and 5.7M terms).
 #ifndef BITSIFT_INDEXER_SEGMENT_MERGER_H_
 #define BITSIFT_INDEXER_SEGMENT_MERGER_H_

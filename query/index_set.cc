@@ -30,9 +30,9 @@ constexpr int kOpenAttempts = 8;
 // rest shared with the helper thread (util/helper_thread.h) once it has taken this long. A
 // one-shot query of a few rows and candidates takes less than that in all its segments, less
 // than starting threads costs it (the helper's, and TBB's pool at a segment's first parallel
-// loop: 2-4 ms, issue 10). A heavy query loses at most this much of its parallelism; once a
-// query of the process has gone parallel, later ones share at once (a long-running process
-// pays the start once).
+// loop: 2-4 ms). A heavy query loses at most this much of its parallelism; once a query of the
+// process has gone parallel, later ones share at once (a long-running process pays the start
+// once).
 constexpr double kSequentialMicros = 1000;
 std::atomic<bool> segments_in_parallel{false};
 
@@ -158,7 +158,7 @@ uint64_t IndexSet::mapped_ahead(bool wait) const {
 const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
   // A bisection without branches (the compiler's conditional moves): the hits of an updated
   // index alternate between segments at random, and std::upper_bound's mispredicted branches
-  // cost more than the search (session 11: a third of the merged query's extra time).
+  // cost more than the search (a third of the merged query's extra time).
   const Segment* base = segments_.data();
   for (size_t n = segments_.size(); n > 1;) {
     const size_t half = n / 2;

@@ -9,8 +9,8 @@
 //     span / 64 words and one read of the inverse ranks per hit, whatever the interleaving;
 //   - two parts at a time otherwise (the smallest first), one hit at a time while the parts
 //     alternate and by galloping once one part runs on (TimSort's rule).
-// Session 11 measured them against the run-copying k-way merge they replaced
-// (docs/design.md, "Merging the segments' hits").
+// Both were measured against the run-copying k-way merge they replaced (docs/design.md,
+// "Segments and indexes as one").
 #ifndef BITSIFT_QUERY_RANK_MERGE_H_
 #define BITSIFT_QUERY_RANK_MERGE_H_
 
@@ -55,7 +55,7 @@ void MergeByRankBitmap(const std::vector<RankedPart>& parts, const uint32_t* ran
 // Why not a rank for every document: on linux-paras after a 10% update (4 segments, 1.33M
 // documents), merging 42k hits with rank[] and its inverse over every document (10.6 MB) took
 // ~20 ns a hit, two cache misses each; a 1.7x slower query than the compacted index
-// (docs/design.md, "Merging segments by a spine", session 24).
+// (docs/design.md, "Segments and indexes as one").
 // Usage: construct, then Next for every document outside the spine, in path order; then Merge
 // (from any number of threads).
 class SpineOrder {

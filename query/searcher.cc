@@ -52,7 +52,7 @@ constexpr size_t kParallelVerifyMin = 4096;
 // with the process's helper thread (util::RunShared: the caller never waits for it to start,
 // as it would for TBB's workers in a fresh process) if it is polling already, and from
 // kSharedVerifyStart on it is started (woken) as soon as the candidates are known: a thread
-// start costs ~0.2-0.7 ms and the thread runs 0.6-4.5 ms later on this project's VM.
+// start costs ~0.2-0.7 ms and the thread runs 0.6-4.5 ms later on a 2-core guest.
 // linux-paras, `handler goto` (1,277 candidates, one-shot, helper polling): 8.4 -> ~5 ms.
 constexpr size_t kSharedVerifyMin = 256;
 constexpr size_t kSharedVerifyStart = 2048;
@@ -252,7 +252,7 @@ void Searcher::BandCandidates(uint64_t b, const std::vector<RowTerm>& terms, boo
   std::vector<uint64_t> bits;
   BandBits(b, terms, parallel, &bits, o);
   // A band's columns are ordered by document size, not id, so a scope cannot narrow the rows
-  // read (docs/design.md, "Scoped queries"); it drops candidates as they become ids.
+  // read (docs/design.md, "The row AND"); it drops candidates as they become ids.
   ForEachBandDoc(index_, index_.band(b), bits, [&](uint32_t d) {
     if (scope == nullptr || InRanges(scope->data(), scope->size(), d)) {
       o->ids.push_back(d);
@@ -377,15 +377,15 @@ void Searcher::FilterByRows(std::vector<RowTerm>* terms, std::vector<uint32_t>* 
   // (RowFilterColumnsCheaper): with the pages in the process, the columns once a band has more
   // set bits than there are candidates (linux-paras, `res pm_runtime_mark_last_busy`: ~800
   // candidates against ~13k bits of `res`); read by copy, by the chunks each way would read,
-  // the fresh pages of the columns' arrays counted (session 22 counted chunks without them and
-  // chose the columns for `break second s more`, whose arrays cost more; session 29).
+  // the fresh pages of the columns' arrays counted (chunks alone chose the columns for `break
+  // second s more`, whose arrays cost more: 13.3 -> 15.1 ms).
   WillNeedRows(rows);  // a cold file: all the rows in one round of reads, not a fault a page
   BandOutput o;
   std::vector<uint64_t> bits;
   std::vector<uint8_t> keep(candidates->size(), 0);  // by position in *candidates
   // When read: the candidates' {column within its band, position}, grouped by band (band b's
   // from by_band[band_first[b]] to by_band[band_first[b + 1]]): a counting sort, not a sort by
-  // column (0.4 ms for 10.7k candidates, session 24).
+  // column (0.4 ms for 10.7k candidates).
   std::vector<std::pair<uint32_t, uint32_t>> by_band;
   std::vector<size_t> band_first;
   bool columns_read = false;
@@ -472,10 +472,10 @@ std::vector<uint32_t> Searcher::CandidatesFor(std::vector<RowTerm>* planned, boo
     scoped_out = o.scoped_out;
   }
   // Candidates come band by band; return them in document order. Many candidates are put in
-  // order through a bitmap over all documents, which costs a pass over N/64 words instead of
-  // a sort (a sort of 20k ids took 15% of single-term query time on linux-paras). The
-  // deletions are masked off a word at a time there (session 11: dropping them one by one,
-  // a mispredicted branch each, cost 87 us of the mean heavy query on a 10%-updated index).
+  // order through a bitmap over all documents, which costs a pass over N/64 words instead of a
+  // sort (a sort of 20k ids took 15% of single-term query time on linux-paras). The deletions
+  // are masked off a word at a time there (dropping them one by one, a mispredicted branch
+  // each, cost 87 us of the mean heavy query on a 10%-updated index).
   const uint64_t docs = index_.doc_count();
   if (all != nullptr) *all = out.size() + scoped_out;
   if (out.size() > 64 && out.size() * 64 > docs) {

@@ -154,7 +154,7 @@ class Searcher {
 // pages of the columns' arrays (16 bytes a candidate). linux-paras, `mutex lock` (10,983
 // candidates of `mutex`'s list, `lock` an exact term): band 0's bits, fewer than the
 // candidates, spread over all 422 chunks of its BAND_DOCS, against DOC_BANDS' 164; the AND
-// took 1.3 ms, 0.9 ms with the columns (session 29).
+// took 1.3 ms, 0.9 ms with the columns.
 bool RowFilterColumnsCheaper(bool copies, uint64_t set, uint64_t band_docs, uint64_t candidates,
                              uint64_t doc_count, uint64_t band_count);
 

@@ -140,7 +140,7 @@ uint8_t HanPathUnit(UChar32 c) {
 struct Tokenizer::Impl {
   // ICU's normalizer and word break iterator, made when a text first needs them (NeedIcu):
   // ASCII lines need neither, so a query, a phrase check or --lines over ASCII text never
-  // loads ICU's data (session 32: an absent split word, `zzq-xxv`, 2.27 -> 2.12 ms a process).
+  // loads ICU's data (an absent split word, `zzq-xxv`, 2.27 -> 2.12 ms a process).
   mutable const icu::Normalizer2* normalizer = nullptr;
   mutable const icu::Normalizer2* nfd = nullptr;  // for folding diacritics
   mutable const icu::Normalizer2* nfc = nullptr;

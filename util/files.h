@@ -43,21 +43,21 @@ class MappedFile {
   // and waiting for them: the reader touches them next without a page fault each. Where a
   // fault is a trip to the hypervisor (a paravirtualized guest), a fault on a file page costs
   // 50-80 us, as it maps the up to 16 neighbours the page cache holds (fault-around), against
-  // ~2 us for this call and ~1 us a page (docs/design.md, "Pages mapped before they are
-  // touched"). Does nothing on a kernel without it. A hint: reading the mapping stays valid.
+  // ~2 us for this call and ~1 us a page (docs/design.md, "One-shot queries"). Does nothing
+  // on a kernel without it. A hint: reading the mapping stays valid.
   void Populate(size_t offset, size_t length) const;
   // Maps into this process the pages of [offset, offset + length) (clipped to the file) that
   // the page cache holds now (mincore, then MADV_POPULATE_READ for each run of them); pages not
   // in the page cache are left alone, so it reads nothing from the disk. Returns the bytes
   // asked to be mapped. For a reader of many queries, on a thread of its own: its first queries
-  // then do not pay a page fault for each page they first touch (docs/design.md, "Mapping a
-  // long-lived reader's resident pages ahead"). Does nothing on a kernel without
-  // MADV_POPULATE_READ. A hint: reading the mapping stays valid.
+  // then do not pay a page fault for each page they first touch (docs/design.md, "A query's
+  // fixed costs"). Does nothing on a kernel without MADV_POPULATE_READ. A hint: reading the
+  // mapping stays valid.
   size_t PopulateResident(size_t offset, size_t length) const;
-  // Tells the kernel that this mapping is read at scattered places (MADV_RANDOM): a page
-  // fault then reads that page alone, instead of read_ahead_kb around it (8 MiB on this
-  // project's test machine's disk: three faults of a cold one-shot query read 24 MB). Whoever
-  // calls it asks for what it will read with WillNeed. Scans (merges, check) do not call it.
+  // Tells the kernel that this mapping is read at scattered places (MADV_RANDOM): a page fault
+  // then reads that page alone, instead of read_ahead_kb around it (at 8 MiB, three faults of a
+  // cold one-shot query read 24 MB). Whoever calls it asks for what it will read with WillNeed.
+  // Scans (merges, check) do not call it.
   void AdviseRandom() const;
   // Whether the page holding byte `offset` is in the page cache (mincore; true if unknown): a
   // caller about to ask for many pieces with WillNeed checks one first, and skips the requests
@@ -80,14 +80,14 @@ class MappedFile {
   std::string path_;
 };
 
-// Whether a first touch of a page costs this process a trap to the hypervisor, measured once
-// per process (the fastest of 4 first writes to fresh anonymous pages, against
-// kDearFaultMicros; the first cheap one ends the measure, so a machine where faults are cheap
-// pays one page): about 11 us in a paravirtualized guest (PVM), 0.1-1 us on bare metal or
-// hardware-assisted virtualization (~1.3 us on this project's KVM guest in session 24, fault
-// included). Where it does, a one-shot query's heap pays to be in a huge page (cli/commands.cc:
-// util::PrepareHugePageHeap); where it does not, the huge page's zeroing costs more than the
-// faults it saves (session 24: `bench/oneshot-ab` p50 2.63 against 2.36 ms without).
+// Whether a first touch of a page costs this process a trap to the hypervisor, measured once per
+// process (the fastest of 4 first writes to fresh anonymous pages, against kDearFaultMicros; the
+// first cheap one ends the measure, so a machine where faults are cheap pays one page): about 11 us
+// in a paravirtualized guest (PVM), 0.1-1 us on bare metal or hardware-assisted virtualization
+// (~1.3 us on a KVM guest, fault included). Where it does, a one-shot query's heap pays to be in a
+// huge page (cli/commands.cc: util::PrepareHugePageHeap); where it does not, the huge page's
+// zeroing costs more than the faults it saves (a KVM guest: `bench/oneshot-ab` p50 2.63 against
+// 2.36 ms without).
 bool PageFaultsAreDear();
 inline constexpr double kDearFaultMicros = 3.0;
 
@@ -101,9 +101,9 @@ inline constexpr double kDearFaultMicros = 3.0;
 //     (util::RunShared), in pieces of kLookPiece files taken in order, for callers that wait
 //     on the answer (a query's results). The caller never waits for a thread to start, and
 //     below kLookStartHelperFiles files it shares only with a helper that is polling already
-//     (util::HelperNeed::kIfPolling): starting a thread cost the caller 0.2-0.7 ms on this
-//     project's 2-core VM and the thread ran 0.6-4.5 ms later (a sleeping vCPU woken), as
-//     long as looking at a query's 469 files alone.
+//     (util::HelperNeed::kIfPolling): starting a thread cost the caller 0.2-0.7 ms on a 2-core
+//     guest and the thread ran 0.6-4.5 ms later (a sleeping vCPU woken), as long as looking at
+//     a query's 469 files alone.
 //   - otherwise, with at least kParallelLookFiles files and threads > 1, that many threads (the
 //     caller's and std::threads; for long runs, an update's walk of a whole tree), each an
 //     equal share of consecutive files. On 2 cores a file costs 1.4 us instead of 2.6 (kjv),

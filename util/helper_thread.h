@@ -2,7 +2,7 @@
 //
 // A query over several segments (or indexes) runs one search per segment, each a few
 // microseconds when the query is light. Waking a sleeping thread costs the waker more than that
-// on this project's 2-core VM (a futex wake-up: ~8 us, measured), and TBB's workers sleep
+// on a 2-core guest (a futex wake-up: ~8 us, measured), and TBB's workers sleep
 // between such queries. So the helper polls for work for kHelperSpinMicros after its last task
 // (yielding its core to any other runnable thread as it polls; LLVM's OpenMP runtime waits
 // 200 ms by default too, KMP_BLOCKTIME), and then sleeps. Only a call that took kWakeAfterMicros or
@@ -11,8 +11,8 @@
 // polling.
 //
 // The caller never waits for a helper that has not started: it runs tasks itself as the helper
-// does and takes back those the helper has not started (docs/design.md, "Segments on a helper
-// thread").
+// does and takes back those the helper has not started (docs/design.md, "Segments and indexes
+// as one").
 #ifndef BITSIFT_UTIL_HELPER_THREAD_H_
 #define BITSIFT_UTIL_HELPER_THREAD_H_
 
@@ -40,7 +40,7 @@ inline constexpr int64_t kOwnerSpinMicros = 50;
 // `need` says what to do when the helper is not polling (not started yet, or asleep):
 //   - kStart: start it (at the first call) and share with it from then on;
 //   - kIfPolling: run every task alone. For a fresh process's short work (a one-shot query's
-//     hundreds of records): on this project's VM, starting the thread cost the caller 0.2-0.7
+//     hundreds of records): on a 2-core guest, starting the thread cost the caller 0.2-0.7
 //     ms and it ran its first task 0.6-4.5 ms later (the second vCPU woken), longer than the
 //     work it was to share.
 enum class HelperNeed { kStart, kIfPolling };

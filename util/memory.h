@@ -27,8 +27,8 @@ inline constexpr bool kSanitizerBuild = false;
 // for each 2 MiB instead of one for each 4 KiB page. Meant for a process that answers one
 // query and exits (the CLI's `query`): where a first touch of a page is a trip to the
 // hypervisor (a paravirtualized guest: 15-35 us a page), the 40-80 fresh pages of a one-shot
-// query's buffers cost it 1-2 ms, and one 2 MiB page ~90 us (docs/design.md, "A one-shot
-// query's fresh memory in huge pages").
+// query's buffers cost it 1-2 ms, and one 2 MiB page ~90 us (docs/design.md, "One-shot
+// queries").
 //
 // How: with glibc's allocator, a block larger than the heap's top is asked for and freed, so
 // that the top reaches past a 2 MiB boundary and `bytes` beyond it; the aligned part is

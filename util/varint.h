@@ -38,7 +38,7 @@ inline bool GetVarint(const uint8_t** p, const uint8_t* end, uint64_t* v) {
 // Returns the position just past the n-th varint starting at p, or nullptr if [p, end) ends
 // first. The values are not decoded: a varint ends at each byte below 0x80, so this counts
 // such bytes, 16 at a time where SSE2 is there (a sparse row's term is found by skipping the
-// lists before it in its group: up to ~16k varints, 10 us decoded one by one; session 11).
+// lists before it in its group: up to ~16k varints, 10 us decoded one by one).
 inline const uint8_t* SkipVarints(const uint8_t* p, const uint8_t* end, uint64_t n) {
   if (n == 0) return p;
 #if defined(__SSE2__)

@@ -25,7 +25,7 @@ struct IndexOptions {
   double fp_rate = 0.01;  // per-term false-positive target of the signatures
   // Terms in at most this many documents of a segment, or in at most 1/128 of its documents
   // if that is more, get a sparse row, their exact document list, instead of Bloom bits (no
-  // false candidates for them); 0 = none (docs/design.md, "Sparse rows").
+  // false candidates for them); 0 = none (docs/design.md, "Signatures and rows").
   uint32_t sparse_max_df = 1024;
   unsigned threads = 0;                   // worker threads; 0 = one per core (more are capped)
   uint64_t max_file_size = 256ULL << 20;  // files larger than this are skipped

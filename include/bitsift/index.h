@@ -113,11 +113,11 @@ class Index {
 
   // Answers `query` exactly: the documents it matches (phrases checked in the documents' text,
   // see QueryOptions::document_text; a document that cannot be decided goes to
-  // result->unreadable). A plain conjunction runs bitsift 0.1's path unchanged. Segments
-  // without a term the query needs are skipped without reading a row. Returns ok with an empty
-  // result when nothing matches, kInvalidArgument for an empty (unparsed) query, kCorrupt
-  // (naming the path and the repair) if it reads a damaged chunk or record: never an answer
-  // from one.
+  // result->unreadable). A plain conjunction is answered by the signature rows and the forward
+  // store alone. Segments without a term the query needs are skipped without reading a row.
+  // Returns ok with an empty result when nothing matches, kInvalidArgument for an empty
+  // (unparsed) query, kCorrupt (naming the path and the repair) if it reads a damaged chunk or
+  // record: never an answer from one.
   Status Query(const ParsedQuery& query, const QueryOptions& options, QueryResult* result) const;
   // Parses `arguments` with ParsedQuery::ParseArguments(arguments, options.syntax) and answers
   // the query as above; a parse error is returned as ParseArguments returns it.

@@ -55,7 +55,7 @@ class ParsedQuery {
   // (and x y -z), (or x y). "" for a query never parsed.
   std::string ToString() const;
   // Whether it is a conjunction of terms only (no phrase, prefix, OR or exclusion): answered by
-  // the signature rows and the forward store alone, as bitsift 0.1 answered every query.
+  // the signature rows and the forward store alone.
   bool plain() const;
   // Whether it was never parsed successfully (Index::Query refuses it).
   bool empty() const { return rep_ == nullptr; }
@@ -103,8 +103,8 @@ struct QueryOptions {
   QuerySyntax syntax = QuerySyntax::kLanguage;
   // Whether a query may use threads besides the caller's: the searches of several segments are
   // shared with a helper thread, which then polls for the next query's for up to 200 ms (a
-  // stream of queries keeps a second core busy: docs/design.md, "Segments on a helper
-  // thread"), and the texts of a phrase's many candidates are read on TBB's threads. Set it to
+  // stream of queries keeps a second core busy: docs/design.md, "Segments and indexes as
+  // one"), and the texts of a phrase's many candidates are read on TBB's threads. Set it to
   // false when the program answers queries on every core already (`bitsift query --jobs N`).
   bool parallel = true;
   // Where phrases are checked: a phrase's candidates (documents holding all its terms) are read

@@ -508,7 +508,7 @@ TEST_CASE("each document's encoding is recorded, through updates and compaction"
   options.merge = false;  // keep the segments of the updates apart
   REQUIRE(bitsift::BuildIndex(dir.path(), dir / ".bitsift", options).ok());
   std::map<std::string, std::string> expected = StageEncodings(dir.path(), files);
-  // The names are ICU's canonical ones, as the issue's examples spell them.
+  // The names are ICU's canonical ones.
   CHECK(expected.at("zh-Hans/GB18030.txt") == "GB18030");
   CHECK(expected.at("ja/Shift_JIS.txt") == "Shift_JIS");
   CHECK(expected.at("ru/KOI8-R.txt") == "KOI8-R");

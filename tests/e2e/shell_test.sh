@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# End-to-end: the command line in the shell around it (issue 14). Paths that open from where the
-# user stands (a sibling, a parent, a subfolder, far away; -0; names with spaces, a leading dash,
-# bytes that are not UTF-8), scope by folder (--all, --in, -- PATH, --limit inside a scope),
-# stale hits (a file deleted and one changed after indexing), `status`, strict numbers, a clean
-# `git status`, and the words of messages (plurals, "not found" naming where, damaged indexes
-# naming the repair, OS errors with their reason, `tokenize`).
+# End-to-end: the command line in the shell around it. Paths that open from where the user stands
+# (a sibling, a parent, a subfolder, far away; -0; names with spaces, a leading dash, bytes that
+# are not UTF-8), scope by folder (--all, --in, -- PATH, --limit inside a scope), stale hits (a
+# file deleted and one changed after indexing), `status`, strict numbers, a clean `git status`,
+# and the words of messages (plurals, "not found" naming where, damaged indexes naming the repair,
+# OS errors with their reason, `tokenize`).
 # Usage: shell_test.sh BITSIFT
 set -u
 BITSIFT=$(realpath "$1")  # the script changes directory

@@ -322,8 +322,7 @@ TEST_CASE("an update merges the segments its flushes wrote when they fit the bud
   CHECK(merged.segments_written == flushed.segments_written);
   CHECK(merged.merges >= 1);
   // Not all four fit the budget together: the smallest that do are merged, then the rest if
-  // they fit (NextFlushMerge). Before session 29 an update left its flushes to the tiers,
-  // which merged none of these (5 segments).
+  // they fit (NextFlushMerge). The tiers alone would merge none of these and leave 5 segments.
   CHECK(merged.segments + 2 <= flushed.segments);
   CheckAgainstOracle(dir, {"kept", "index"}, texts, rng);
 }

@@ -252,7 +252,7 @@ TEST_CASE("an empty directory gives an empty, valid index", "[badinput]") {
 }
 
 TEST_CASE("100,000 empty files", "[badinput][many]") {
-  // BITSIFT_MANY_FILES overrides the count (the issue asks for 100,000).
+  // BITSIFT_MANY_FILES overrides the count (100,000 by default).
   const uint64_t count = EnvNumber("BITSIFT_MANY_FILES", 100000);
   TempDir dir;
   for (uint64_t i = 0; i < count; ++i) {
@@ -377,7 +377,7 @@ TEST_CASE("indexing completes while files keep changing under it", "[badinput][r
 }
 
 TEST_CASE("a huge file without a newline is read with bounded memory", "[badinput][big]") {
-  // 1 GiB as the issue asks (about 30 s in Release); the sanitizer passes of scripts/test set
+  // 1 GiB by default (about 30 s in Release); the sanitizer passes of scripts/test set
   // BITSIFT_BIG_FILE_MB lower.
   const uint64_t mb = EnvNumber("BITSIFT_BIG_FILE_MB", 1024);
   TempDir dir;

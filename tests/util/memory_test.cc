@@ -78,9 +78,9 @@ TEST_CASE("PrepareHugePageHeap: 2 MiB of fresh blocks cost a few faults, not 512
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   REQUIRE(WIFEXITED(status));
   if (WEXITSTATUS(status) == kNotPossible) {
-    WARN(
-        "no transparent huge pages here (kernel, sanitizer allocator or no free 2 MiB): "
-        "nothing checked");
+    // ctest reports the case as skipped (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt).
+    std::printf(
+        "SKIPPED: no transparent huge pages here (kernel, sanitizer allocator or no free 2 MiB)\n");
     return;
   }
   CHECK(WEXITSTATUS(status) == kHugePages);

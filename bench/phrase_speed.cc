@@ -1,30 +1,40 @@
-// Phrase verification cost, hidden from the default run (tag [.bench]):
-//   BITSIFT_BENCH_INDEX=DIR/.bitsift BITSIFT_BENCH_QUERIES=FILE build/bitsift_tests
-//   '[phrase-speed]'
+// Phrase verification cost:
+//   build/phrase_speed INDEX_DIR QUERIES_FILE
 // answers every query of FILE (the query language, one per line) over every segment of the
 // index, reading candidate texts from the indexed directory, and prints per query and in total:
 // matches, the candidates of the terms alone, texts read, bytes tokenized, and the time spent
 // re-reading and tokenizing (per candidate and per byte).
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "query/index_set.h"
 #include "query/query_eval.h"
 #include "query/query_parser.h"
-#include "test_util.h"
 
 using namespace bitsift;
 
-TEST_CASE("phrase verification throughput", "[.bench][phrase-speed]") {
-  const char* index_dir = std::getenv("BITSIFT_BENCH_INDEX");
-  const char* queries = std::getenv("BITSIFT_BENCH_QUERIES");
+namespace {
+
+// The bytes of the file at `path` (empty if it cannot be read).
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* index_dir = (argc > 1 ? argv[1] : nullptr);
+  const char* queries = (argc > 2 ? argv[2] : nullptr);
   if (index_dir == nullptr || queries == nullptr) {
-    WARN("set BITSIFT_BENCH_INDEX and BITSIFT_BENCH_QUERIES");
-    return;
+    std::fprintf(stderr, "usage: build/phrase_speed INDEX_DIR QUERIES_FILE\n");
+    return 2;
   }
   query::IndexSet set({index_dir});
   const std::string root = set.indexes()[0].root;
@@ -43,7 +53,7 @@ TEST_CASE("phrase verification throughput", "[.bench][phrase-speed]") {
       query::EvalOptions options;
       options.deleted = s.deleted.bits();
       options.text = [&](uint32_t id, std::string* text) {
-        *text = testing::ReadFile(root + "/" + std::string(s.reader->path(id)));
+        *text = ReadWholeFile(root + "/" + std::string(s.reader->path(id)));
         return true;
       };
       query::EvalStats stats;
@@ -75,4 +85,5 @@ TEST_CASE("phrase verification throughput", "[.bench][phrase-speed]") {
       static_cast<unsigned long long>(total_texts), total_bytes / 1e6, total_phrase_us / 1000,
       total_us / 1000, total_texts ? total_phrase_us / total_texts : 0.0,
       total_phrase_us > 0 ? total_bytes / total_phrase_us : 0.0);
+  return 0;
 }

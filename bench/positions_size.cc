@@ -1,22 +1,31 @@
-// What storing phrase evidence in the index would cost, hidden from the default run:
-//   BITSIFT_BENCH_DIR=DIR build/bitsift_tests '[positions-size]'
+// What storing phrase evidence in the index would cost (phrases run over positions, token
+// contract v2):
+//   build/positions_size DIR
 // tokenizes every regular file under DIR (raw bytes, no document stage) and prints the bytes a
 // positional index would add (per document and term, the varint-coded gaps between positions,
 // plus one varint count) and the distinct adjacent token pairs that pair terms would add to the
 // signatures, against the distinct terms the index holds now.
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
-#include "test_util.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
+
+// The bytes of the file at `path` (empty if it cannot be read).
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
 
 uint64_t VarintBytes(uint64_t v) {
   uint64_t n = 1;
@@ -29,17 +38,24 @@ uint64_t VarintBytes(uint64_t v) {
 
 }  // namespace
 
-TEST_CASE("positional index and pair-term sizes", "[.bench][positions-size]") {
-  const char* dir = std::getenv("BITSIFT_BENCH_DIR");
+int main(int argc, char** argv) {
+  const char* dir = (argc > 1 ? argv[1] : nullptr);
   if (dir == nullptr) {
-    WARN("set BITSIFT_BENCH_DIR to a directory");
-    return;
+    std::fprintf(stderr, "usage: build/positions_size DIR\n");
+    return 2;
   }
+  // The phrase positions (tokenizer::IsPosition), and the wholes of words with parts: terms
+  // without a position of their own.
   struct Sink : bitsift::tokenizer::OffsetTokenSink {
     std::vector<std::string> tokens;
+    std::unordered_set<std::string> wholes;
     bool OnToken(std::string_view t, uint64_t, uint64_t, bool,
-                 bitsift::tokenizer::TokenRole) override {
-      tokens.emplace_back(t);
+                 bitsift::tokenizer::TokenRole role) override {
+      if (bitsift::tokenizer::IsPosition(role)) {
+        tokens.emplace_back(t);
+      } else {
+        wholes.emplace(t);
+      }
       return true;
     }
   } sink;
@@ -48,9 +64,10 @@ TEST_CASE("positional index and pair-term sizes", "[.bench][positions-size]") {
   for (const auto& e : std::filesystem::recursive_directory_iterator(
            dir, std::filesystem::directory_options::skip_permission_denied)) {
     if (!e.is_regular_file() || e.path().string().find("/.") != std::string::npos) continue;
-    const std::string text = bitsift::testing::ReadFile(e.path().string());
+    const std::string text = ReadWholeFile(e.path().string());
     if (text.find('\0') != std::string::npos) continue;
     sink.tokens.clear();
+    sink.wholes.clear();
     tok.TokenizeWithOffsets(text, sink);
     std::unordered_map<std::string, std::pair<uint64_t, uint64_t>> last;  // term -> (pos, count)
     std::unordered_set<std::string> adjacent;
@@ -61,6 +78,7 @@ TEST_CASE("positional index and pair-term sizes", "[.bench][positions-size]") {
       if (i > 0) adjacent.insert(sink.tokens[i - 1] + '\x01' + sink.tokens[i]);
     }
     for (const auto& [term, pc] : last) position_bytes += VarintBytes(pc.second);
+    for (const std::string& w : sink.wholes) last.try_emplace(w, 0, 0);  // terms, no positions
     ++docs;
     bytes += text.size();
     tokens += sink.tokens.size();
@@ -75,4 +93,5 @@ TEST_CASE("positional index and pair-term sizes", "[.bench][positions-size]") {
       static_cast<unsigned long long>(postings), position_bytes / 1e6,
       tokens ? static_cast<double>(position_bytes) / tokens : 0.0,
       static_cast<unsigned long long>(pairs), postings ? static_cast<double>(pairs) / postings : 0);
+  return 0;
 }

@@ -1,16 +1,24 @@
-// Tokenization throughput, hidden from the default run (tag [.bench]):
-//   BITSIFT_BENCH_TEXT=FILE build/bitsift_tests '[tokenizer-speed]'
+// Tokenization throughput:
+//   build/tokenizer_speed TEXT_FILE
 // prints MB/s of each tokenization path over FILE (CPU time, best of three runs).
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <string>
 
-#include "test_util.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
+
+// The bytes of the file at `path` (empty if it cannot be read).
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
 
 struct Count : bitsift::tokenizer::TokenSink {
   uint64_t tokens = 0, bytes = 0;
@@ -35,13 +43,13 @@ double BestMBps(const std::string& text, F&& run) {
 
 }  // namespace
 
-TEST_CASE("tokenizer throughput", "[.bench][tokenizer-speed]") {
-  const char* file = std::getenv("BITSIFT_BENCH_TEXT");
+int main(int argc, char** argv) {
+  const char* file = (argc > 1 ? argv[1] : nullptr);
   if (file == nullptr) {
-    WARN("set BITSIFT_BENCH_TEXT to a text file");
-    return;
+    std::fprintf(stderr, "usage: build/tokenizer_speed TEXT_FILE\n");
+    return 2;
   }
-  const std::string text = bitsift::testing::ReadFile(file);
+  const std::string text = ReadWholeFile(file);
   bitsift::tokenizer::Tokenizer tok;
   Count whole, streamed;
   double whole_mbps = BestMBps(text, [&] {
@@ -88,9 +96,25 @@ TEST_CASE("tokenizer throughput", "[.bench][tokenizer-speed]") {
       "| offsets | %.1f MB/s | %.1f MB/s |\n",
       text.size(), static_cast<unsigned long long>(whole.tokens), whole_mbps, icu_whole_mbps,
       stream_mbps, offsets_mbps, icu_offsets_mbps);
-  CHECK(whole.tokens == streamed.tokens);
-  CHECK(whole.tokens == offsets.tokens);
-  CHECK(whole.tokens == icu_whole.tokens);
-  CHECK(whole.bytes == icu_whole.bytes);
-  CHECK(offsets.bytes == icu_offsets.bytes);
+  if (!(whole.tokens == streamed.tokens)) {
+    std::fprintf(stderr, "the paths disagree: whole.tokens == streamed.tokens\n");
+    return 1;
+  }
+  if (!(whole.tokens == offsets.tokens)) {
+    std::fprintf(stderr, "the paths disagree: whole.tokens == offsets.tokens\n");
+    return 1;
+  }
+  if (!(whole.tokens == icu_whole.tokens)) {
+    std::fprintf(stderr, "the paths disagree: whole.tokens == icu_whole.tokens\n");
+    return 1;
+  }
+  if (!(whole.bytes == icu_whole.bytes)) {
+    std::fprintf(stderr, "the paths disagree: whole.bytes == icu_whole.bytes\n");
+    return 1;
+  }
+  if (!(offsets.bytes == icu_offsets.bytes)) {
+    std::fprintf(stderr, "the paths disagree: offsets.bytes == icu_offsets.bytes\n");
+    return 1;
+  }
+  return 0;
 }

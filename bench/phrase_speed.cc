@@ -7,35 +7,19 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "bench/bench_util.h"
 #include "query/index_set.h"
 #include "query/query_eval.h"
 #include "query/query_parser.h"
 
 using namespace bitsift;
 
-namespace {
-
-// The bytes of the file at `path` (empty if it cannot be read).
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  const char* index_dir = (argc > 1 ? argv[1] : nullptr);
-  const char* queries = (argc > 2 ? argv[2] : nullptr);
-  if (index_dir == nullptr || queries == nullptr) {
-    std::fprintf(stderr, "usage: build/phrase_speed INDEX_DIR QUERIES_FILE\n");
-    return 2;
-  }
+  if (!bitsift::bench::Arguments(argc, 2, "build/phrase_speed INDEX_DIR QUERIES_FILE")) return 2;
+  const char* index_dir = argv[1];
+  const char* queries = argv[2];
   query::IndexSet set({index_dir});
   const std::string root = set.indexes()[0].root;
   std::ifstream in(queries);
@@ -53,7 +37,7 @@ int main(int argc, char** argv) {
       query::EvalOptions options;
       options.deleted = s.deleted.bits();
       options.text = [&](uint32_t id, std::string* text) {
-        *text = ReadWholeFile(root + "/" + std::string(s.reader->path(id)));
+        *text = bitsift::bench::ReadWholeFile(root + "/" + std::string(s.reader->path(id)));
         return true;
       };
       query::EvalStats stats;

@@ -8,24 +8,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
-
-// The bytes of the file at `path` (empty if it cannot be read).
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 uint64_t VarintBytes(uint64_t v) {
   uint64_t n = 1;
@@ -39,11 +30,8 @@ uint64_t VarintBytes(uint64_t v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* dir = (argc > 1 ? argv[1] : nullptr);
-  if (dir == nullptr) {
-    std::fprintf(stderr, "usage: build/positions_size DIR\n");
-    return 2;
-  }
+  if (!bitsift::bench::Arguments(argc, 1, "build/positions_size DIR")) return 2;
+  const char* dir = argv[1];
   // The phrase positions (tokenizer::IsPosition), and the wholes of words with parts: terms
   // without a position of their own.
   struct Sink : bitsift::tokenizer::OffsetTokenSink {
@@ -64,7 +52,7 @@ int main(int argc, char** argv) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(
            dir, std::filesystem::directory_options::skip_permission_denied)) {
     if (!e.is_regular_file() || e.path().string().find("/.") != std::string::npos) continue;
-    const std::string text = ReadWholeFile(e.path().string());
+    const std::string text = bitsift::bench::ReadWholeFile(e.path().string());
     if (text.find('\0') != std::string::npos) continue;
     sink.tokens.clear();
     sink.wholes.clear();

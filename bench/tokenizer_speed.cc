@@ -4,21 +4,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "bench/bench_util.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
-
-// The bytes of the file at `path` (empty if it cannot be read).
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 struct Count : bitsift::tokenizer::TokenSink {
   uint64_t tokens = 0, bytes = 0;
@@ -44,12 +35,9 @@ double BestMBps(const std::string& text, F&& run) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* file = (argc > 1 ? argv[1] : nullptr);
-  if (file == nullptr) {
-    std::fprintf(stderr, "usage: build/tokenizer_speed TEXT_FILE\n");
-    return 2;
-  }
-  const std::string text = ReadWholeFile(file);
+  if (!bitsift::bench::Arguments(argc, 1, "build/tokenizer_speed TEXT_FILE")) return 2;
+  const char* file = argv[1];
+  const std::string text = bitsift::bench::ReadWholeFile(file);
   bitsift::tokenizer::Tokenizer tok;
   Count whole, streamed;
   double whole_mbps = BestMBps(text, [&] {

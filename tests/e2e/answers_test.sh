@@ -3,22 +3,7 @@
 # language exits 2 with a clear message; --lines prints what grep -n would (line numbers
 # checked against grep itself), colours, context, --max-columns, JSON spans, stale files,
 # decoded, compressed and HTML documents. Usage: answers_test.sh BITSIFT
-set -u
-BITSIFT=$(realpath "$1")
-[ -x "$BITSIFT" ] || { echo "not an executable: $1"; exit 2; }
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-pass=0 fail=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" == "$3" ]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi
-}
-status() { "$@" >/dev/null 2>&1; echo $?; }
-has() {  # has NAME PATTERN TEXT: TEXT holds PATTERN (grep -F)
-  if grep -qF -- "$2" <<<"$3"; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); printf 'FAIL %s\n  no %q in:\n%s\n' "$1" "$2" "$3"; fi
-}
-
+source "$(dirname "$0")/lib.sh" "$1"
 mkdir -p "$WORK/t/src" "$WORK/t/doc"
 cd "$WORK/t" || exit 2
 printf 'Copyright (C) 2024 Free Software Foundation\nThis program is free software: you can\nredistribute it under the GNU GPL.\n' > src/a.c
@@ -134,5 +119,4 @@ out=$(q --lines 过滤器 2>"$WORK/err"); code=$?
 check "vanished: exit 1" 1 "$code"
 check "vanished: reported once" 1 "$(grep -c 'vanished: doc/zh.txt' "$WORK/err")"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -1,18 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: the real `bitsift` binary on corpora/sample. Usage: cli_test.sh BITSIFT SAMPLE_DIR
-set -u
-BITSIFT=$(realpath "$1")  # the script changes directory
+source "$(dirname "$0")/lib.sh" "$1"
 SAMPLE=$2
-[ -x "$BITSIFT" ] || { echo "not an executable: $1"; exit 2; }
-WORK=$(mktemp -d)
-trap 'chmod -R u+rwx "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
-pass=0 fail=0
-
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" == "$3" ]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi
-}
-status() { "$@" >/dev/null 2>&1; echo $?; }
 
 cp -r "$SAMPLE" "$WORK/sample"
 cd "$WORK/sample" || exit 2
@@ -125,5 +114,4 @@ check "no temporary files left" 0 "$(ls -a | grep -c '\.tmp\.')"
 # Tokenize subcommand.
 check "tokenize" "$(printf 'strasse\n布隆\n滤器\n过滤\n隆过')" "$("$BITSIFT" tokenize --set Straße 布隆过滤器)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

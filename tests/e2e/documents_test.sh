@@ -3,21 +3,11 @@
 # encodings, BOMs, HTML, compressed files, a decompression bomb, ignore rules and the flags
 # --no-ignore, --glob, --hidden, --encoding. Test files are made here with iconv, gzip, xz,
 # bzip2 and zstd. Usage: documents_test.sh BITSIFT
-set -u
-BITSIFT=$(realpath "$1")
-[ -x "$BITSIFT" ] || { echo "not an executable: $1"; exit 2; }
+source "$(dirname "$0")/lib.sh" "$1"
 for tool in iconv gzip xz bzip2 zstd; do
   command -v "$tool" >/dev/null || { echo "missing $tool (scripts/install-deps)"; exit 2; }
 done
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-pass=0 fail=0
 
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" == "$3" ]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi
-}
-status() { "$@" >/dev/null 2>&1; echo $?; }
 q() { "$BITSIFT" query "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 
 D=$WORK/docs
@@ -177,5 +167,4 @@ rm -rf .git
 "$BITSIFT" index . --quiet --rebuild
 check "no work tree" "a.txt build/out.txt debug.log keep.log logs/x.log private.txt src/b.txt src/gen/c.txt" "$(q repoword)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -4,22 +4,7 @@
 # index keeps them, from every query form: words, phrases, OR, exclusion, prefix, --words,
 # --queries, and --lines, whose colour and JSON spans cover the part that matched.
 # Usage: terms_test.sh BITSIFT
-set -u
-BITSIFT=$(realpath "$1")
-[ -x "$BITSIFT" ] || { echo "not an executable: $1"; exit 2; }
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-pass=0 fail=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" == "$3" ]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); printf 'FAIL %s\n  expected: %q\n  actual:   %q\n' "$1" "$2" "$3"; fi
-}
-has() {  # has NAME PATTERN TEXT: TEXT holds PATTERN (grep -F)
-  if grep -qF -- "$2" <<<"$3"; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); printf 'FAIL %s\n  no %q in:\n%s\n' "$1" "$2" "$3"; fi
-}
-lines() { printf '%s\n' "$@"; }
-
+source "$(dirname "$0")/lib.sh" "$1"
 mkdir -p "$WORK/t"
 cd "$WORK/t" || exit 2
 # One file for each row of the problem the contract solves, and files that tell the readings
@@ -112,5 +97,4 @@ err=$("$BITSIFT" index . --keep-diacritics 2>&1 > /dev/null)
 has "a changed rule: the note" "indexed every file again: its setting tokens.keep_diacritics changed" "$err"
 check "a changed rule: applied" "" "$(q jose)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

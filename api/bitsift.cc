@@ -99,10 +99,8 @@ std::string RebuildCommand(const std::string& index_dir) {
   return IndexCommand(root, index_dir, /*rebuild=*/true);
 }
 
-// A kCorrupt status names the repair for the index concerned (the one of `index_dirs` its
-// message names, else the first): the lower layers write "rebuild ... with 'bitsift index
-// --rebuild DIR'" (or ROOT) without knowing where the index is, and that becomes the exact
-// command; a message without a command gets one.
+// A kCorrupt status names the repair of the index concerned (the one of `index_dirs` its
+// message names, else the first): Status::repair() the command, which the message ends with.
 Status WithRepair(Status s, const std::vector<std::string>& index_dirs) {
   if (s.code() != Status::Code::kCorrupt || index_dirs.empty()) return s;
   const std::string& msg = s.message();
@@ -113,18 +111,11 @@ Status WithRepair(Status s, const std::vector<std::string>& index_dirs) {
       break;
     }
   }
-  const std::string cmd = RebuildCommand(dir);
-  const std::string repair = cmd.empty() ? "rebuild it from its documents (BuildIndexFromDocuments)"
-                                         : "rebuild it with '" + cmd + "'";
-  const size_t quote = msg.find("'bitsift index --rebuild");
-  if (quote != std::string::npos) {
-    const size_t start = msg.rfind("rebuild ", quote);
-    const size_t close = msg.find('\'', quote + 1);
-    if (start != std::string::npos && close != std::string::npos) {
-      return Status(s.code(), msg.substr(0, start) + repair + msg.substr(close + 1));
-    }
-  }
-  return Status(s.code(), msg + "; " + repair);
+  std::string command = RebuildCommand(dir);
+  const std::string repair = command.empty()
+                                 ? "rebuild it from its documents (BuildIndexFromDocuments)"
+                                 : "rebuild it with '" + command + "'";
+  return Status(s.code(), msg + "; " + repair, std::move(command));
 }
 
 // Guard for an operation on the index directories `index_dirs`: a damaged index's message

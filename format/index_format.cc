@@ -517,7 +517,6 @@ IndexFile::IndexFile(const std::string& path, Access access) : path_(path), file
   }
   VerifySectionsAtOpen(chunks);
   CheckChunkSums();
-  SetRepair();
 }
 
 void IndexFile::SetUpOneShot() {
@@ -630,17 +629,6 @@ void IndexFile::CheckChunkSums() {
     sums_verified_[w].store(0, std::memory_order_relaxed);
 }
 
-void IndexFile::SetRepair() {
-  // The repair names the indexed directory when META records one (META is verified above).
-  const Span& meta = span(SectionId::kMeta);
-  std::string root = "DIR";
-  if (meta.length > sizeof(MetaRecord)) {
-    root.assign(reinterpret_cast<const char*>(meta.data) + sizeof(MetaRecord),
-                meta.length - sizeof(MetaRecord));
-  }
-  repair_ = "rebuild it with 'bitsift index --rebuild " + root + "'";
-}
-
 void IndexFile::PopulateVerifiedAtOpen() const {
   // Sections that lie less than a page apart share a request.
   constexpr uint64_t kGap = 4096;
@@ -689,8 +677,7 @@ void IndexFile::PieceMatches(uint64_t piece, const uint8_t* bytes, uint64_t leng
   if (Checksum(bytes, length) !=
       LoadU64(span(SectionId::kChunkSumsIndex).data + piece * sizeof(uint64_t))) {
     throw Error(ErrorKind::kCorrupt, path_ + ": damaged index: checksum mismatch in chunk " +
-                                         std::to_string(piece) + " of section CHUNK_SUMS; " +
-                                         repair_);
+                                         std::to_string(piece) + " of section CHUNK_SUMS");
   }
   sums_verified_[piece >> 6].fetch_or(uint64_t{1} << (piece & 63), std::memory_order_relaxed);
 }
@@ -709,7 +696,7 @@ void IndexFile::VerifyMappedChunk(SectionId id, const Span& s, uint64_t chunk) c
 void IndexFile::ChunkDamaged(SectionId id, uint64_t chunk) const {
   throw Error(ErrorKind::kCorrupt, path_ + ": damaged index: checksum mismatch in chunk " +
                                        std::to_string(chunk - span(id).first_chunk) +
-                                       " of section " + SectionName(id) + "; " + repair_);
+                                       " of section " + SectionName(id));
 }
 
 bool IndexFile::Cold(SectionId id, uint64_t chunk) const {

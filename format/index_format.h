@@ -559,13 +559,12 @@ class IndexFile {
   // aligned, inside the file), into entries_ and spans_; returns the chunks of all sections.
   // VerifySectionsAtOpen: the chunk bitmaps for `chunks` chunks, and the small sections
   // (VerifiedAtOpen) checked whole and marked verified. CheckChunkSums: CHUNK_SUMS and its
-  // index sized for the chunks. SetRepair: the rebuild command that messages name.
+  // index sized for the chunks.
   void SetUpOneShot();
   FileHeader ReadHeader() const;
   uint64_t PlaceSections(const FileHeader& h);
   void VerifySectionsAtOpen(uint64_t chunks);
   void CheckChunkSums();
-  void SetRepair();
   // With random access: maps the pages of the sections opening verifies (MappedFile::Populate)
   // before they are read, a request for each group of them, instead of a fault for each page.
   void PopulateVerifiedAtOpen() const;
@@ -595,7 +594,6 @@ class IndexFile {
   bool IsRequested(uint64_t chunk) const {
     return (requested_[chunk >> 6].load(std::memory_order_relaxed) >> (chunk & 63)) & 1;
   }
-  std::string repair_;   // how to repair a damaged index, for messages
   bool random_ = false;  // AdviseRandomAccess was called
   // Access::kOneShot where page faults are dear (PageFaultsAreDear): pages are mapped
   // (MappedFile::Populate) before they are touched. A reader of many queries keeps the faults,

@@ -52,8 +52,7 @@ class Reader {
   }
   size_t pos() const { return pos_; }
   [[noreturn]] void Fail(const std::string& what) const {
-    throw Error(ErrorKind::kCorrupt, path_ + ": damaged index manifest: " + what +
-                                         "; rebuild the index with 'bitsift index --rebuild DIR'");
+    throw Error(ErrorKind::kCorrupt, path_ + ": damaged index manifest: " + what);
   }
 
  private:
@@ -311,7 +310,7 @@ Manifest ReadManifest(const std::string& index_dir) {
     throw Error(ErrorKind::kCorrupt,
                 index_dir +
                     ": an index of bitsift 0.1 (one file); this version keeps an index "
-                    "as a directory: rebuild it with 'bitsift index --rebuild DIR'");
+                    "as a directory");
   }
   if (!S_ISDIR(st.st_mode)) {
     throw Error(ErrorKind::kCorrupt, index_dir + ": not a bitsift index directory");

@@ -178,10 +178,8 @@ struct LiveSegment {
     LiveSegment s;
     s.entry = e;
     s.path = dir + "/" + format::SegmentFileName(e.number);
-    Ensure(
-        s.reader().doc_count() == e.doc_count, ErrorKind::kCorrupt,
-        dir + ": segment " + format::SegmentFileName(e.number) +
-            " does not match the manifest; rebuild the index with 'bitsift index --rebuild DIR'");
+    Ensure(s.reader().doc_count() == e.doc_count, ErrorKind::kCorrupt,
+           dir + ": segment " + format::SegmentFileName(e.number) + " does not match the manifest");
     return s;
   }
 
@@ -853,9 +851,7 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
       if (attempt == kReadAttempts) {
         // Not a writer's commit: a segment the manifest names is gone.
         throw Error(ErrorKind::kCorrupt,
-                    std::string(e.what()) +
-                        " (a segment the index manifest names); rebuild the index with "
-                        "'bitsift index --rebuild DIR'");
+                    std::string(e.what()) + " (a segment the index manifest names)");
       }
     }
   }

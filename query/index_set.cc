@@ -62,10 +62,7 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
           // from the open on.
           s.reader = std::make_unique<format::SegmentReader>(path, access);
           Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
-                 ErrorKind::kCorrupt,
-                 path +
-                     ": does not match the index manifest; rebuild the index with "
-                     "'bitsift index --rebuild DIR'");
+                 ErrorKind::kCorrupt, path + ": does not match the index manifest");
           s.searcher = std::make_unique<Searcher>(*s.reader);
           s.index = i;
           s.number = e.number;
@@ -78,9 +75,7 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
         if (attempt == kOpenAttempts) {
           // Not a writer's commit: a segment the manifest names is gone.
           throw Error(ErrorKind::kCorrupt,
-                      std::string(e.what()) +
-                          " (a segment the index manifest names); rebuild the index with "
-                          "'bitsift index --rebuild DIR'");
+                      std::string(e.what()) + " (a segment the index manifest names)");
         }
       }
     }
@@ -601,9 +596,8 @@ void IndexSet::Check() const {
     std::sort(live.begin(), live.end());
     for (size_t i = 1; i < live.size(); ++i) {
       if (live[i - 1] == live[i]) [[unlikely]]
-        throw Error(ErrorKind::kCorrupt, index.dir + ": '" + std::string(live[i]) +
-                                             "' is live in two segments; rebuild the index with "
-                                             "'bitsift index --rebuild DIR'");
+        throw Error(ErrorKind::kCorrupt,
+                    index.dir + ": '" + std::string(live[i]) + "' is live in two segments");
     }
   }
 }

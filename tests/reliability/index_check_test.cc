@@ -409,7 +409,10 @@ TEST_CASE("a segment of an older format: readers say rebuild, an update from the
   CHECK(s.code() == Status::Code::kCorrupt);
   CHECK(s.message().find("format version " + std::to_string(bitsift::format::kFormatVersion - 1)) !=
         std::string::npos);
-  CHECK(s.message().find("bitsift index --rebuild") != std::string::npos);
+  // The repair as a field of its own, and at the end of the message for people.
+  CHECK(s.repair().rfind("bitsift index --rebuild " + (dir / "tree") + " --index ", 0) == 0);
+  CHECK(s.message().size() > s.repair().size() + 1);
+  CHECK(s.message().substr(s.message().size() - s.repair().size() - 1) == s.repair() + "'");
   // A query from the command line: exit 2, one line naming the command that repairs it.
   ProcessResult p = RunProcess({BitsiftProgram(), "query", "--index", dir / "old", "common"});
   CHECK(p.exit_code == 2);

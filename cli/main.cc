@@ -1,4 +1,5 @@
 // `bitsift`: the command line. Parses the subcommand and hands the rest to cli/commands.cc.
+#include <bitsift/version.h>
 #include <malloc.h>
 
 #include <csignal>
@@ -24,7 +25,8 @@ const char kUsage[] =
     "  check          verify an index completely (exit 0 = sound, 2 = damaged)\n"
     "  tokenize TEXT  print the terms of TEXT under the token contract\n"
     "\n"
-    "'bitsift <command> --help' describes a command's options.\n"
+    "'bitsift <command> --help' describes a command's options; 'bitsift --version' prints the\n"
+    "version.\n"
     "exit status: 0 = success or matches found, 1 = no match, 2 = error\n";
 
 }  // namespace
@@ -39,6 +41,10 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "--version" || command == "version") {
+    std::printf("bitsift %s\n", bitsift::Version());
+    return 0;
+  }
   if (command == "index") return bitsift::cli::RunIndex(args);
   if (command == "query") {
     // Keep freed memory for the next query instead of returning it to the kernel. A query's
@@ -66,10 +72,6 @@ int main(int argc, char** argv) {
   if (command == "tokenize") return bitsift::cli::RunTokenize(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (command == "--version") {
-    std::puts("bitsift 0.2.0");
     return 0;
   }
   std::fprintf(stderr, "bitsift: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);

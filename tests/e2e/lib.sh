@@ -1,10 +1,11 @@
 # The end-to-end scripts' shared part, sourced first: `source "$(dirname "$0")/lib.sh" "$1"`.
-# Sets BITSIFT (the binary, absolute: the scripts change directory) and WORK (a fresh
-# directory, physical, removed at exit), and the checks, which count passes and failures;
+# Sets BITSIFT (the binary, absolute: the scripts change directory), SOURCE_DIR (the
+# checkout) and WORK (a fresh directory, physical, removed at exit), and the checks, which count passes and failures;
 # `finish` prints the counts and exits 1 if any failed.
 set -u
 BITSIFT=$(realpath "$1")
 [ -x "$BITSIFT" ] || { echo "not an executable: $1"; exit 2; }
+SOURCE_DIR=$(realpath "$(dirname "$0")/../..")
 WORK=$(realpath "$(mktemp -d)")  # printed paths are physical
 trap 'chmod -R u+rwx "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
 pass=0 fail=0

@@ -254,6 +254,10 @@ check "status of a tree that is gone: exit 2" 2 "$code"
 has "status of a tree that is gone: names it and why" \
   "$WORK/gone: cannot read the directory the index was built from: No such file or directory" "$err"
 
+# --version: the library's version, as CMake configured it (bitsift/version.h).
+check "--version" "bitsift $(sed -n 's/^project(bitsift VERSION \([0-9.]*\).*/\1/p' "$SOURCE_DIR/CMakeLists.txt")" \
+  "$("$BITSIFT" --version)"
+
 # tokenize: the tokens in text order with byte offsets; --set; extra arguments; empty results.
 check "tokenize: tokens, start, end, role" "$(printf 'hello\t0\t5\tword\nstrasse\t7\t14\tword\nhello\t15\t20\tword\n布隆\t21\t27\tword\n隆过\t24\t30\tword')" \
   "$("$BITSIFT" tokenize "Hello, Straße hello" 布隆过)"

@@ -168,6 +168,16 @@ struct BandRecord {
   uint32_t k;              // bit positions per term
   uint32_t doc_count;      // columns in use
 };
+
+// The bytes of one row of `band`.
+constexpr uint64_t RowBytes(const BandRecord& band) { return band.words_per_row * 8; }
+// Where row r of `band` starts within kRows, in bytes: rows [0, width) are its Bloom rows, row
+// width + t the exact row of term t. The one place a row's address is computed.
+constexpr uint64_t RowOffset(const BandRecord& band, uint64_t r) {
+  return band.rows_offset + r * RowBytes(band);
+}
+// The exact row of term t (< MetaRecord::exact_terms) of `band`.
+constexpr uint64_t ExactRow(const BandRecord& band, uint32_t t) { return band.width + t; }
 static_assert(sizeof(BandRecord) == 48);
 
 // One document of a segment, whole (in memory). On disk its path and facts are its DOC_FACTS

@@ -232,8 +232,7 @@ bool SegmentReader::HasExactTermInColumn(uint32_t id, uint32_t column, uint32_t 
     const BandRecord& band = bands_[b];
     if (column < band.first_column || column - band.first_column >= band.doc_count) continue;
     const uint64_t local = column - band.first_column;
-    const uint64_t offset =
-        band.rows_offset + ((band.width + uint64_t{t}) * band.words_per_row + local / 64) * 8;
+    const uint64_t offset = RowOffset(band, ExactRow(band, t)) + local / 64 * 8;
     uint64_t word;
     file_.Read(SectionId::kRows, offset, 8, &word);
     return (word >> (local % 64)) & 1;
@@ -401,9 +400,7 @@ void SegmentReader::WillNeedExactRow(uint32_t t) const {
   if (!file_.random_access() || t >= meta_.exact_terms) return;
   file_.WillNeedPieces(SectionId::kRows, meta_.band_count, [&](size_t b) {
     const BandRecord& band = bands_[b];
-    const uint64_t bytes = band.words_per_row * 8;
-    return std::pair<uint64_t, uint64_t>{band.rows_offset + (band.width + uint64_t{t}) * bytes,
-                                         bytes};
+    return std::pair<uint64_t, uint64_t>{RowOffset(band, ExactRow(band, t)), RowBytes(band)};
   });
 }
 

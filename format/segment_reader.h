@@ -53,21 +53,19 @@ class SegmentReader {
   // row width + t is the exact row of term t < exact_terms(). Throws Error(kCorrupt) if a chunk
   // of the row is damaged. Call it once per row and query: it is not meant for an inner loop.
   const uint64_t* Row(const BandRecord& band, uint64_t r) const {
-    const uint64_t bytes = band.words_per_row * 8;
     return reinterpret_cast<const uint64_t*>(
-        file_.Touch(SectionId::kRows, band.rows_offset + r * bytes, bytes));
+        file_.Touch(SectionId::kRows, RowOffset(band, r), RowBytes(band)));
   }
   // Row r of a band as Row gives it but NOT verified: read its words only after VerifyRowWords
   // covered them (the row AND verifies a row's chunks as it reaches them).
   const uint64_t* UnverifiedRow(const BandRecord& band, uint64_t r) const {
-    return file_.SectionAs<uint64_t>(SectionId::kRows) +
-           (band.rows_offset / 8 + r * band.words_per_row);
+    return file_.SectionAs<uint64_t>(SectionId::kRows) + RowOffset(band, r) / 8;
   }
   // Verifies the chunks holding words [begin, end) (end <= band.words_per_row) of row r of a
   // band; returns the word up to which the row is verified (the end of the last chunk, at most
   // words_per_row). Throws Error(kCorrupt) if one is damaged.
   uint64_t VerifyRowWords(const BandRecord& band, uint64_t r, uint64_t begin, uint64_t end) const {
-    const uint64_t base = band.rows_offset + r * band.words_per_row * 8;
+    const uint64_t base = RowOffset(band, r);
     file_.Touch(SectionId::kRows, base + begin * 8, (end - begin) * 8);
     const uint64_t chunk_end = (((base + end * 8 - 1) >> kChunkShift) + 1) << kChunkShift;
     return std::min<uint64_t>(band.words_per_row, (chunk_end - base) / 8);

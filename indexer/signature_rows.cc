@@ -30,18 +30,18 @@ std::vector<uint64_t> BuildSignatureRows(const std::vector<format::BandRecord>& 
   }
   tbb::parallel_for(size_t{0}, tasks.size(), [&](size_t t) {
     const format::BandRecord& band = bands[tasks[t].band];
-    uint64_t* base = rows.data() + band.rows_offset / 8;
+    uint64_t* rows_words = rows.data();
+    auto row = [&](uint64_t r) { return rows_words + format::RowOffset(band, r) / 8; };
     uint64_t end = std::min<uint64_t>(tasks[t].first_col + format::kDocsPerBlock, band.doc_count);
     for (uint64_t col = tasks[t].first_col; col < end; ++col) {
       const uint64_t word = col / 64, bit = uint64_t{1} << (col % 64);
       for (uint32_t id : column_terms(tasks[t].band, col)) {
         if (id >= sparse_first) break;  // ids ascend: the rest are sparse terms
         if (id < exact_terms) {
-          base[(band.width + id) * band.words_per_row + word] |= bit;
+          row(format::ExactRow(band, id))[word] |= bit;
         } else if (band.width > 0) {  // a band of width 0 has no Bloom rows
-          format::ForEachPosition(term_hashes[id], band.width, band.k, [&](uint64_t row) {
-            base[row * band.words_per_row + word] |= bit;
-          });
+          format::ForEachPosition(term_hashes[id], band.width, band.k,
+                                  [&](uint64_t r) { row(r)[word] |= bit; });
         }
       }
     }

@@ -298,7 +298,7 @@ uint64_t CheckColumnBits(const format::SegmentReader& index, const format::BandR
   for (uint32_t id : ids) {
     if (index.IsSparse(id)) break;  // ids ascend; sparse terms have no bits (CheckLists)
     if (id < exact) {
-      if ((index.Row(band, band.width + id)[word] & bit) == 0) {
+      if ((index.Row(band, format::ExactRow(band, id))[word] & bit) == 0) {
         Fail(index, name + ": the exact-row bit of a term of document " + std::to_string(d) +
                         " is missing");
       }

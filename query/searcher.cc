@@ -121,7 +121,7 @@ void Searcher::RowsOf(const format::BandRecord& band, const std::vector<RowTerm>
   };
   for (const RowTerm& t : terms) {
     if (t.exact >= 0) {
-      add_row(band.width + static_cast<uint64_t>(t.exact));
+      add_row(format::ExactRow(band, static_cast<uint32_t>(t.exact)));
     } else if (band.width > 0) {  // a band of width 0 (huge documents) has no Bloom rows
       format::ForEachPosition(t.hash, band.width, band.k, add_row);
     }
@@ -136,7 +136,7 @@ void Searcher::WillNeedRows(const std::vector<RowTerm>& terms) const {
     const format::BandRecord& band = index_.band(b);
     RowsOf(band, terms, &row_ids);
     for (uint64_t r : row_ids) {
-      pieces.emplace_back(band.rows_offset + r * band.words_per_row * 8, band.words_per_row * 8);
+      pieces.emplace_back(format::RowOffset(band, r), format::RowBytes(band));
     }
   }
   std::sort(pieces.begin(), pieces.end());
@@ -162,7 +162,7 @@ void Searcher::BandBits(uint64_t b, const std::vector<RowTerm>& terms, bool para
     // ends the band: the rows after it are not read.
     const uint64_t words = band.words_per_row, bytes = words * 8;
     const format::IndexFile& file = index_.file();
-    auto row_offset = [&](size_t i) { return band.rows_offset + row_ids[i] * bytes; };
+    auto row_offset = [&](size_t i) { return format::RowOffset(band, row_ids[i]); };
     bits.resize(words);
     file.Read(format::SectionId::kRows, row_offset(0), bytes, bits.data());
     read = words;

@@ -120,9 +120,7 @@ DictionaryView::DictionaryView(const IndexFile* file, uint64_t term_count)
                                                            : static_cast<uint32_t>(term_count);
 }
 
-void DictionaryView::Bad(const std::string& what) const {
-  throw Error(ErrorKind::kCorrupt, file_->path() + ": not a usable bitsift index: " + what);
-}
+void DictionaryView::Bad(const std::string& what) const { CorruptIndex(file_->path(), what); }
 
 uint32_t DictionaryView::Df(uint32_t id) const {
   if (id >= term_count_) [[unlikely]]

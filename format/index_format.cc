@@ -203,11 +203,11 @@ std::string ParseEncodingTable(std::string_view bytes, std::vector<std::string>*
   return "";
 }
 
-namespace {
-
-[[noreturn]] void Corrupt(const std::string& path, const std::string& what) {
+void CorruptIndex(const std::string& path, const std::string& what) {
   throw Error(ErrorKind::kCorrupt, path + ": not a usable bitsift index: " + what);
 }
+
+namespace {
 
 uint64_t LoadU64(const uint8_t* p) {
   uint64_t v;
@@ -535,24 +535,24 @@ FileHeader IndexFile::ReadHeader() const {
   const uint8_t* base = file_.data();
   const size_t size = file_.size();
   if (size < sizeof(FileHeader))
-    Corrupt(path, "file too short (" + Plural(size, "byte", "bytes") + ")");
+    CorruptIndex(path, "file too short (" + Plural(size, "byte", "bytes") + ")");
   if (populate_) file_.Populate(0, sizeof(FileHeader));
   FileHeader h;
   std::memcpy(&h, base, sizeof(h));
-  if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) Corrupt(path, "bad magic number");
+  if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) CorruptIndex(path, "bad magic number");
   if (h.header_checksum != Checksum(&h, offsetof(FileHeader, header_checksum))) {
-    Corrupt(path, "header checksum mismatch");
+    CorruptIndex(path, "header checksum mismatch");
   }
   if (h.format_version != kFormatVersion) {
-    Corrupt(path, "format version " + std::to_string(h.format_version) +
-                      " (written by another bitsift; this one reads format " +
-                      std::to_string(kFormatVersion) + ")");
+    CorruptIndex(path, "format version " + std::to_string(h.format_version) +
+                           " (written by another bitsift; this one reads format " +
+                           std::to_string(kFormatVersion) + ")");
   }
   if (h.file_size != size) {
-    Corrupt(path, "size is " + Plural(size, "byte", "bytes") + ", header says " +
-                      std::to_string(h.file_size) + " (truncated or extended)");
+    CorruptIndex(path, "size is " + Plural(size, "byte", "bytes") + ", header says " +
+                           std::to_string(h.file_size) + " (truncated or extended)");
   }
-  if (h.section_count != kSectionCount) Corrupt(path, "unexpected section count");
+  if (h.section_count != kSectionCount) CorruptIndex(path, "unexpected section count");
   return h;
 }
 
@@ -562,15 +562,16 @@ uint64_t IndexFile::PlaceSections(const FileHeader& h) {
   const size_t size = file_.size();
   uint64_t table_bytes = uint64_t{h.section_count} * sizeof(SectionEntry);
   if (h.section_table_offset > size || size - h.section_table_offset < table_bytes) {
-    Corrupt(path, "section table out of bounds");
+    CorruptIndex(path, "section table out of bounds");
   }
   entries_.resize(h.section_count);
   if (populate_) file_.Populate(h.section_table_offset, table_bytes);
   std::memcpy(entries_.data(), base + h.section_table_offset, table_bytes);
   if (Checksum(entries_.data(), table_bytes) != h.section_table_checksum) {
-    Corrupt(path, "section table checksum mismatch");
+    CorruptIndex(path, "section table checksum mismatch");
   }
-  if (h.section_table_offset + table_bytes != size) Corrupt(path, "bytes after the section table");
+  if (h.section_table_offset + table_bytes != size)
+    CorruptIndex(path, "bytes after the section table");
   table_offset_ = h.section_table_offset;
   // Sections are laid out in kSectionOrder, each 64-byte aligned. The padding between them is
   // not read here (VerifyAll checks that it is zero).
@@ -578,10 +579,10 @@ uint64_t IndexFile::PlaceSections(const FileHeader& h) {
   for (uint32_t i = 0; i < kSectionCount; ++i) {
     const SectionEntry& e = entries_[i];
     if (e.id != static_cast<uint32_t>(kSectionOrder[i]))
-      Corrupt(path, "section table out of order");
+      CorruptIndex(path, "section table out of order");
     if (e.offset % 64 != 0 || e.offset < cursor || e.offset > h.section_table_offset ||
         h.section_table_offset - e.offset < e.length) {
-      Corrupt(path, std::string("section ") + SectionName(SectionId{e.id}) + " out of bounds");
+      CorruptIndex(path, std::string("section ") + SectionName(SectionId{e.id}) + " out of bounds");
     }
     cursor = e.offset + e.length;
     spans_[e.id - 1] = {base + e.offset, e.length, chunks};
@@ -606,7 +607,7 @@ void IndexFile::VerifySectionsAtOpen(uint64_t chunks) {
     const SectionId id{e.id};
     if (!VerifiedAtOpen(id, e.length)) continue;
     if (Checksum(base + e.offset, e.length) != e.checksum) {
-      Corrupt(path, std::string("checksum mismatch in section ") + SectionName(id));
+      CorruptIndex(path, std::string("checksum mismatch in section ") + SectionName(id));
     }
     const Span& s = span(id);
     for (uint64_t c = s.first_chunk; c < s.first_chunk + ChunkCount(e.length); ++c)
@@ -618,12 +619,12 @@ void IndexFile::CheckChunkSums() {
   const std::string& path = path_;
   const Span& sums = span(SectionId::kChunkSums);
   if (sums.length != chunk_count_ * sizeof(uint64_t)) {
-    Corrupt(path, "CHUNK_SUMS holds " + Plural(sums.length / 8, "checksum", "checksums") + " for " +
-                      Plural(chunk_count_, "chunk", "chunks"));
+    CorruptIndex(path, "CHUNK_SUMS holds " + Plural(sums.length / 8, "checksum", "checksums") +
+                           " for " + Plural(chunk_count_, "chunk", "chunks"));
   }
   const uint64_t pieces = ChunkCount(sums.length);
   if (span(SectionId::kChunkSumsIndex).length != pieces * sizeof(uint64_t))
-    Corrupt(path, "CHUNK_SUMS_INDEX does not match CHUNK_SUMS");
+    CorruptIndex(path, "CHUNK_SUMS_INDEX does not match CHUNK_SUMS");
   sums_verified_ = std::make_unique<std::atomic<uint64_t>[]>((pieces + 63) / 64);
   for (uint64_t w = 0; w < (pieces + 63) / 64; ++w)
     sums_verified_[w].store(0, std::memory_order_relaxed);
@@ -676,8 +677,8 @@ uint64_t IndexFile::ChunkSum(uint64_t chunk) const {
 void IndexFile::PieceMatches(uint64_t piece, const uint8_t* bytes, uint64_t length) const {
   if (Checksum(bytes, length) !=
       LoadU64(span(SectionId::kChunkSumsIndex).data + piece * sizeof(uint64_t))) {
-    throw Error(ErrorKind::kCorrupt, path_ + ": damaged index: checksum mismatch in chunk " +
-                                         std::to_string(piece) + " of section CHUNK_SUMS");
+    CorruptIndex(path_,
+                 "checksum mismatch in chunk " + std::to_string(piece) + " of section CHUNK_SUMS");
   }
   sums_verified_[piece >> 6].fetch_or(uint64_t{1} << (piece & 63), std::memory_order_relaxed);
 }
@@ -694,9 +695,8 @@ void IndexFile::VerifyMappedChunk(SectionId id, const Span& s, uint64_t chunk) c
 }
 
 void IndexFile::ChunkDamaged(SectionId id, uint64_t chunk) const {
-  throw Error(ErrorKind::kCorrupt, path_ + ": damaged index: checksum mismatch in chunk " +
-                                       std::to_string(chunk - span(id).first_chunk) +
-                                       " of section " + SectionName(id));
+  CorruptIndex(path_, "checksum mismatch in chunk " + std::to_string(chunk - span(id).first_chunk) +
+                          " of section " + SectionName(id));
 }
 
 bool IndexFile::Cold(SectionId id, uint64_t chunk) const {
@@ -775,9 +775,10 @@ void IndexFile::VerifyChunks(SectionId id, uint64_t from, uint64_t last) const {
 }
 
 void IndexFile::OutOfBounds(SectionId id, uint64_t offset, uint64_t length) const {
-  Corrupt(path_, std::string("a record points outside section ") + SectionName(id) + " (offset " +
-                     std::to_string(offset) + ", length " + std::to_string(length) + ", section " +
-                     Plural(span(id).length, "byte", "bytes") + ")");
+  CorruptIndex(path_, std::string("a record points outside section ") + SectionName(id) +
+                          " (offset " + std::to_string(offset) + ", length " +
+                          std::to_string(length) + ", section " +
+                          Plural(span(id).length, "byte", "bytes") + ")");
 }
 
 void IndexFile::VerifyAll() const {
@@ -785,7 +786,7 @@ void IndexFile::VerifyAll() const {
   uint64_t cursor = sizeof(FileHeader);
   auto check_gap = [&](uint64_t until) {
     for (uint64_t i = cursor; i < until; ++i) {
-      if (base[i] != 0) Corrupt(path_, "non-zero padding at offset " + std::to_string(i));
+      if (base[i] != 0) CorruptIndex(path_, "non-zero padding at offset " + std::to_string(i));
     }
   };
   for (uint32_t i = 0; i < kSectionCount; ++i) {
@@ -801,7 +802,7 @@ void IndexFile::VerifyAll() const {
         VerifyMappedChunk(id, s, c);
     }
     if (Checksum(base + e.offset, e.length) != e.checksum) {
-      Corrupt(path_, std::string("checksum mismatch in section ") + SectionName(id));
+      CorruptIndex(path_, std::string("checksum mismatch in section ") + SectionName(id));
     }
   }
   check_gap(table_offset_);

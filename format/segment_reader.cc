@@ -14,7 +14,7 @@ namespace bitsift::format {
 
 namespace {
 void Check(bool ok, const std::string& path, const std::string& what) {
-  if (!ok) throw Error(ErrorKind::kCorrupt, path + ": not a usable bitsift index: " + what);
+  if (!ok) CorruptIndex(path, what);
 }
 }  // namespace
 

@@ -21,7 +21,7 @@ namespace {
 using format::SectionId;
 
 [[noreturn]] void Fail(const format::SegmentReader& index, const std::string& what) {
-  throw Error(ErrorKind::kCorrupt, index.path() + ": not a usable bitsift index: " + what);
+  format::CorruptIndex(index.path(), what);
 }
 
 uint32_t LoadU32(const uint8_t* p) {

@@ -319,10 +319,9 @@ void Searcher::ReadColumnsByBand(const std::vector<uint32_t>& candidates,
       const format::BandRecord& band = index_.band(b);
       // (As format::SegmentReader::HasExactTerm: a column outside the bands is a damaged file's.)
       if (bands == 0 || column - band.first_column >= band.doc_count) [[unlikely]]
-        throw Error(ErrorKind::kCorrupt, index_.path() + ": not a usable bitsift index: document " +
-                                             std::to_string(candidates[i]) + " has column " +
-                                             std::to_string(column) +
-                                             ", outside the bands' columns");
+        format::CorruptIndex(index_.path(), "document " + std::to_string(candidates[i]) +
+                                                " has column " + std::to_string(column) +
+                                                ", outside the bands' columns");
     }
     band_of[i] = static_cast<uint32_t>(b);
     ++(*band_first)[b + 1];

@@ -69,20 +69,39 @@ void EncodeForwardRecord(const std::vector<uint32_t>& ids, std::string& out) {
   out += data;
 }
 
-bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out) {
+bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
+                         const StrictForward* strict) {
   out->clear();
+  auto fail = [&](const std::string& why) {
+    if (strict != nullptr && strict->problem != nullptr) *strict->problem = why;
+    return false;
+  };
   RecordView r;
-  if (!r.Parse(p, end)) return false;
+  if (!r.Parse(p, end)) return fail("bad id count or skip entries cut short");
+  if (strict != nullptr && r.n > strict->term_count) return fail("more ids than terms");
+  const uint64_t limit = strict != nullptr ? strict->term_count : uint64_t{UINT32_MAX} + 1;
   const uint8_t* q = r.data;
   uint64_t prev = 0;
   for (uint64_t i = 0; i < r.n; ++i) {
+    const uint64_t block = i / kForwardBlock;
+    const bool first = i % kForwardBlock == 0;
+    if (strict != nullptr && first && block > 0 &&
+        GetU32(r.skips + (block - 1) * 8 + 4) != static_cast<uint64_t>(q - r.data)) {
+      return fail("wrong skip offset");
+    }
     uint64_t v;
-    if (!GetVarint(&q, end, &v)) return false;
-    uint64_t id = (i % kForwardBlock == 0) ? v : prev + v + 1;
-    if (id > UINT32_MAX || (i > 0 && id <= prev)) return false;
+    if (!GetVarint(&q, end, &v)) return fail("id cut short");
+    if (!first && v >= limit) return fail("gap out of range");
+    const uint64_t id = first ? v : prev + v + 1;
+    if (i > 0 && id <= prev) return fail("ids not ascending");
+    if (id >= limit) return fail("term id " + std::to_string(id) + " out of range");
+    if (strict != nullptr && first && block > 0 && r.FirstId(block) != id) {
+      return fail("wrong skip id");
+    }
     out->push_back(static_cast<uint32_t>(id));
     prev = id;
   }
+  if (strict != nullptr && q != end) return fail("bytes after the last id");
   return true;
 }
 

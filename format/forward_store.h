@@ -23,8 +23,18 @@ inline constexpr uint32_t kForwardBlock = 128;
 // Appends the record of `sorted_ids` (strictly ascending) to out.
 void EncodeForwardRecord(const std::vector<uint32_t>& sorted_ids, std::string& out);
 
-// Decodes the record in [p, end) into out. Returns false if the record is malformed.
-bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out);
+// What a strict decode checks beyond decoding: every id below term_count, each skip entry naming
+// exactly its block's first id and offset, and no byte after the last id.
+struct StrictForward {
+  uint64_t term_count = 0;
+  std::string* problem = nullptr;  // set to what is wrong when the decode fails
+};
+
+// Decodes the record in [p, end) into *out (strictly ascending ids). Returns false if it is
+// malformed: it cannot be decoded, or (with `strict`, for Index::Check) it breaks what the query
+// path relies on (StrictForward), then *strict->problem says what.
+bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
+                         const StrictForward* strict = nullptr);
 
 // Outcome of ContainsAll: a damaged record is reported, never read past `end`.
 enum class ContainsResult { kNo, kYes, kCorrupt };

@@ -13,7 +13,6 @@
 #include "format/term_filter.h"
 #include "util/error.h"
 #include "util/utf8.h"
-#include "util/varint.h"
 
 namespace bitsift::query {
 namespace {
@@ -22,56 +21,6 @@ using format::SectionId;
 
 [[noreturn]] void Fail(const format::SegmentReader& index, const std::string& what) {
   format::CorruptIndex(index.path(), what);
-}
-
-uint32_t LoadU32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-// Decodes one forward record and checks everything the query path relies on: the id count,
-// strictly ascending ids below term_count, skip entries naming exactly each block's first id
-// and offset, and no byte left over. Returns an empty string or the problem.
-std::string DecodeRecordStrictly(const uint8_t* p, const uint8_t* end, uint64_t term_count,
-                                 std::vector<uint32_t>* ids) {
-  ids->clear();
-  uint64_t n;
-  if (!GetVarint(&p, end, &n)) return "bad id count";
-  if (n > term_count) return "more ids than terms";
-  const uint64_t blocks = (n + format::kForwardBlock - 1) / format::kForwardBlock;
-  const uint64_t skip_bytes = blocks > 1 ? (blocks - 1) * 8 : 0;
-  if (static_cast<uint64_t>(end - p) < skip_bytes) return "skip entries cut short";
-  const uint8_t* skips = p;
-  const uint8_t* data = p + skip_bytes;
-  const uint8_t* q = data;
-  uint64_t prev = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t block = i / format::kForwardBlock;
-    const bool first = i % format::kForwardBlock == 0;
-    if (first && block > 0) {
-      const uint8_t* entry = skips + (block - 1) * 8;
-      if (LoadU32(entry + 4) != static_cast<uint64_t>(q - data)) return "wrong skip offset";
-    }
-    uint64_t v;
-    if (!GetVarint(&q, end, &v)) return "id cut short";
-    uint64_t id;
-    if (i == 0) {
-      id = v;
-    } else if (first) {
-      id = v;
-      if (id <= prev) return "ids not ascending";
-    } else {
-      if (v >= term_count) return "gap out of range";
-      id = prev + v + 1;
-    }
-    if (id >= term_count) return "term id " + std::to_string(id) + " out of range";
-    if (first && block > 0 && LoadU32(skips + (block - 1) * 8) != id) return "wrong skip id";
-    ids->push_back(static_cast<uint32_t>(id));
-    prev = id;
-  }
-  if (q != end) return "bytes after the last id";
-  return "";
 }
 
 template <typename T>
@@ -179,9 +128,11 @@ class ForwardRecords {
   // Decodes the record of document `d` into *ids (its term ids, ascending); fails the check if
   // it does not decode completely.
   void Decode(uint64_t d, std::vector<uint32_t>* ids) const {
-    const std::string why = DecodeRecordStrictly(data_ + offsets_[d], data_ + offsets_[d + 1],
-                                                 index_.meta().term_count, ids);
-    if (!why.empty()) Fail(index_, "forward record of document " + std::to_string(d) + ": " + why);
+    std::string why;
+    const format::StrictForward strict{index_.meta().term_count, &why};
+    if (!format::DecodeForwardRecord(data_ + offsets_[d], data_ + offsets_[d + 1], ids, &strict)) {
+      Fail(index_, "forward record of document " + std::to_string(d) + ": " + why);
+    }
   }
 
  private:

@@ -84,9 +84,8 @@ std::string RebuildCommand(const std::string& index_dir) {
   std::string root = "DIR";
   try {
     format::Manifest m = format::ReadManifest(index_dir);
-    auto it = m.settings.find("root");
-    if (it == m.settings.end() || it->second.empty()) return "";
-    root = it->second;
+    root = format::EngineSettings::From(m.settings).root;
+    if (root.empty()) return "";
   } catch (const Error&) {
     char* real = ::realpath(index_dir.c_str(), nullptr);
     const std::string dir = real != nullptr ? real : "";

@@ -5,11 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
+#include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "format/index_format.h"
@@ -123,6 +127,58 @@ uint64_t Manifest::live_documents() const {
   uint64_t n = 0;
   for (const ManifestSegment& s : segments) n += s.doc_count - s.deleted.size();
   return n;
+}
+
+namespace {
+
+// The whole of `text` as a number of type T (strtoull/strtod rules, no sign for the whole
+// numbers); nullopt otherwise.
+template <typename T>
+std::optional<T> ParseSetting(const std::string& text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])) || text[0] == '-')
+    return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  if constexpr (std::is_floating_point_v<T>) {
+    const double v = std::strtod(text.c_str(), &end);
+    if (*end != '\0' || errno == ERANGE) return std::nullopt;
+    return v;
+  } else {
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (*end != '\0' || errno == ERANGE || v > std::numeric_limits<T>::max()) return std::nullopt;
+    return static_cast<T>(v);
+  }
+}
+
+}  // namespace
+
+EngineSettings EngineSettings::From(const std::map<std::string, std::string>& settings) {
+  EngineSettings e;
+  auto read = [&](const char* key, auto* field) {
+    auto it = settings.find(key);
+    if (it == settings.end()) return;
+    using T = typename std::remove_reference_t<decltype(*field)>::value_type;
+    *field = ParseSetting<T>(it->second);
+    Ensure(field->has_value(), ErrorKind::kCorrupt,
+           std::string("index setting ") + key + ": not a number: " + it->second);
+  };
+  if (auto it = settings.find("root"); it != settings.end()) e.root = it->second;
+  read("fp_rate", &e.fp_rate);
+  read("sparse_max_df", &e.sparse_max_df);
+  read("max_file_size", &e.max_file_size);
+  return e;
+}
+
+void EngineSettings::To(std::map<std::string, std::string>* settings) const {
+  (*settings)["root"] = root;
+  if (fp_rate) {
+    std::ostringstream fp;
+    fp.precision(17);
+    fp << *fp_rate;
+    (*settings)["fp_rate"] = fp.str();
+  }
+  if (sparse_max_df) (*settings)["sparse_max_df"] = std::to_string(*sparse_max_df);
+  if (max_file_size) (*settings)["max_file_size"] = std::to_string(*max_file_size);
 }
 
 std::string SegmentFileName(uint64_t number) {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -113,6 +114,22 @@ struct Manifest {
   std::vector<ManifestSegment> segments;
 
   uint64_t live_documents() const;
+};
+
+// The settings of Manifest::settings that the engine itself records, typed: read and written
+// here only. (The document rules, "documents.*", are documents::DocumentOptions'; the token
+// rules, "tokens.*", tokenizer::TokenRules'.)
+struct EngineSettings {
+  std::string root;  // the indexed directory, absolute; "" for documents given in memory
+  std::optional<double> fp_rate;
+  std::optional<uint32_t> sparse_max_df;
+  std::optional<uint64_t> max_file_size;
+
+  // The engine's settings of `settings` (absent ones stay empty). Throws Error(kCorrupt) for a
+  // value that is not a number of its kind.
+  static EngineSettings From(const std::map<std::string, std::string>& settings);
+  // Writes those that are set into *settings ("root" always).
+  void To(std::map<std::string, std::string>* settings) const;
 };
 
 // "seg-000042.bsg".

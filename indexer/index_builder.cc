@@ -535,14 +535,8 @@ std::string AbsolutePath(const std::string& path) {
 }
 
 std::map<std::string, std::string> SettingsOf(const std::string& root, const BuildConfig& c) {
-  std::ostringstream fp;
-  fp.precision(17);
-  fp << c.fp_rate;
   std::map<std::string, std::string> settings = c.documents.ToSettings();
-  settings["root"] = root;
-  settings["fp_rate"] = fp.str();
-  settings["sparse_max_df"] = std::to_string(c.sparse_max_df);
-  settings["max_file_size"] = std::to_string(c.max_file_size);
+  format::EngineSettings{root, c.fp_rate, c.sparse_max_df, c.max_file_size}.To(&settings);
   tokenizer::AddTokenSettings(c.tokens, &settings);
   return settings;
 }
@@ -822,12 +816,10 @@ bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config) {
     throw;
   }
   const std::map<std::string, std::string>& s = manifest.settings;
-  if (auto it = s.find("fp_rate"); it != s.end()) config->fp_rate = std::stod(it->second);
-  if (auto it = s.find("sparse_max_df"); it != s.end())
-    config->sparse_max_df = static_cast<uint32_t>(std::stoul(it->second));
-  if (auto it = s.find("max_file_size"); it != s.end()) {
-    config->max_file_size = std::stoull(it->second);
-  }
+  const format::EngineSettings e = format::EngineSettings::From(s);
+  config->fp_rate = e.fp_rate.value_or(config->fp_rate);
+  config->sparse_max_df = e.sparse_max_df.value_or(config->sparse_max_df);
+  config->max_file_size = e.max_file_size.value_or(config->max_file_size);
   config->documents = documents::DocumentOptions::FromSettings(s);
   config->tokens = tokenizer::TokenRulesFromSettings(s);
   return true;
@@ -856,21 +848,17 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
     }
   }
   TreeStatus status;
-  auto setting = manifest.settings.find("root");
-  Ensure(setting != manifest.settings.end() && !setting->second.empty(),
-         ErrorKind::kInvalidArgument,
+  const format::EngineSettings engine = format::EngineSettings::From(manifest.settings);
+  Ensure(!engine.root.empty(), ErrorKind::kInvalidArgument,
          index_dir + ": an index of documents given in memory has no directory to compare with");
-  status.root = setting->second;
+  status.root = engine.root;
   if (struct stat st; ::stat(status.root.c_str(), &st) != 0) {
     const int err = errno;
     throw Error(
         err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
         ErrnoMessage(status.root, "cannot read the directory the index was built from", err));
   }
-  uint64_t max_file_size = BuildConfig{}.max_file_size;
-  if (auto m = manifest.settings.find("max_file_size"); m != manifest.settings.end()) {
-    max_file_size = std::stoull(m->second);
-  }
+  const uint64_t max_file_size = engine.max_file_size.value_or(BuildConfig{}.max_file_size);
   for (const LiveSegment& s : segments) status.documents += s.live();
   // The document rules the index records (defaults for those it does not).
   const documents::DocumentOptions rules =
@@ -964,12 +952,11 @@ void CompactIndex(const std::string& index_dir, const BuildConfig& config, Build
     BuildConfig c = config;
     c.rebuild = false;
     // Keep the index's own settings (so the state is not treated as a rebuild).
-    if (auto it = current.settings.find("fp_rate"); it != current.settings.end())
-      c.fp_rate = std::stod(it->second);
-    if (auto it = current.settings.find("sparse_max_df"); it != current.settings.end())
-      c.sparse_max_df = static_cast<uint32_t>(std::stoul(it->second));
+    const format::EngineSettings engine = format::EngineSettings::From(current.settings);
+    c.fp_rate = engine.fp_rate.value_or(c.fp_rate);
+    c.sparse_max_df = engine.sparse_max_df.value_or(c.sparse_max_df);
     IndexState state(index_dir, c, current.settings);
-    const std::string root = current.settings.count("root") ? current.settings.at("root") : "";
+    const std::string& root = engine.root;
     const size_t n = state.segments().size();
     bool needed = n > 1 || (n == 1 && !state.segments()[0].entry.deleted.empty());
     if (needed) {

@@ -14,10 +14,8 @@ TextState ReadIndexedText(const IndexSet& set, const IndexSet::Segment& segment,
   if (index.root.empty()) return TextState::kNoFile;
   const std::map<std::string, std::string>& settings = index.manifest.settings;
   const documents::DocumentOptions options = documents::DocumentOptions::FromSettings(settings);
-  uint64_t max_file_size = UINT64_MAX;
-  if (auto m = settings.find("max_file_size"); m != settings.end()) {
-    max_file_size = std::stoull(m->second);
-  }
+  const uint64_t max_file_size =
+      format::EngineSettings::From(settings).max_file_size.value_or(UINT64_MAX);
   const format::DocRecord d = segment.reader->doc(local);
   documents::FileFacts facts;
   const documents::SkipReason r =

@@ -81,8 +81,7 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
     }
     Index index;
     index.dir = dir;
-    auto root = manifest.settings.find("root");
-    index.root = root == manifest.settings.end() ? "" : root->second;
+    index.root = format::EngineSettings::From(manifest.settings).root;
     index.rules = tokenizer::TokenRulesFromSettings(manifest.settings);
     if (!indexes_.empty() && index.rules != indexes_.front().rules) {
       throw Error(ErrorKind::kInvalidArgument,

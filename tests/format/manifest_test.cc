@@ -198,3 +198,40 @@ TEST_CASE("a manifest whose deletions do not fit its segment is refused", "[mani
   flipped[gap] = 98;
   REQUIRE_THROWS_AS(DecodeManifest(flipped, "M"), Error);
 }
+
+TEST_CASE("the engine's settings are read typed, and written as they were", "[manifest]") {
+  std::map<std::string, std::string> settings = {{"root", "/data/tree"},
+                                                 {"fp_rate", "0.01"},
+                                                 {"sparse_max_df", "1024"},
+                                                 {"max_file_size", "268435456"},
+                                                 {"documents.hidden", "false"}};
+  const EngineSettings e = EngineSettings::From(settings);
+  CHECK(e.root == "/data/tree");
+  CHECK(e.fp_rate == 0.01);
+  CHECK(e.sparse_max_df == 1024u);
+  CHECK(e.max_file_size == 268435456u);
+  std::map<std::string, std::string> written = {{"documents.hidden", "false"}};
+  e.To(&written);
+  CHECK(written == settings);  // an update compares these strings: the same settings, no rebuild
+  // Absent: unset, and a root of "" (documents given in memory).
+  const EngineSettings none = EngineSettings::From({});
+  CHECK(none.root.empty());
+  CHECK(!none.fp_rate);
+  CHECK(!none.max_file_size);
+  // A value that is not a number of its kind is a damaged manifest, named.
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"fp_rate", "abc"},
+                                                        {"sparse_max_df", "-1"},
+                                                        {"sparse_max_df", "4294967296"},
+                                                        {"max_file_size", "12x"},
+                                                        {"max_file_size", ""}}) {
+    INFO(key << "=" << value);
+    try {
+      (void)EngineSettings::From({{key, value}});
+      FAIL("accepted");
+    } catch (const Error& err) {
+      CHECK(err.kind() == ErrorKind::kCorrupt);
+      CHECK(std::string(err.what()).find(key) != std::string::npos);
+    }
+  }
+}

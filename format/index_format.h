@@ -411,7 +411,7 @@ class IndexFile {
   // Whether files opened with Access::kOneShot read by copy (copy_reads()). kAuto: yes,
   // unless the environment variable BITSIFT_ONESHOT_READS is "map" ("copy": yes).
   // SetOneShotReads changes it for the files opened after it (tests, benchmarks). kAuto copies
-  // even where page faults are cheap: on a KVM guest whose faults cost ~2 us, copying took
+  // even where page faults are cheap: where a fault costs ~2 us, copying took
   // `bench/oneshot-ab` p50 2.63 -> 2.44 ms, `timer.h` 9.05 -> 7.18, `void not struct i` 20.6 ->
   // 12.4 (docs/design.md, "One-shot queries").
   enum class OneShotReads { kAuto, kCopy, kMap };
@@ -614,9 +614,9 @@ class IndexFile {
   // (MappedFile::Populate) before they are touched. A reader of many queries keeps the faults,
   // whose fault-around maps the neighbours its later queries read, instead of a request for
   // only what each verification covers. Where faults are cheap, a one-shot reader keeps them
-  // too: on a KVM guest the requests cost more than the faults they replaced for queries that
-  // read most of DOC_FACTS (`then`, 26,928 results: 45.0 -> 40.6 ms) and saved nothing on light
-  // queries (bench/oneshot-ab p50 1.99 against 1.97 ms).
+  // too: where a fault costs ~2 us the requests cost more than the faults they replaced for queries
+  // that read most of DOC_FACTS (`then`, 26,928 results: 45.0 -> 40.6 ms) and saved nothing on
+  // light queries (bench/oneshot-ab p50 1.99 against 1.97 ms).
   bool populate_ = false;
   // Access::kOneShot: drop the mapped pages once this many fault-around windows were first
   // touched by chunks verified through the mapping (0: never); the windows touched since the

@@ -84,10 +84,10 @@ class MappedFile {
 // process (the fastest of 4 first writes to fresh anonymous pages, against kDearFaultMicros; the
 // first cheap one ends the measure, so a machine where faults are cheap pays one page): about 11 us
 // in a paravirtualized guest (PVM), 0.1-1 us on bare metal or hardware-assisted virtualization
-// (~1.3 us on a KVM guest, fault included). Where it does, a one-shot query's heap pays to be in a
-// huge page (cli/commands.cc: util::PrepareHugePageHeap); where it does not, the huge page's
-// zeroing costs more than the faults it saves (a KVM guest: `bench/oneshot-ab` p50 2.63 against
-// 2.36 ms without).
+// (~1.3 us with hardware-assisted virtualization, fault included). Where it does, a one-shot
+// query's heap pays to be in a huge page (Index::Open with OpenOptions::one_shot:
+// util::PrepareHugePageHeap); where it does not, the huge page's zeroing costs more than the
+// faults it saves (with ~1.3 us faults: `bench/oneshot-ab` p50 2.63 against 2.36 ms without).
 bool PageFaultsAreDear();
 inline constexpr double kDearFaultMicros = 3.0;
 

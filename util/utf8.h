@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 namespace bitsift {
@@ -71,6 +72,25 @@ inline bool IsUtf8(std::string_view s) {
     p += len;
   }
   return true;
+}
+
+// `s` with every byte that does not begin a valid UTF-8 sequence replaced by U+FFFD.
+inline std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
+  const uint8_t* end = p + s.size();
+  while (p < end) {
+    const size_t len = Utf8SequenceLength(p, end);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++p;
+    } else {
+      out.append(reinterpret_cast<const char*>(p), len);
+      p += len;
+    }
+  }
+  return out;
 }
 
 }  // namespace bitsift

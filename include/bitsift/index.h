@@ -174,11 +174,6 @@ class Index {
   // Query's work after parsing (`parse_us` is added to the statistics).
   Status Answer(const ParsedQuery& query, const QueryOptions& options, double parse_us,
                 QueryResult* result) const;
-  // Moves the documents of result->documents whose file vanished to result->vanished and lists
-  // those whose file changed in result->changed; looks only at files not in *known (if given),
-  // and adds what it saw there. Reads, so verifies, the record and path of every document of
-  // result (throws Error(kCorrupt) for a damaged one), as Answer does without check_files.
-  void SetAsideStaleFiles(QueryResult* result, std::vector<std::optional<FileState>>* known) const;
   std::unique_ptr<Rep> rep_;
 };
 

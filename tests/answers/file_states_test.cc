@@ -22,7 +22,7 @@
 namespace bitsift {
 namespace {
 
-using answers::FileState;
+using bitsift::FileState;
 using testing::TempDir;
 using testing::WriteFile;
 namespace fs = std::filesystem;

@@ -41,11 +41,21 @@ std::string FindIndex(const std::string& start_dir) {
                   " or any of its parents (run 'bitsift index DIR' or pass --index PATH)");
 }
 
+std::string ResolveIndexPath(const std::string& path) {
+  const std::string inner = (path == "/" ? "" : path) + "/" + kDefaultIndexName;
+  struct stat st;
+  if (::stat((path + "/" + format::kManifestName).c_str(), &st) != 0 &&
+      ::stat(inner.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return inner;
+  }
+  return path;
+}
+
 std::string RebuildCommand(const std::string& index_dir) {
   std::string root = "DIR";
   try {
     format::Manifest m = format::ReadManifest(index_dir);
-    root = format::EngineSettings::From(m.settings).root;
+    root = format::EngineSettings::From(m.settings).RootOf(index_dir);
     if (root.empty()) return "";
   } catch (const Error&) {
     const std::string dir = RealPath(index_dir);

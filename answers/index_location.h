@@ -15,6 +15,10 @@ inline constexpr const char* kDefaultIndexName = ".bitsift";
 // name one.
 std::string FindIndex(const std::string& start_dir);
 
+// The index directory a path given as an index names: `path` itself, or path/.bitsift when
+// `path` is not an index (it holds no MANIFEST) but holds one there: a tree given for its index.
+std::string ResolveIndexPath(const std::string& path);
+
 // The command that rebuilds the index directory `index_dir`: its root read from its manifest
 // when that is readable; else, for a directory named .bitsift, the default place, its parent;
 // else a placeholder DIR. Empty for an index of in-memory documents.

@@ -383,6 +383,8 @@ Status Index::Find(const std::string& start_dir, std::string* index_path) {
   return Guard([&] { *index_path = answers::FindIndex(start_dir); });
 }
 
+std::string Index::Resolve(const std::string& path) { return answers::ResolveIndexPath(path); }
+
 Status Index::Query(const std::vector<std::string>& arguments, const QueryOptions& options,
                     QueryResult* result) const {
   const auto start = std::chrono::steady_clock::now();

@@ -113,7 +113,7 @@ std::optional<int> OpenInput(const std::string& path, const std::string& what, s
 // working directory.
 Status IndexPathOption(const po::variables_map& vm, std::string* path) {
   if (vm.count("index")) {
-    *path = vm["index"].as<std::string>();
+    *path = Index::Resolve(vm["index"].as<std::string>());
     return Status();
   }
   return Index::Find(".", path);
@@ -136,8 +136,13 @@ Status OpenIndex(const std::vector<std::string>& flags, std::unique_ptr<Index>* 
 }
 
 std::vector<std::string> IndexFlags(const po::variables_map& vm) {
-  return vm.count("index") ? vm["index"].as<std::vector<std::string>>()
-                           : std::vector<std::string>{};
+  std::vector<std::string> paths;
+  if (vm.count("index")) {
+    for (const std::string& p : vm["index"].as<std::vector<std::string>>()) {
+      paths.push_back(Index::Resolve(p));
+    }
+  }
+  return paths;
 }
 
 // Parses a byte count with an optional unit: 300000000, 512K, 256M, 256MiB, 1G, 1GB (powers of

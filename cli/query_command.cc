@@ -23,14 +23,11 @@ namespace bitsift::cli {
 namespace {
 
 // The query command's scope from its flags: the folder the user is in (unless --all), replaced
-// by the PATHs given after "--" or with --in (taken from the working directory, as grep and
-// ripgrep take their paths).
-void SetQueryScope(const po::variables_map& vm, const std::vector<std::string>& paths,
-                   QueryFlags* f) {
-  std::vector<std::string> given = paths;
-  if (vm.count("in")) {
-    for (const std::string& p : vm["in"].as<std::vector<std::string>>()) given.push_back(p);
-  }
+// by the PATHs given with --in (taken from the working directory, as grep and ripgrep take
+// their paths).
+void SetQueryScope(const po::variables_map& vm, QueryFlags* f) {
+  std::vector<std::string> given;
+  if (vm.count("in")) given = vm["in"].as<std::vector<std::string>>();
   for (const std::string& p : given) {
     f->options.scope.push_back(p.empty() || p[0] == '/' || f->cwd.empty() ? p : f->cwd + "/" + p);
   }
@@ -39,7 +36,8 @@ void SetQueryScope(const po::variables_map& vm, const std::vector<std::string>& 
 
 // `bitsift query --help`: the query language in brief (README "Query language" has it all).
 constexpr const char* kQueryLanguage =
-    "\nquery language (each TERM argument is a query; the arguments are ANDed):\n"
+    "\nquery language (the arguments are joined with spaces and read as one query, so\n"
+    "'gpl bsd' and gpl bsd are the same; after -- everything is query text):\n"
     "  word1 word2      documents holding both words, as the index reads words: case folded,\n"
     "                   Latin accents dropped (jose finds José, unless the index was built\n"
     "                   with --keep-diacritics), CJK text as character pairs; a word with\n"
@@ -48,10 +46,9 @@ constexpr const char* kQueryLanguage =
     "                   stdio.h finds only stdio.h\n"
     "  \"free software\"  a phrase: the words contiguous and in order, parts counting as\n"
     "                   words (\"stdio h\" finds stdio.h); so is a query word that splits\n"
-    "                   into several (std::vector, e-mail) and a CJK run of 3+ characters;\n"
-    "                   an argument with spaces but no operator is a phrase too\n"
+    "                   into several (std::vector, e-mail) and a CJK run of 3+ characters\n"
     "  gpl OR bsd       either (upper-case OR; binds tighter than the implicit AND)\n"
-    "  -word            documents without it (after -- or inside a quoted query:\n"
+    "  -word            documents without it (after --, or inside a quoted query:\n"
     "                   bitsift query copyright -- -gpl, bitsift query 'copyright -gpl')\n"
     "  licen*           any term starting with licen\n"
     "  (a OR b) -(c d)  groups\n"
@@ -130,8 +127,10 @@ po::options_description QueryOptionsDescription() {
       "words", "read the query as plain words, all required (no operators: bitsift 0.1)")(
       "all", "search the whole index, not only the folder you are in")(
       "in", po::value<std::vector<std::string>>(),
-      "only documents under PATH (a file or folder, from the current directory; repeatable; "
-      "the same as PATHs after --)")(
+      "only documents under PATH (a file or folder, from the current directory; repeatable)")(
+      "no-check",
+      "do not look at the matches' files: faster for batches and scripts, but a file that "
+      "vanished or changed since the last update is listed as it was indexed")(
       "stats", "print candidates, false positives, rows and bytes read, and timings on stderr")(
       "queries", po::value<std::string>(),
       "answer one query per line of FILE ('-' = stdin); output lines start with the line number")(
@@ -278,22 +277,19 @@ int AnswerArguments(const Index& index, const ParsedQuery& query, double parse_u
 int RunQuery(const std::vector<std::string>& args) {
   const char* usage =
       "usage: bitsift query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
+      "                     [--no-check]\n"
       "                     [--lines [--color WHEN] [-C N] [-A N] [-B N] [--max-columns N]]\n"
-      "                     [--words] [--all | --in PATH...] (TERM... | --queries FILE [-j N])\n"
-      "                     [-- [-TERM | PATH]...]";
+      "                     [--words] [--all | --in PATH...] (QUERY... | --queries FILE [-j N])\n"
+      "                     [-- QUERY...]";
   const po::options_description visible = QueryOptionsDescription();
   po::options_description all;
   all.add(visible).add_options()("term", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
   pos.add("term", -1);
-  // TERMS -- ARGS: after the first "--", an argument starting with "-" is a query argument (an
-  // exclusion: "copyright -- -gpl"); the others are PATHs to search under. A path starting
-  // with "-" is written "./-name", as bitsift prints such paths.
+  // After the first "--" every argument is query text ("-- -gpl", "-- \"$q\""), as a script
+  // passes user text safely; folders to search are given with --in.
   auto dashes = std::find(args.begin(), args.end(), "--");
-  std::vector<std::string> paths, late_terms;
-  for (auto it = dashes == args.end() ? dashes : dashes + 1; it != args.end(); ++it) {
-    (it->size() > 1 && (*it)[0] == '-' ? late_terms : paths).push_back(*it);
-  }
+  const std::vector<std::string> late_terms(dashes == args.end() ? dashes : dashes + 1, args.end());
   po::variables_map vm;
   if (auto code = Parse({args.begin(), dashes}, usage, visible, all, pos, vm, ExclusionHint,
                         kQueryLanguage)) {
@@ -302,11 +298,12 @@ int RunQuery(const std::vector<std::string>& args) {
   QueryFlags f;
   if (auto code = ReadQueryFlags(vm, &f)) return *code;
   const QuerySyntax syntax = vm.count("words") ? QuerySyntax::kWords : QuerySyntax::kLanguage;
-  // --count prints no path: it counts the index's answers without looking at the files.
-  f.options.check_files = !f.count;
+  // Every match's file is looked at (one lstat) unless --no-check: a vanished one is left out
+  // of the listing and of --count alike. With --no-check, --count reads no record either.
+  f.options.check_files = !vm.count("no-check");
   f.options.count_only = f.count;
   f.cwd = WorkingDirectory();
-  SetQueryScope(vm, paths, &f);
+  SetQueryScope(vm, &f);
   std::vector<std::string> terms;
   if (vm.count("term")) terms = vm["term"].as<std::vector<std::string>>();
   terms.insert(terms.end(), late_terms.begin(), late_terms.end());
@@ -316,7 +313,7 @@ int RunQuery(const std::vector<std::string>& args) {
   if (!batch && !vm["jobs"].defaulted()) return Fail("--jobs needs --queries");
   if (batch == !terms.empty()) {
     return Fail(
-        std::string(batch ? "give either TERMs or --queries, not both\n" : "no query terms\n") +
+        std::string(batch ? "give either a QUERY or --queries, not both\n" : "no query terms\n") +
         usage);
   }
   ParsedQuery query;

@@ -23,7 +23,9 @@ std::string DocumentJson(const Index& index, uint32_t id, const std::string& pre
   out << "{" << prefix << "\"path\":" << JsonString(ShellPath(d, f.cwd))
       << ",\"index_path\":" << JsonString(d.path) << ",\"root\":" << JsonString(d.root);
   if (f.several) out << ",\"index\":" << d.index;
-  out << ",\"size\":" << d.size << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms;
+  // size: the text's bytes (kept for scripts written against it); file_size: the file's.
+  out << ",\"size\":" << d.size << ",\"file_size\":" << d.file_size << ",\"text_size\":" << d.size
+      << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms;
   out << ",\"encoding\":" << JsonString(d.encoding);
   if (stale) out << ",\"stale\":true";
   out << "}";
@@ -230,8 +232,18 @@ void ReportStale(const Index& index, const StaleHits& stale, const std::string& 
     }
   }
   std::set<std::string> commands;
-  for (const auto& [i, root] : roots)
+  for (const auto& [i, root] : roots) {
+    struct stat st;
+    if (!root.empty() && ::stat(root.c_str(), &st) != 0) {  // the whole tree moved or was deleted
+      std::fprintf(stderr,
+                   "bitsift: warning: the indexed directory %s is gone (moved or deleted)\n",
+                   root.c_str());
+      std::fprintf(stderr, "bitsift: hint: run '%s' to index it where it is now\n",
+                   IndexCommand("NEWDIR", index_paths.at(i), /*rebuild=*/false).c_str());
+      continue;
+    }
     commands.insert(IndexCommand(root, index_paths.at(i), /*rebuild=*/false));
+  }
   for (const std::string& c : commands) {
     std::fprintf(stderr, "bitsift: hint: run '%s' to update the index\n", c.c_str());
   }

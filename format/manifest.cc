@@ -163,14 +163,28 @@ EngineSettings EngineSettings::From(const std::map<std::string, std::string>& se
            std::string("index setting ") + key + ": not a number: " + it->second);
   };
   if (auto it = settings.find("root"); it != settings.end()) e.root = it->second;
+  if (auto it = settings.find("root_in_tree"); it != settings.end()) e.in_tree = it->second == "1";
   read("fp_rate", &e.fp_rate);
   read("sparse_max_df", &e.sparse_max_df);
   read("max_file_size", &e.max_file_size);
   return e;
 }
 
+std::string EngineSettings::RootOf(const std::string& index_dir) const {
+  if (!in_tree) return root;
+  char* real = ::realpath(index_dir.c_str(), nullptr);
+  const std::string dir = real != nullptr ? real : "";
+  std::free(real);
+  const size_t slash = dir.rfind('/');
+  if (slash == std::string::npos || dir.compare(slash, std::string::npos, "/.bitsift") != 0) {
+    return root;  // renamed, or copied out of its tree: the tree it was built from
+  }
+  return slash == 0 ? "/" : dir.substr(0, slash);
+}
+
 void EngineSettings::To(std::map<std::string, std::string>* settings) const {
   (*settings)["root"] = root;
+  if (in_tree) (*settings)["root_in_tree"] = "1";
   if (fp_rate) {
     std::ostringstream fp;
     fp.precision(17);

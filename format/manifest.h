@@ -120,7 +120,12 @@ struct Manifest {
 // here only. (The document rules, "documents.*", are documents::DocumentOptions'; the token
 // rules, "tokens.*", tokenizer::TokenRules'.)
 struct EngineSettings {
-  std::string root;  // the indexed directory, absolute; "" for documents given in memory
+  // The indexed directory, absolute, where it was when last indexed; "" for documents given in
+  // memory.
+  std::string root;
+  // The index was ROOT/.bitsift: kept inside its tree, it takes its root from where it is, as
+  // git does, so the tree can be moved or copied whole (RootOf).
+  bool in_tree = false;
   std::optional<double> fp_rate;
   std::optional<uint32_t> sparse_max_df;
   std::optional<uint64_t> max_file_size;
@@ -130,6 +135,11 @@ struct EngineSettings {
   static EngineSettings From(const std::map<std::string, std::string>& settings);
   // Writes those that are set into *settings ("root" always).
   void To(std::map<std::string, std::string>* settings) const;
+
+  // The indexed directory of the index at `index_dir`, absolute (or "" for documents given in
+  // memory): for an index in its tree still named .bitsift, the parent of index_dir (resolved
+  // with realpath), wherever the tree is now; else `root`.
+  std::string RootOf(const std::string& index_dir) const;
 };
 
 // "seg-000042.bsg".

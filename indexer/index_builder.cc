@@ -212,6 +212,15 @@ class IndexState {
       have = false;
     }
     RemoveUnlisted(dir_, manifest_);
+    // An index inside its tree moves with it: the root it records follows (no rebuild), and
+    // one that recorded no root_in_tree (older) is the same tree under the new key.
+    if (have && settings.count("root_in_tree")) {
+      const std::string old_root = manifest_.settings["root"];
+      if (manifest_.settings.count("root_in_tree") || old_root == settings["root"]) {
+        manifest_.settings["root"] = settings["root"];
+        manifest_.settings["root_in_tree"] = "1";
+      }
+    }
     if (keep_root && have) {  // documents by name: neither root nor the file size limit apply
       for (const char* key : {"root", "max_file_size"}) {
         if (manifest_.settings.count(key)) settings[key] = manifest_.settings[key];
@@ -534,9 +543,18 @@ std::string AbsolutePath(const std::string& path) {
   return out;
 }
 
-std::map<std::string, std::string> SettingsOf(const std::string& root, const BuildConfig& c) {
+// Whether the index directory `index_dir` is ROOT/.bitsift for the tree at `root_abs`
+// (absolute, resolved): an index inside its tree, which records its root as its parent.
+bool IndexInTree(const std::string& root_abs, const std::string& index_dir) {
+  const size_t slash = index_dir.find_last_of('/');
+  const std::string name = slash == std::string::npos ? index_dir : index_dir.substr(slash + 1);
+  return name == ".bitsift" && AbsolutePath(DirectoryOf(index_dir)) == root_abs;
+}
+
+std::map<std::string, std::string> SettingsOf(const std::string& root, const BuildConfig& c,
+                                              bool in_tree = false) {
   std::map<std::string, std::string> settings = c.documents.ToSettings();
-  format::EngineSettings{root, c.fp_rate, c.sparse_max_df, c.max_file_size}.To(&settings);
+  format::EngineSettings{root, in_tree, c.fp_rate, c.sparse_max_df, c.max_file_size}.To(&settings);
   tokenizer::AddTokenSettings(c.tokens, &settings);
   return settings;
 }
@@ -752,8 +770,9 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
       WalkDirectory(root, config.documents, ManifestMark(), own_index, on_skip);
   WithThreads(config, [&] {
     // Phase 2: the current state, under the writer lock.
-    IndexState state(index_dir, config, SettingsOf(root_abs, config), /*keep_root=*/false,
-                     /*rebuild_other_format=*/true);
+    const bool in_tree = IndexInTree(root_abs, index_dir);
+    IndexState state(index_dir, config, SettingsOf(root_abs, config, in_tree),
+                     /*keep_root=*/false, /*rebuild_other_format=*/true);
     report->rebuilt = state.rebuilt();
     report->why_rebuilt = state.why_rebuilt();
     // Phase 3: classify every listed file against the live documents.
@@ -851,7 +870,7 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
   const format::EngineSettings engine = format::EngineSettings::From(manifest.settings);
   Ensure(!engine.root.empty(), ErrorKind::kInvalidArgument,
          index_dir + ": an index of documents given in memory has no directory to compare with");
-  status.root = engine.root;
+  status.root = engine.RootOf(index_dir);
   if (struct stat st; ::stat(status.root.c_str(), &st) != 0) {
     const int err = errno;
     throw Error(
@@ -956,7 +975,7 @@ void CompactIndex(const std::string& index_dir, const BuildConfig& config, Build
     c.fp_rate = engine.fp_rate.value_or(c.fp_rate);
     c.sparse_max_df = engine.sparse_max_df.value_or(c.sparse_max_df);
     IndexState state(index_dir, c, current.settings);
-    const std::string& root = engine.root;
+    const std::string root = engine.RootOf(index_dir);
     const size_t n = state.segments().size();
     bool needed = n > 1 || (n == 1 && !state.segments()[0].entry.deleted.empty());
     if (needed) {

@@ -81,7 +81,7 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
     }
     Index index;
     index.dir = dir;
-    index.root = format::EngineSettings::From(manifest.settings).root;
+    index.root = format::EngineSettings::From(manifest.settings).RootOf(dir);
     index.rules = tokenizer::TokenRulesFromSettings(manifest.settings);
     if (!indexes_.empty() && index.rules != indexes_.front().rules) {
       throw Error(ErrorKind::kInvalidArgument,

@@ -12,6 +12,10 @@ namespace {
 using Kind = QueryNode::Kind;
 
 // Deeper nesting is refused (recursion depth; no real query nests this deep).
+constexpr const char* kWildcardPlace =
+    "a wildcard * is supported only at the end of a word, once (licen* finds license and "
+    "licensed); a * elsewhere and ? are not (quote the text, or use --words, to search for it "
+    "as words)";
 constexpr int kMaxDepth = 64;
 
 const char* const kOrNeedsTerms = "OR must stand between two terms";
@@ -224,6 +228,11 @@ class Parser {
     }
     size_t stars = 0;
     while (stars < word.size() && word[word.size() - 1 - stars] == '*') ++stars;
+    // A wildcard is a prefix: one * at the end of a word. Any other * or ? is refused rather
+    // than read as punctuation, which would answer another query without a word of warning.
+    if (size_t w = word.find_first_of("*?"); w < word.size() - stars || stars > 1) {
+      throw Failure{p.position + std::min(w, word.size() - stars + 1), kWildcardPlace};
+    }
     std::vector<std::string> tokens;
     std::vector<bool> joined;
     TokenizeQueryText(word.substr(0, word.size() - stars), true, rules_, &tokens, &joined);
@@ -242,26 +251,6 @@ class Parser {
   const tokenizer::TokenRules& rules_;
   size_t i_ = 0;
 };
-
-// Whether a command-line argument uses the language: a quote, a parenthesis, an OR keyword, an
-// exclusion or a prefix star.
-bool HasOperator(std::string_view arg) {
-  for (size_t i = 0; i < arg.size();) {
-    while (i < arg.size() && IsSpace(arg[i])) ++i;
-    if (i == arg.size()) break;
-    if (QuoteLength(arg, i) > 0 || arg[i] == '(' || arg[i] == ')' || IsExclusionAt(arg, i)) {
-      return true;
-    }
-    size_t end = WordEnd(arg, i);
-    if (end < arg.size() && !IsSpace(arg[end])) return true;  // a quote or a closing ')'
-    std::string_view word = arg.substr(i, end - i);
-    if (word == "OR" || word.back() == '*') return true;
-    i = end;
-  }
-  return false;
-}
-
-bool HasSpace(std::string_view arg) { return std::any_of(arg.begin(), arg.end(), IsSpace); }
 
 void AppendNode(const QueryNode& n, std::string& out) {
   switch (n.kind) {
@@ -294,12 +283,6 @@ void AppendNode(const QueryNode& n, std::string& out) {
       out += ')';
       break;
   }
-}
-
-void SetArgument(QueryNode& n, size_t argument) {
-  n.argument = argument;
-  for (QueryNode& c : n.children) SetArgument(c, argument);
-  for (QueryNode& e : n.excluded) SetArgument(e, argument);
 }
 
 // A thread's tokenizer for queries, set to `rules`.
@@ -343,38 +326,24 @@ ParsedQuery Words(const std::vector<std::string_view>& texts, const tokenizer::T
   return out;
 }
 
-// Parses each text (one per argument) and ANDs them.
-ParsedQuery Language(const std::vector<std::string_view>& texts, bool phrase_rule,
-                     const tokenizer::TokenRules& rules) {
+// Parses the language in `text`.
+ParsedQuery Language(std::string_view text, const tokenizer::TokenRules& rules) {
   ParsedQuery out;
   QueryNode root;
   root.kind = Kind::kAnd;
-  for (size_t a = 0; a < texts.size(); ++a) {
-    std::string_view text = texts[a];
-    QueryNode part;
-    if (phrase_rule && HasSpace(text) && !HasOperator(text)) {
-      std::vector<std::string> tokens;
-      std::vector<bool> joined;
-      TokenizeQueryText(text, false, rules, &tokens, &joined);
-      if (tokens.empty()) continue;
-      part = TokensNode(std::move(tokens), std::move(joined), false, 0);
-    } else {
-      Parser parser(text, rules);
-      try {
-        part = parser.ParseItems(0, 0);
-      } catch (const Failure& f) {
-        out.error = ParseError{a, f.position, f.reason};
-        return out;
-      }
+  {
+    Parser parser(text, rules);
+    try {
+      AddPart(root, parser.ParseItems(0, 0));
+    } catch (const Failure& f) {
+      out.error = ParseError{0, f.position, f.reason};
+      return out;
     }
-    SetArgument(part, a);
-    AddPart(root, std::move(part));
   }
   if (root.children.empty()) {
     if (!root.excluded.empty()) {
       const QueryNode& first = root.excluded.front();
-      out.error =
-          ParseError{first.argument, first.position > 0 ? first.position - 1 : 0, kOnlyExclusions};
+      out.error = ParseError{0, first.position > 0 ? first.position - 1 : 0, kOnlyExclusions};
     } else {
       out.error = ParseError{0, 0, kNoTerms};
     }
@@ -397,10 +366,10 @@ ParseError ThrownError() {
   }
 }
 
-ParsedQuery Guarded(const std::vector<std::string_view>& texts, QueryMode mode, bool phrase_rule,
+ParsedQuery Guarded(std::string_view text, QueryMode mode,
                     const tokenizer::TokenRules& rules) noexcept {
   try {
-    return mode == QueryMode::kWords ? Words(texts, rules) : Language(texts, phrase_rule, rules);
+    return mode == QueryMode::kWords ? Words({text}, rules) : Language(text, rules);
   } catch (...) {
     ParsedQuery out;
     out.error = ThrownError();
@@ -465,7 +434,7 @@ void TokenizeQueryText(std::string_view text, bool word, const tokenizer::TokenR
 
 ParsedQuery ParseQueryString(std::string_view text, QueryMode mode,
                              tokenizer::TokenRules rules) noexcept {
-  return Guarded({text}, mode, false, rules);
+  return Guarded(text, mode, rules);
 }
 
 std::optional<ParseError> ParseWordTerms(std::string_view text, std::vector<std::string>* terms,
@@ -494,8 +463,28 @@ QueryNode WordsRoot(std::vector<std::string> terms) {
 
 ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode,
                                 tokenizer::TokenRules rules) noexcept {
-  std::vector<std::string_view> texts(args.begin(), args.end());
-  return Guarded(texts, mode, true, rules);
+  std::string text;
+  std::vector<size_t> starts;  // where each argument starts in `text`
+  try {
+    for (const std::string& a : args) {
+      if (!starts.empty()) text += ' ';
+      starts.push_back(text.size());
+      text += a;
+    }
+  } catch (...) {
+    ParsedQuery out;
+    out.error = ThrownError();
+    return out;
+  }
+  ParsedQuery out = Guarded(text, mode, rules);
+  if (out.error && !starts.empty()) {  // where the error is, in the argument that holds it
+    ParseError& e = *out.error;
+    const size_t a =
+        std::upper_bound(starts.begin(), starts.end(), e.position) - starts.begin() - 1;
+    e.argument = a;
+    e.position = std::min(e.position - starts[a], args[a].size());
+  }
+  return out;
 }
 
 bool IsPlainConjunction(const QueryNode& root, std::vector<std::string>* terms) {

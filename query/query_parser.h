@@ -72,7 +72,6 @@ struct QueryNode {
   std::vector<QueryNode> children;  // kAnd: required parts; kOr: operands
   std::vector<QueryNode> excluded;  // kAnd: documents matching any of these are dropped
   size_t position = 0;              // byte offset of the node's text in its argument
-  size_t argument = 0;              // which argument it came from (ParseArguments)
 
   // A compact form for tests and messages: term, prefix*, "a b", "布隆 隆过"~ (joined bigrams
   // marked by ~ between them: "布隆~隆过"), (and x y -z), (or x y).
@@ -98,9 +97,10 @@ struct ParsedQuery {
 ParsedQuery ParseQueryString(std::string_view text, QueryMode mode,
                              tokenizer::TokenRules rules = {}) noexcept;
 
-// Parses command-line arguments: each is read in the language and they are ANDed. An argument
-// holding whitespace but no operator (no quote, parenthesis, OR, leading -, trailing *) is a
-// phrase, as `grep "free software"` would take it. In words mode all arguments are plain text.
+// Parses command-line arguments as one query: the arguments joined with single spaces, read as
+// ParseQueryString reads a string (the rule of Xapian's quest and of web search boxes), so
+// `gpl bsd` and `'gpl bsd'` are the same AND and a phrase needs its quotes. An error names the
+// argument that holds it and the byte offset there.
 ParsedQuery ParseQueryArguments(const std::vector<std::string>& args, QueryMode mode,
                                 tokenizer::TokenRules rules = {}) noexcept;
 

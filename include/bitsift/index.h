@@ -107,6 +107,10 @@ class Index {
   // Returns kNotFound if there is none.
   static Status Find(const std::string& start_dir, std::string* index_path);
 
+  // The index directory `path` names when given as an index (`--index PATH`): `path` itself,
+  // or path/.bitsift when `path` is not an index but the root of a tree that holds one.
+  static std::string Resolve(const std::string& path);
+
   ~Index();
   Index(const Index&) = delete;
   Index& operator=(const Index&) = delete;

@@ -44,10 +44,11 @@ class ParsedQuery {
   // made only of exclusions, no term at all. Nothing is thrown.
   static Status Parse(std::string_view text, QuerySyntax syntax, ParsedQuery* query,
                       QueryError* error = nullptr);
-  // Parses command-line arguments: each is read in the language and the arguments are ANDed;
-  // an argument that holds whitespace but no operator (no quote, parenthesis, OR, leading "-",
-  // trailing "*") is a phrase, as grep would read it. Errors as Parse, the message naming the
-  // argument ("query argument 2: REASON (at byte N)") when there are several.
+  // Parses command-line arguments as one query: joined with single spaces and read as Parse
+  // reads a string, so {"gpl", "bsd"}, {"gpl bsd"} and Parse("gpl bsd") are the same query,
+  // {"gpl", "OR", "bsd"} is an OR, and a phrase needs its double quotes. Errors as Parse, the
+  // message naming the argument ("query argument 2: REASON (at byte N)") when there are
+  // several.
   static Status ParseArguments(const std::vector<std::string>& arguments, QuerySyntax syntax,
                                ParsedQuery* query, QueryError* error = nullptr);
 

@@ -25,9 +25,9 @@ done
 q() { "$BITSIFT" query --all "$@"; }
 
 # The language.
-check "phrase" "src/a.c" "$(q '"free software"' -- src)"
-check "argument with spaces is a phrase" "src/a.c" "$(q 'free software' -- src)"
-check "words ANDed" "$(printf 'src/a.c\nsrc/b.c')" "$(q free software -- src)"
+check "phrase" "src/a.c" "$(q '"free software"' --in src)"
+check "an argument with spaces is the same AND" "$(printf 'src/a.c\nsrc/b.c')" "$(q 'free software' --in src)"
+check "words ANDed" "$(printf 'src/a.c\nsrc/b.c')" "$(q free software --in src)"
 check "OR" "$(printf 'doc/page.html\nsrc/a.c\nsrc/b.c')" "$(q 'gpl OR bsd')"
 check "exclusion after --" "src/b.c" "$(q copyright -- -gpl)"
 check "exclusion in a quoted query" "src/b.c" "$(q 'copyright -gpl')"
@@ -35,7 +35,7 @@ check "prefix" "src/b.c" "$(q 'licen*')"
 check "split word is a phrase" "src/c.cc" "$(q std::vector)"
 check "CJK run is a substring" "doc/zh.txt" "$(q 过滤器)"
 check "groups" "$(printf 'src/a.c\nsrc/b.c')" "$(q '(gpl OR bsd) copyright')"
-check "--words keeps 0.1" "$(printf 'src/a.c\nsrc/b.c')" "$(q --words 'free' '"software' -- src)"
+check "--words keeps 0.1" "$(printf 'src/a.c\nsrc/b.c')" "$(q --words 'free' '"software' --in src)"
 check "--words: OR is a word" 1 "$(status q --words 'gpl OR bsd')"
 check "--queries lines in the language" "$(printf '1\tsrc/b.c\n2\tsrc/c.cc')" \
   "$(printf 'copyright -gpl\nstd::vector\n' | q --queries -)"
@@ -72,46 +72,46 @@ check "bad -C" 2 "$(status q --lines -C x free)"
 
 # --lines: exactly grep -n's lines for a single word (grep -i on ASCII text).
 want=$(cd src && grep -n -i -w 'free' a.c b.c | sed 's/^/src\//')
-check "--lines = grep -n" "$want" "$(q --lines free -- src)"
+check "--lines = grep -n" "$want" "$(q --lines free --in src)"
 want=$(cd many && grep -n -w pinpoint $(ls | LC_ALL=C sort) | sed 's/^/many\//')
-check "--lines over 600 files = grep -n, in order" "$want" "$(q --lines pinpoint -- many)"
-check "--lines over 600 files, JSON: a line each" 600 "$(q --lines --json pinpoint -- many | wc -l)"
+check "--lines over 600 files = grep -n, in order" "$want" "$(q --lines pinpoint --in many)"
+check "--lines over 600 files, JSON: a line each" 600 "$(q --lines --json pinpoint --in many | wc -l)"
 check "--lines phrase marks only the phrase's lines (case folded)" \
   "$(printf 'src/a.c:1:Copyright (C) 2024 Free Software Foundation\nsrc/a.c:2:This program is free software: you can')" \
-  "$(q --lines '"free software"' -- src/a.c)"
-check "--lines phrase: not its words apart" "" "$(q --lines '"free software"' -- src/b.c)"
+  "$(q --lines '"free software"' --in src/a.c)"
+check "--lines phrase: not its words apart" "" "$(q --lines '"free software"' --in src/b.c)"
 check "--lines exclusion marks nothing" "src/b.c:1:Copyright 2020 someone" "$(q --lines copyright -- -gpl)"
 check "--lines prefix" "src/b.c:2:Licensed under the BSD license." "$(q --lines 'licen*')"
 check "--lines CJK" "doc/zh.txt:1:布隆过滤器是一种数据结构。" "$(q --lines 过滤器)"
 check "context" "$(printf 'doc/ctx.txt-2-\ndoc/ctx.txt:3:line three has free software\ndoc/ctx.txt-4-line four\n--\ndoc/ctx.txt-6-line six\ndoc/ctx.txt:7:line seven free')" \
-  "$(q --lines -B1 -A1 free -- doc/ctx.txt)"
-check "-C" "$(q --lines -C1 free -- doc/ctx.txt)" "$(q --lines -A1 -B1 free -- doc/ctx.txt)"
-col=$(q --lines --color=always '"free software"' -- src/a.c | tail -1)
+  "$(q --lines -B1 -A1 free --in doc/ctx.txt)"
+check "-C" "$(q --lines -C1 free --in doc/ctx.txt)" "$(q --lines -A1 -B1 free --in doc/ctx.txt)"
+col=$(q --lines --color=always '"free software"' --in src/a.c | tail -1)
 check "colour" $'\e[35msrc/a.c\e[0m:\e[32m2\e[0m:This program is \e[1;31mfree software\e[0m: you can' "$col"
 check "auto colour off in a pipe" "src/a.c:2:This program is free software: you can" \
-  "$(q --lines '"free software"' -- src/a.c | tail -1)"
+  "$(q --lines '"free software"' --in src/a.c | tail -1)"
 check "NO_COLOR with auto" "src/a.c:2:This program is free software: you can" \
-  "$(NO_COLOR=1 q --lines --color=auto '"free software"' -- src/a.c | tail -1)"
+  "$(NO_COLOR=1 q --lines --color=auto '"free software"' --in src/a.c | tail -1)"
 trimmed=$(q --lines --max-columns 20 needle)
 check "--max-columns keeps 20 characters and marks the cuts" "doc/long.txt:1:[...]xxxx needle yyyyyyyy[...]" "$trimmed"
-json=$(q --lines --json '"free software"' -- src/a.c | tail -1)
+json=$(q --lines --json '"free software"' --in src/a.c | tail -1)
 check "--json line" '{"path":"src/a.c","index_path":"src/a.c","line":2,"text":"This program is free software: you can","spans":[[16,29]]}' "$json"
-json=$(q --lines --json 'Straße' 2>/dev/null; q --lines --json 'grüße' -- doc)
+json=$(q --lines --json 'Straße' 2>/dev/null; q --lines --json 'grüße' --in doc)
 has "--json spans in the decoded text" '"text":"Grüße aus München","spans":[[0,7]]' "$json"
 check "latin1 file: decoded lines" "doc/latin1.txt:2:free software in latin1 été" "$(q --lines latin1)"
 check "gzip file: lines of the content" "doc/notes.txt.gz:2:free software inside gzip" "$(q --lines gzip)"
-has "HTML file: lines of the extracted text" "doc/page.html:" "$(q --lines gpl -- doc)"
+has "HTML file: lines of the extracted text" "doc/page.html:" "$(q --lines gpl --in doc)"
 check "--queries --lines" "$(printf '1\tsrc/b.c:2:Licensed under the BSD license.')" "$(echo 'licen*' | q --lines --queries -)"
 
 # A file changed since indexing: reported once on stderr, its lines not printed.
 printf 'inserted line\nline three has free software\n' > doc/ctx.txt
 touch -d '2001-01-01' doc/ctx.txt
-out=$(q --lines free -- doc 2>"$WORK/err"); code=$?
+out=$(q --lines free --in doc 2>"$WORK/err"); code=$?
 check "stale: no lines from the changed file" "" "$(grep 'ctx.txt' <<<"$out")"
 check "stale: other files still printed" 0 "$code"
 check "stale: reported once" 1 "$(grep -c 'changed: doc/ctx.txt' "$WORK/err")"
 has "stale: what happened" "the lines of changed ones are not printed" "$(cat "$WORK/err")"
-out=$(q '"line three"' -- doc 2>"$WORK/err"); code=$?
+out=$(q '"line three"' --in doc 2>"$WORK/err"); code=$?
 check "stale phrase: not answered" "" "$out"
 has "stale phrase: reported" "a phrase cannot be checked in changed or vanished ones" "$(cat "$WORK/err")"
 rm doc/zh.txt

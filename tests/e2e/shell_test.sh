@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: the command line in the shell around it. Paths that open from where the user stands
 # (a sibling, a parent, a subfolder, far away; -0; names with spaces, a leading dash, bytes that
-# are not UTF-8), scope by folder (--all, --in, -- PATH, --limit inside a scope), stale hits (a
+# are not UTF-8), scope by folder (--all, --in, --limit inside a scope), stale hits (a
 # file deleted and one changed after indexing), `status`, strict numbers, a clean `git status`,
 # and the words of messages (plurals, "not found" naming where, damaged indexes naming the repair,
 # OS errors with their reason, `tokenize`).
@@ -88,19 +88,19 @@ check "--limit inside the scope (not a post-filter)" "b.txt" \
   "$(cd "$T/sub" && "$BITSIFT" query --limit 1 common)"
 check "--count inside the scope" 2 "$(cd "$T/sub" && "$BITSIFT" query --count common)"
 check "--in a folder" "deep/c.txt" "$(cd "$T/sub" && "$BITSIFT" query --in deep common)"
-check "-- PATH" "deep/c.txt" "$(cd "$T/sub" && "$BITSIFT" query common -- deep)"
-check "-- PATH outside the subfolder" "../other/d.txt" \
-  "$(cd "$T/sub" && "$BITSIFT" query common -- ../other)"
+check "--in PATH" "deep/c.txt" "$(cd "$T/sub" && "$BITSIFT" query common --in deep)"
+check "--in PATH outside the subfolder" "../other/d.txt" \
+  "$(cd "$T/sub" && "$BITSIFT" query common --in ../other)"
 check "--in a file and a folder" "$(lines ../a.txt ../other/d.txt)" \
   "$(cd "$T/sub" && "$BITSIFT" query --in ../a.txt --in ../other common)"
-check "--in and -- PATH together: either" "$(lines ../tree/a.txt ../tree/sub/b.txt)" \
-  "$(cd "$WORK/sibling" && "$BITSIFT" query --index ../tree/.bitsift --in ../tree/a.txt common -- ../tree/sub/b.txt)"
+check "--in twice: either" "$(lines ../tree/a.txt ../tree/sub/b.txt)" \
+  "$(cd "$WORK/sibling" && "$BITSIFT" query --index ../tree/.bitsift --in ../tree/a.txt common --in ../tree/sub/b.txt)"
 err=$(cd "$T/sub" && "$BITSIFT" query alpha 2>&1 >/dev/null); code=$?
 check "a match outside the subfolder only: exit 1" 1 "$code"
 has "...says where it looked and how to search everything" "no match under $T/sub" "$err"
 has "...--all" "--all" "$err"
 check "--all from the subfolder finds it" "../a.txt" "$(cd "$T/sub" && "$BITSIFT" query --all alpha)"
-err=$(cd "$T/sub" && "$BITSIFT" query alpha -- deep nowhere 2>&1 >/dev/null); code=$?
+err=$(cd "$T/sub" && "$BITSIFT" query alpha --in deep --in nowhere 2>&1 >/dev/null); code=$?
 check "no match under the PATHs given: exit 1" 1 "$code"
 check "...names them, and which do not exist" \
   "bitsift: no match under $T/sub/deep, $T/sub/nowhere (No such file or directory)" "$err"

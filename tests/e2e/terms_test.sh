@@ -62,16 +62,16 @@ check "--queries: one term per row" \
 check "--count" "3" "$(q --count stdio)"
 
 # --lines: the part is what is coloured and what the JSON span covers.
-check "--lines stdio" "inc.c:1:#include <stdio.h>" "$(q --lines stdio -- inc.c)"
+check "--lines stdio" "inc.c:1:#include <stdio.h>" "$(q --lines stdio --in inc.c)"
 check "--lines colours the part" $'inc.c:1:#include <\e[1;31mstdio\e[0m.h>' \
-  "$(q --lines --color always stdio -- inc.c | sed 's/\x1b\[35m//g; s/\x1b\[32m//g; s/\x1b\[0m:/:/g')"
-json=$(q --lines --json stdio -- inc.c)
+  "$(q --lines --color always stdio --in inc.c | sed 's/\x1b\[35m//g; s/\x1b\[32m//g; s/\x1b\[0m:/:/g')"
+json=$(q --lines --json stdio --in inc.c)
 has "--lines --json: the span is the part" '"spans":[[10,15]]' "$json"
-json=$(q --lines --json stdio.h -- inc.c)
+json=$(q --lines --json stdio.h --in inc.c)
 has "--lines --json: a whole word's span is the word" '"spans":[[10,17]]' "$json"
-json=$(q --lines --json jose -- cafe.txt)
+json=$(q --lines --json jose --in cafe.txt)
 has "--lines --json: a folded word's span is its bytes" '"spans":[[0,5]]' "$json"
-json=$(q --lines --json '"stdio h"' -- inc.c)
+json=$(q --lines --json '"stdio h"' --in inc.c)
 has "--lines --json: a phrase of parts" '"spans":[[10,17]]' "$json"
 
 # An index that keeps diacritics: josé is not jose. The rule is stored with the index.
@@ -83,7 +83,7 @@ check "keep: JOSÉ finds José" "cafe.txt" "$(k JOSÉ)"
 check "keep: café" "cafe.txt" "$(k café)"
 check "keep: parts still" "$(lines apart.txt bare.txt inc.c)" "$(k stdio)"
 check "keep: --queries" "$(printf '2\tcafe.txt')" "$(printf 'jose\njosé\n' | k --queries -)"
-has "keep: --lines --json span" '"spans":[[0,5]]' "$(k --lines --json josé -- cafe.txt)"
+has "keep: --lines --json span" '"spans":[[0,5]]' "$(k --lines --json josé --in cafe.txt)"
 check "keep: an update keeps the rule" "" \
   "$("$BITSIFT" index . --index "$WORK/keep" -q && k jose)"
 check "two indexes that read words differently are refused: exit 2" 2 \

@@ -78,8 +78,9 @@ TEST_CASE("parser: a word is its whole term, a phrase runs over parts (token con
   CHECK(P("\"#include <stdio.h>\"") == "\"include stdio h\"");
   CHECK(P("\"don't.stop now\"") == "\"don t stop now\"");
   CHECK(P("\"résumé.pdf\"") == "\"resume pdf\"");
-  // An argument with spaces is a phrase of positions too.
-  CHECK(Args({"see stdio.h"}) == "\"see stdio h\"");
+  // Arguments are one query: a phrase needs its quotes.
+  CHECK(Args({"see stdio.h"}) == "(and see stdio.h)");
+  CHECK(Args({"\"see stdio.h\""}) == "\"see stdio h\"");
   // Words mode: the words (a document holds a word's parts whenever it holds the word).
   CHECK(P("stdio.h José", QueryMode::kWords) == "(and jose stdio.h)");
   CHECK(P("\"stdio.h\" e-mail", QueryMode::kWords) == "(and e mail stdio.h)");
@@ -139,11 +140,18 @@ TEST_CASE("parser: exclusions", "[parser]") {
 TEST_CASE("parser: prefixes", "[parser]") {
   CHECK(P("licen*") == "licen*");
   CHECK(P("Licen*") == "licen*");
-  CHECK(P("LICEN**") == "licen*");
+  CHECK(StartsWith(P("LICEN**"), "error@5: a wildcard * is supported only at the end"));
   CHECK(P("ＬＩＣＥＮ*") == "licen*");  // normalized as a word is
   CHECK(P("std::vec*") == "\"std vec*\"");
   CHECK(P("\"free soft*\"") == "\"free soft\"");  // inside quotes * is text
-  CHECK(P("a*b") == "\"a b\"");
+  // A * elsewhere, or a ?, is refused: read as punctuation it would answer another query.
+  CHECK(StartsWith(P("a*b"), "error@1: a wildcard"));
+  CHECK(StartsWith(P("x *readline"), "error@2: a wildcard"));
+  CHECK(StartsWith(P("re*line"), "error@2: a wildcard"));
+  CHECK(StartsWith(P("readlin?"), "error@7: a wildcard"));
+  CHECK(StartsWith(P("what?"), "error@4: a wildcard"));
+  CHECK(StartsWith(P("-re*d"), "error@3: a wildcard"));
+  CHECK(P("\"what? re*d\"") == "\"what re d\"");  // inside quotes both are text
   CHECK(P("\"free software\" licen*") == "(and \"free software\" licen*)");
 }
 
@@ -167,7 +175,7 @@ TEST_CASE("parser: every error is a value with a position", "[parser]") {
   CHECK(StartsWith(P("a OR \"\""), "error@2: OR must stand"));
   // A lone star.
   CHECK(StartsWith(P("*"), "error@0: a * needs"));
-  CHECK(StartsWith(P("a **"), "error@2: a * needs"));
+  CHECK(StartsWith(P("a **"), "error@2: a wildcard"));
   CHECK(StartsWith(P("a .*"), "error@3: a * needs"));
   CHECK(StartsWith(P("-*"), "error@1: a * needs"));
   // Only exclusions, and exclusions as OR operands.
@@ -196,24 +204,45 @@ TEST_CASE("parser: words mode takes everything as text", "[parser]") {
 }
 
 TEST_CASE("parser: command-line arguments", "[parser]") {
+  // The arguments joined with spaces are one query, read as a string is.
   CHECK(Args({"free", "software"}) == "(and free software)");
-  // An argument with whitespace and no operator is a phrase (grep's habit).
-  CHECK(Args({"free software"}) == "\"free software\"");
-  CHECK(Args({"free software", "licen*"}) == "(and \"free software\" licen*)");
-  // With an operator it is read in the language.
+  CHECK(Args({"free software"}) == "(and free software)");
+  CHECK(Args({"\"free software\"", "licen*"}) == "(and \"free software\" licen*)");
+  CHECK(Args({"gpl", "OR", "bsd"}) == "(or gpl bsd)");
   CHECK(Args({"gpl OR bsd"}) == "(or gpl bsd)");
-  CHECK(Args({"free -software"}) == "(and free -software)");
-  CHECK(Args({"\"free software\" x"}) == "(and \"free software\" x)");
-  CHECK(Args({"licen* x"}) == "(and licen* x)");
-  CHECK(Args({"(a b)"}) == "(and a b)");
-  CHECK(Args({"f(x) y"}) == "\"f x y\"");  // an in-word parenthesis is not an operator
-  // An exclusion as its own argument (after `--` on the command line).
+  CHECK(Args({"\"free", "software\""}) == "\"free software\"");
+  CHECK(Args({"(a", "b)"}) == "(and a b)");
+  CHECK(Args({"f(x) y"}) == "(and \"f x\" y)");  // an in-word parenthesis is not an operator
   CHECK(Args({"copyright", "-gpl"}) == "(and copyright -gpl)");
+  // Errors name the argument and the byte in it.
   CHECK(StartsWith(Args({"-gpl"}), "error@0:0: only exclusions"));
   CHECK(StartsWith(Args({"-a", "-b"}), "error@0:0: only exclusions"));
   CHECK(StartsWith(Args({"a", "b OR"}), "error@1:2: OR must stand"));
+  CHECK(StartsWith(Args({"a", "b", "re*d"}), "error@2:2: a wildcard"));
   CHECK(StartsWith(Args({"...", "&"}), "error@0:0: the query has no terms"));
   CHECK(StartsWith(Args({}), "error@0:0: the query has no terms"));
+}
+
+TEST_CASE("parser: arguments and their joined string are one query", "[parser]") {
+  const std::vector<std::string> pieces = {"gpl",    "bsd",     "OR",         "-x",  "\"free",
+                                           "soft\"", "(a",      "b)",         "li*", "stdio.h",
+                                           "José",   "\"a b\"", "布隆过滤器", "&",   "re*d"};
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::string> args(1 + rng() % 5);
+    std::string joined;
+    for (std::string& a : args) {
+      a = pieces[rng() % pieces.size()];
+      if (rng() % 4 == 0) a += " " + pieces[rng() % pieces.size()];
+      joined += (joined.empty() ? "" : " ") + a;
+    }
+    ParsedQuery by_args = ParseQueryArguments(args, QueryMode::kLanguage);
+    ParsedQuery by_string = ParseQueryString(joined, QueryMode::kLanguage);
+    INFO(joined);
+    REQUIRE(by_args.ok() == by_string.ok());
+    if (by_args.ok()) REQUIRE(by_args.root.ToString() == by_string.root.ToString());
+    if (!by_args.ok()) REQUIRE(by_args.error->reason == by_string.error->reason);
+  }
 }
 
 TEST_CASE("parser: random input never throws and errors point inside it", "[parser]") {

@@ -196,7 +196,7 @@ check "script mix: no match, exit 1" 1 "$(status "$BITSIFT" query --index "$IDX"
   head -c 1048576 /dev/zero | tr '\0' 'a'; echo
   printf 'w1\0w17\n'
   printf '\377\376 w17 \355\240\200\n'
-  echo '!!! ???'
+  echo '!!! ... ;;'
   printf '%.0sw1 ' $(seq 1 200000); echo
 } > "$WORK/bad-queries.txt"
 out=$("$BITSIFT" query --index "$IDX" --count --queries "$WORK/bad-queries.txt" 2>"$WORK/bq.err"); code=$?

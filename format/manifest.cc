@@ -17,6 +17,8 @@
 #include <utility>
 
 #include "format/index_format.h"
+#include "storage/file_writers.h"
+#include "storage/mapped_file.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/varint.h"
@@ -383,9 +385,9 @@ Manifest ReadManifest(const std::string& index_dir) {
   // Mapped, not read: a dense deletion bitmap is then used in place, and the pages of the file
   // (112 KB on linux-paras after a 10% update) come by fault-around, 16 at a time, instead of
   // being copied into fresh ones.
-  std::shared_ptr<MappedFile> mapping;
+  std::shared_ptr<storage::MappedFile> mapping;
   try {
-    mapping = std::make_shared<MappedFile>(MappedFile::OfDescriptor(fd, path));
+    mapping = std::make_shared<storage::MappedFile>(storage::MappedFile::OfDescriptor(fd, path));
   } catch (...) {
     ::close(fd);
     throw;
@@ -398,7 +400,7 @@ Manifest ReadManifest(const std::string& index_dir) {
 
 void WriteManifest(const std::string& index_dir, const Manifest& manifest) {
   std::string bytes = EncodeManifest(manifest);
-  AtomicFileWriter w(index_dir + "/" + kManifestName);
+  storage::AtomicFileWriter w(index_dir + "/" + kManifestName);
   w.Append(bytes.data(), bytes.size());
   w.Commit();
 }

@@ -31,6 +31,7 @@
 #include "indexer/merge_policy.h"
 #include "indexer/segment_builder.h"
 #include "indexer/segment_merger.h"
+#include "storage/file_writers.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -132,7 +133,7 @@ void PrepareDirectory(const std::string& dir) {
          dir + ": exists and is not a directory; choose another --index path");
   const std::string ignore = dir + "/" + format::kGitignoreName;
   if (::access(ignore.c_str(), F_OK) != 0) {
-    AtomicFileWriter w(ignore);
+    storage::AtomicFileWriter w(ignore);
     w.Append("*\n", 2);
     w.Commit();
   }

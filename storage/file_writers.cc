@@ -16,9 +16,47 @@
 namespace bitsift::storage {
 
 namespace {
+
 // Temporary names are unique per writer, not per process: two writers of one process (a merge
 // beside a flush, two threads of an embedding program) never share a temporary file.
 std::atomic<uint64_t> writer_sequence{0};
+
+// What the writers gather before they write: pieces smaller than this are appended to their
+// buffer, larger ones written at once.
+constexpr size_t kBufferBytes = 1 << 20;
+
+// Writes n bytes at p to fd where it stands (write) or, with at >= 0, at file offset `at`
+// (pwrite), until all are written (short writes and EINTR retried). Throws Error(kIo) naming
+// `path`.
+void WriteAll(int fd, const char* p, size_t n, const std::string& path, off_t at = -1) {
+  while (n > 0) {
+    const ssize_t written = at < 0 ? ::write(fd, p, n) : ::pwrite(fd, p, n, at);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot write", errno));
+    p += written;
+    n -= static_cast<size_t>(written);
+    if (at >= 0) at += written;
+  }
+}
+
+// Writes what *buffer holds to fd and empties it.
+void Flush(int fd, std::string* buffer, const std::string& path) {
+  WriteAll(fd, buffer->data(), buffer->size(), path);
+  buffer->clear();
+}
+
+// Appends n bytes at data to fd through *buffer (kBufferBytes).
+void BufferedAppend(int fd, std::string* buffer, const void* data, size_t n,
+                    const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  if (buffer->size() + n > kBufferBytes) Flush(fd, buffer, path);
+  if (n >= kBufferBytes) {
+    WriteAll(fd, p, n, path);
+  } else {
+    buffer->append(p, n);
+  }
+}
+
 }  // namespace
 
 AtomicFileWriter::AtomicFileWriter(const std::string& path)
@@ -27,7 +65,7 @@ AtomicFileWriter::AtomicFileWriter(const std::string& path)
                 std::to_string(writer_sequence.fetch_add(1))) {
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot create", errno));
-  buffer_.reserve(1 << 20);
+  buffer_.reserve(kBufferBytes);
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -35,32 +73,9 @@ AtomicFileWriter::~AtomicFileWriter() {
   if (!committed_) ::unlink(tmp_path_.c_str());
 }
 
-namespace {
-void WriteAll(int fd, const char* p, size_t n, const std::string& path) {
-  while (n > 0) {
-    ssize_t written = ::write(fd, p, n);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot write", errno));
-    p += written;
-    n -= static_cast<size_t>(written);
-  }
-}
-}  // namespace
-
-void AtomicFileWriter::FlushBuffer() {
-  WriteAll(fd_, buffer_.data(), buffer_.size(), tmp_path_);
-  buffer_.clear();
-}
-
 void AtomicFileWriter::Append(const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
   offset_ += n;
-  if (buffer_.size() + n > (1 << 20)) FlushBuffer();
-  if (n >= (1 << 20)) {
-    WriteAll(fd_, p, n, tmp_path_);
-  } else {
-    buffer_.append(p, n);
-  }
+  BufferedAppend(fd_, &buffer_, data, n, tmp_path_);
 }
 
 void AtomicFileWriter::AppendZeros(size_t n) {
@@ -73,20 +88,12 @@ void AtomicFileWriter::AppendZeros(size_t n) {
 }
 
 void AtomicFileWriter::Overwrite(uint64_t offset, const void* data, size_t n) {
-  FlushBuffer();
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t written = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot write", errno));
-    p += written;
-    n -= static_cast<size_t>(written);
-    offset += static_cast<uint64_t>(written);
-  }
+  Flush(fd_, &buffer_, tmp_path_);
+  WriteAll(fd_, static_cast<const char*>(data), n, tmp_path_, static_cast<off_t>(offset));
 }
 
 void AtomicFileWriter::Commit() {
-  FlushBuffer();
+  Flush(fd_, &buffer_, tmp_path_);
   if (::fsync(fd_) != 0) throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot sync", errno));
   if (::close(fd_) != 0) {
     fd_ = -1;
@@ -136,30 +143,20 @@ ScratchFile::ScratchFile(const std::string& dir) : name_(dir + "/(scratch file)"
     if (fd_ >= 0) ::unlink(name.c_str());
   }
   if (fd_ < 0) throw Error(ErrorKind::kIo, ErrnoMessage(name_, "cannot create", errno));
-  buffer_.reserve(1 << 20);
+  buffer_.reserve(kBufferBytes);
 }
 
 ScratchFile::~ScratchFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void ScratchFile::FlushBuffer() {
-  WriteAll(fd_, buffer_.data(), buffer_.size(), name_);
-  buffer_.clear();
-}
-
 void ScratchFile::Append(const void* data, size_t n) {
   size_ += n;
-  if (buffer_.size() + n > (1 << 20)) FlushBuffer();
-  if (n >= (1 << 20)) {
-    WriteAll(fd_, static_cast<const char*>(data), n, name_);
-  } else {
-    buffer_.append(static_cast<const char*>(data), n);
-  }
+  BufferedAppend(fd_, &buffer_, data, n, name_);
 }
 
 MappedFile ScratchFile::Map() {
-  FlushBuffer();
+  Flush(fd_, &buffer_, name_);
   return MappedFile::OfDescriptor(fd_, name_);
 }
 }  // namespace bitsift::storage

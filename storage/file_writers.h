@@ -33,7 +33,6 @@ class AtomicFileWriter {
   static void RemoveStaleTemporaries(const std::string& path);
 
  private:
-  void FlushBuffer();
   std::string path_;
   std::string tmp_path_;
   int fd_ = -1;
@@ -61,7 +60,6 @@ class ScratchFile {
   MappedFile Map();
 
  private:
-  void FlushBuffer();
   std::string name_;  // for messages
   int fd_ = -1;
   uint64_t size_ = 0;

@@ -140,8 +140,7 @@ class VerifiedFile {
     const Span& s = span(id);
     if (copies(id)) [[unlikely]]
       return CopyOut(id, s, offset, length);
-    Verify(id, s, offset, length);
-    return s.data + offset;
+    return Mapped(id, s, offset, length);
   }
   // Touch's bytes copied to dst (length bytes): with copy_reads() read with pread straight
   // into dst. Same checks and errors as Touch.
@@ -160,10 +159,7 @@ class VerifiedFile {
   const uint8_t* ReadView(uint32_t id, uint64_t offset, uint64_t length,
                           std::vector<uint8_t>* buffer) const {
     const Span& s = span(id);
-    if (!copies(id)) {
-      Verify(id, s, offset, length);
-      return s.data + offset;
-    }
+    if (!copies(id)) return Mapped(id, s, offset, length);
     if (buffer->size() < length) buffer->resize(length);
     CopyRange(id, s, offset, length, buffer->data());
     return buffer->data();
@@ -175,10 +171,7 @@ class VerifiedFile {
   // touches no memory but the scratch, whose pages are fresh only the first time).
   const uint8_t* ScratchView(uint32_t id, uint64_t offset, uint64_t length) const {
     const Span& s = span(id);
-    if (!copies(id)) {
-      Verify(id, s, offset, length);
-      return s.data + offset;
-    }
+    if (!copies(id)) return Mapped(id, s, offset, length);
     return ReadToScratch(id, s, offset, length);
   }
   // Whether reads go through pread instead of the mapping (Access::kOneShot, unless
@@ -325,6 +318,11 @@ class VerifiedFile {
         }
       }
     }
+  }
+  // [offset, offset + length) of span s (section id) in the mapping, after Verify.
+  const uint8_t* Mapped(uint32_t id, const Span& s, uint64_t offset, uint64_t length) const {
+    Verify(id, s, offset, length);
+    return s.data + offset;
   }
   // copy_reads(): [offset, offset + length) of span s (section id) copied to dst, chunk by
   // chunk from the process's chunk cache (CopyFromChunk), after the bounds check.

@@ -59,13 +59,21 @@ const uint8_t* SkipFewVarints(const uint8_t* p, const uint8_t* end, uint32_t n) 
   return nullptr;
 }
 
+// Where the path of the record at p starts (its facts skipped, not decoded), its length in
+// *length; nullptr if the block ends first.
+const uint8_t* PathOf(const uint8_t* p, const uint8_t* end, uint64_t* length) {
+  const uint8_t* q = SkipFewVarints(p, end, kDocFactsFields - 1);
+  if (q == nullptr || !GetVarint(&q, end, length) || *length > static_cast<uint64_t>(end - q))
+    return nullptr;
+  return q;
+}
+
 // Moves *p past n records without decoding their facts. Returns false if the block ends first.
 bool SkipRecords(const uint8_t** p, const uint8_t* end, uint32_t n) {
   for (uint32_t i = 0; i < n; ++i) {
-    const uint8_t* q = SkipFewVarints(*p, end, kDocFactsFields - 1);
     uint64_t length;
-    if (q == nullptr || !GetVarint(&q, end, &length) || length > static_cast<uint64_t>(end - q))
-      return false;
+    const uint8_t* q = PathOf(*p, end, &length);
+    if (q == nullptr) return false;
     *p = q + length;
   }
   return true;
@@ -74,10 +82,9 @@ bool SkipRecords(const uint8_t** p, const uint8_t* end, uint32_t n) {
 // The path of the record at p (its facts skipped, not decoded) into *path. Returns false as
 // GetRecord does.
 bool GetPath(const uint8_t* p, const uint8_t* end, std::string_view* path) {
-  const uint8_t* q = SkipFewVarints(p, end, kDocFactsFields - 1);
   uint64_t length;
-  if (q == nullptr || !GetVarint(&q, end, &length) || length > static_cast<uint64_t>(end - q))
-    return false;
+  const uint8_t* q = PathOf(p, end, &length);
+  if (q == nullptr) return false;
   *path = std::string_view(reinterpret_cast<const char*>(q), length);
   return true;
 }

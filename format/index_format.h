@@ -13,7 +13,6 @@
 #ifndef BITSIFT_FORMAT_INDEX_FORMAT_H_
 #define BITSIFT_FORMAT_INDEX_FORMAT_H_
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -23,7 +22,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "util/files.h"
+#include "storage/file_writers.h"
+#include "storage/verified_file.h"
 
 namespace bitsift::format {
 
@@ -103,11 +103,13 @@ inline constexpr SectionId kSectionOrder[kSectionCount] = {
     SectionId::kSparseIndex,    SectionId::kEncodings,   SectionId::kChunkSums,
     SectionId::kChunkSumsIndex};
 
-// Sections are checksummed in chunks of kChunkBytes, aligned to the section's start (the last
-// chunk of a section is shorter). A section of L bytes has ChunkCount(L) chunks.
-inline constexpr uint32_t kChunkShift = 12;
-inline constexpr uint64_t kChunkBytes = uint64_t{1} << kChunkShift;  // 4 KiB
-constexpr uint64_t ChunkCount(uint64_t length) { return (length + kChunkBytes - 1) >> kChunkShift; }
+// Sections are checksummed in chunks of kChunkBytes (4 KiB), aligned to the section's start (the
+// last chunk of a section is shorter): storage's chunks. A section of L bytes has ChunkCount(L)
+// chunks. Checksum (XXH3-64) is every checksum of the file.
+using storage::Checksum;
+using storage::ChunkCount;
+using storage::kChunkBytes;
+using storage::kChunkShift;
 
 // The name of a section in messages ("ROWS"), or "UNKNOWN".
 const char* SectionName(SectionId id);
@@ -247,35 +249,21 @@ class IndexFileWriter {
  private:
   struct Streaming;
 
-  AtomicFileWriter out_;
+  storage::AtomicFileWriter out_;
   std::vector<SectionEntry> entries_;
   std::vector<uint64_t> chunk_sums_;
   std::unique_ptr<Streaming> open_;  // the section being written
 };
 
-// A mapped index file. Opening verifies the header, the section table (order, alignment,
-// bounds), and the checksums of META, BANDS, CHUNK_SUMS and every section of at most one chunk;
-// the chunks of the other sections are verified on first access through Touch, and VerifyAll
-// verifies everything. Read-only and safe to share between threads (Touch included).
+// A mapped index file, read through storage::VerifiedFile (storage/verified_file.h: how its
+// bytes are read, verified and let go). Opening verifies the header, the section table (order,
+// alignment, bounds), and the checksums of META, BANDS, CHUNK_SUMS_INDEX and every section of at
+// most one chunk; the chunks of the other sections are verified on first access through Touch,
+// and VerifyAll verifies everything. Read-only and safe to share between threads (Touch
+// included). The reading members below are storage::VerifiedFile's, by SectionId.
 class IndexFile {
  public:
-  // How the file's reader will read it. kScan: in order (merges, check), with the kernel's
-  // read-around on page faults. kRandom: scattered pages (queries), as AdviseRandomAccess
-  // describes, from the very first byte opening reads: a fault there would otherwise read up
-  // to read_ahead_kb around its page (at 8 MiB, ~7 ms of a cold open).
-  // kOneShot: kRandom for a process that answers a query and exits; once chunks verified
-  // (first read) through the mapping have touched OneShotReleaseWindows() fault-around windows
-  // (64 KiB), the mapping's pages are dropped from the process's resident set
-  // (MappedFile::ReleasePages; the page cache keeps them, a later read faults them in again).
-  // A fault maps up to 16 neighbouring pages the page cache holds (fault-around, which
-  // MADV_RANDOM does not turn off), so a query reading thousands of scattered records counted
-  // 100-140 MB of them as resident (docs/design.md, "One-shot queries").
-  //
-  // A one-shot reader copies instead of mapping (copy_reads(); OneShotCopyReads decides): a
-  // first touch of a mapped page costs 7-15 us where it traps to the hypervisor (a
-  // paravirtualized guest) and ~2 us with fault-around on KVM, a 4 KiB pread ~2 us into a
-  // buffer reused; by copy was faster on both (docs/design.md, "One-shot queries").
-  enum class Access { kScan, kRandom, kOneShot };
+  using Access = storage::Access;
 
   // Maps `path` and verifies what opening verifies (above). Throws Error(kNotFound) if it does
   // not exist and Error(kCorrupt) naming the path and the problem if it is not an index of this
@@ -287,95 +275,43 @@ class IndexFile {
 
   // The bytes of a section, NOT verified unless the section is one that opening verifies, or
   // VerifyAll has run: read a lazily verified section through Touch.
-  std::string_view Section(SectionId id) const {
-    const Span& s = span(id);
-    return std::string_view(reinterpret_cast<const char*>(s.data), s.length);
-  }
+  std::string_view Section(SectionId id) const { return file_.Section(Id(id)); }
   // Section(id) as an array of T (sections are 64-byte aligned). Same caveat as Section.
   template <typename T>
   const T* SectionAs(SectionId id) const {
-    return reinterpret_cast<const T*>(span(id).data);
+    return file_.SectionAs<T>(Id(id));
   }
-  // The bytes [offset, offset + length) of section `id`, after verifying every chunk they
-  // cover that is not verified yet. Throws Error(kCorrupt) naming the path, the chunk, the
-  // section and the repair if a chunk's checksum does not match, or if the range is not
-  // inside the section. A chunk already verified costs one relaxed atomic load and a bit test.
-  //
-  // With copy_reads(), the bytes are read with pread into memory the file owns until it is
-  // closed (each call copies again: for what a one-shot query reads a few times, such as paths
-  // and dictionary blocks; what it reads per candidate goes through Read or ReadView).
+  // storage::VerifiedFile::Touch: the bytes [offset, offset + length) of section `id`, after
+  // verifying every chunk they cover that is not verified yet. Throws Error(kCorrupt) naming
+  // the path, the chunk, the section and the repair if a chunk's checksum does not match, or if
+  // the range is not inside the section.
   const uint8_t* Touch(SectionId id, uint64_t offset, uint64_t length) const {
-    const Span& s = span(id);
-    if (copies(id)) [[unlikely]]
-      return CopyOut(id, s, offset, length);
-    Verify(id, s, offset, length);
-    return s.data + offset;
+    return file_.Touch(Id(id), offset, length);
   }
-  // Touch's bytes copied to dst (length bytes): with copy_reads() read with pread straight
-  // into dst. Same checks and errors as Touch.
+  // storage::VerifiedFile::Read: Touch's bytes copied to dst.
   void Read(SectionId id, uint64_t offset, uint64_t length, void* dst) const {
-    const Span& s = span(id);
-    if (copies(id)) [[unlikely]] {
-      CopyRange(id, s, offset, length, dst);
-      return;
-    }
-    Verify(id, s, offset, length);
-    if (length != 0) std::memcpy(dst, s.data + offset, length);
+    file_.Read(Id(id), offset, length, dst);
   }
-  // Touch's bytes, valid until *buffer is next used: the mapping itself (no copy) unless
-  // copy_reads(), then read into *buffer (grown as needed and reused: a reader of many
-  // records passes the same buffer, so no new memory is touched for each).
+  // storage::VerifiedFile::ReadView: Touch's bytes, valid until *buffer is next used.
   const uint8_t* ReadView(SectionId id, uint64_t offset, uint64_t length,
                           std::vector<uint8_t>* buffer) const {
-    const Span& s = span(id);
-    if (!copies(id)) {
-      Verify(id, s, offset, length);
-      return s.data + offset;
-    }
-    if (buffer->size() < length) buffer->resize(length);
-    CopyRange(id, s, offset, length, buffer->data());
-    return buffer->data();
+    return file_.ReadView(Id(id), offset, length, buffer);
   }
-  // Touch's bytes, valid until this thread's next read of a copied section through Read,
-  // ReadView or ScratchView: the mapping itself unless copies(id), then the chunks around them
-  // read with one pread into the thread's scratch, the one buffer of all such reads (no copy
-  // out of it, no chunk cache: a scan of long pieces, as a row's AND or a span of entries,
-  // touches no memory but the scratch, whose pages are fresh only the first time).
+  // storage::VerifiedFile::ScratchView: Touch's bytes, valid until this thread's next read of a
+  // copied section through Read, ReadView or ScratchView.
   const uint8_t* ScratchView(SectionId id, uint64_t offset, uint64_t length) const {
-    const Span& s = span(id);
-    if (!copies(id)) {
-      Verify(id, s, offset, length);
-      return s.data + offset;
-    }
-    return ReadToScratch(id, s, offset, length);
+    return file_.ScratchView(Id(id), offset, length);
   }
-  // Whether reads go through pread instead of the mapping (Access::kOneShot, unless
-  // OneShotCopyReads says otherwise). The mapping is then only used for read-ahead hints, the
-  // parts opening verifies and the sections copies() leaves mapped. Decided when first asked.
-  bool copy_reads() const {
-    const int state = copy_state_.load(std::memory_order_relaxed);
-    return (state == kUndecided ? DecideCopyReads() : state) == kCopy;
-  }
-  // Whether section `id` is read by copy now: copy_reads(), until the section turns out to be
-  // read densely (a query with many results reads most of DOC_FACTS: kDenseHits cache hits
-  // a chunk read, after kDenseMinMisses chunks), where the mapping's faults, each mapping 16
-  // neighbouring pages, cost less than a copy per record. From then on it is read through the
-  // mapping, as without copy_reads().
-  // Only the sections read per candidate or per result are copied (ROWS, BAND_DOCS, the
-  // forward store, DOC_BANDS, the documents' records): the dictionary's few pages cost less
-  // through the mapping, whose faults map their neighbours too (a copy touches a new page of the
-  // reader's memory for each chunk it reads first).
-  bool copies(SectionId id) const {
-    return copy_state_.load(std::memory_order_relaxed) != kMap &&  // (a query's reader: no)
-           ((kCopiedSections >> static_cast<uint32_t>(id)) & 1) &&
-           !dense_[static_cast<uint32_t>(id) - 1].load(std::memory_order_relaxed) && copy_reads();
-  }
-  // Makes section `id` read through the mapping from now on, as if it had turned out to be
-  // read densely: for a reader that knows it will read a large share of its chunks (a query's
-  // many results). No effect on what reads return.
-  void ReadDensely(SectionId id) const {
-    dense_[static_cast<uint32_t>(id) - 1].store(true, std::memory_order_relaxed);
-  }
+  // storage::VerifiedFile::copy_reads: whether reads go through pread instead of the mapping.
+  bool copy_reads() const { return file_.copy_reads(); }
+  // storage::VerifiedFile::copies: whether section `id` is read by copy now. Only the sections
+  // read per candidate or per result are copied (kCopiedSections: ROWS, BAND_DOCS, the forward
+  // store, DOC_BANDS, the documents' records): the dictionary's few pages cost less through the
+  // mapping, whose faults map their neighbours too (a copy touches a new page of the reader's
+  // memory for each chunk it reads first).
+  bool copies(SectionId id) const { return file_.copies(Id(id)); }
+  // storage::VerifiedFile::ReadDensely: section `id` read through the mapping from now on.
+  void ReadDensely(SectionId id) const { file_.ReadDensely(Id(id)); }
   static constexpr uint64_t kCopiedSections =
       uint64_t{1} << static_cast<uint32_t>(SectionId::kRows) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kBandDocs) |
@@ -384,270 +320,69 @@ class IndexFile {
       uint64_t{1} << static_cast<uint32_t>(SectionId::kDocBands) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kDocFacts) |
       uint64_t{1} << static_cast<uint32_t>(SectionId::kDocFactsIndex);
-  static constexpr uint64_t kDenseMinMisses = 256, kDenseHits = 8;
   // Verifies the whole file: every section checksum, every chunk checksum, and that the padding
   // between sections is zero. Throws Error(kCorrupt) naming the path and the first problem.
   void VerifyAll() const;
-  // For readers that touch scattered pages (queries): no read-around on page faults
-  // (MappedFile::AdviseRandom); instead each chunk is asked for whole (one request) before it
-  // is verified, and WillNeedPieces asks for a batch's chunks at once. Call it before the file
-  // is shared between threads. Scans (merges, check) leave the kernel's read-around on.
-  void AdviseRandomAccess() {
-    file_.AdviseRandom();
-    random_ = true;
-  }
-  bool random_access() const { return random_; }
-  // Access::kOneShot's period, in fault-around windows (64 KiB) first touched by chunks
-  // verified through the mapping since the last drop: kOneShotReleaseWindows by default, ~32
-  // MiB of mapped pages between drops whether the reads are scattered (a window a chunk) or
-  // dense (16 chunks a window). Counted in chunks (512), a dense read of DOC_FACTS would drop
-  // its pages every 2 MiB and the listing that read the records again faulted them all back in
-  // (`printk`, 13k results: 1,234 page faults, 863 with a period 8 times longer).
-  // SetOneShotReleaseWindows changes it for the files opened after it (tests).
-  static constexpr uint64_t kOneShotReleaseWindows = 512;
-  static constexpr uint32_t kFaultAroundShift = 16;
-  static uint64_t OneShotReleaseWindows();
-  static void SetOneShotReleaseWindows(uint64_t windows);
-  // Whether files opened with Access::kOneShot read by copy (copy_reads()). kAuto: yes,
-  // unless the environment variable BITSIFT_ONESHOT_READS is "map" ("copy": yes).
-  // SetOneShotReads changes it for the files opened after it (tests, benchmarks). kAuto copies
-  // even where page faults are cheap: where a fault costs ~2 us, copying took
-  // `bench/oneshot-ab` p50 2.63 -> 2.44 ms, `timer.h` 9.05 -> 7.18, `void not struct i` 20.6 ->
-  // 12.4 (docs/design.md, "One-shot queries").
-  enum class OneShotReads { kAuto, kCopy, kMap };
-  static bool OneShotCopyReads();
-  static void SetOneShotReads(OneShotReads reads);
-  // Whether read-ahead requests for section `id` have stopped: kWarmAfter of its chunks in a
-  // row were found in the page cache (mincore) when they were about to be asked for. A warm
-  // file stays warm, and then each request would be a wasted system call.
-  bool Warm(SectionId id) const {
-    return warm_[static_cast<uint32_t>(id) - 1].load(std::memory_order_relaxed);
-  }
-  // With AdviseRandomAccess: asks for the not yet verified chunks covering pieces
-  // piece(0..n-1) (each a {offset, length} in section `id`, best in ascending order) to be read
-  // ahead, each run of consecutive chunks (and the CHUNK_SUMS they need) in one request, so
-  // that a cold batch waits for one round of parallel reads instead of a read per chunk in
-  // turn. Pieces outside the section are ignored (a hint: it verifies and returns nothing).
-  // Does nothing when the first such chunk is in the page cache already (a warm file) or
-  // without AdviseRandomAccess.
+  // storage::VerifiedFile::AdviseRandomAccess: for readers that touch scattered pages
+  // (queries). Call it before the file is shared between threads.
+  void AdviseRandomAccess() { file_.AdviseRandomAccess(); }
+  bool random_access() const { return file_.random_access(); }
+  // storage::VerifiedFile::Warm: whether read-ahead requests for section `id` have stopped.
+  bool Warm(SectionId id) const { return file_.Warm(Id(id)); }
+  // storage::VerifiedFile::WillNeedPieces: read-ahead for pieces piece(0..n-1) of section `id`.
   template <typename PieceFn>
   void WillNeedPieces(SectionId id, size_t n, PieceFn piece) const {
-    if (!random_ || n == 0 || Warm(id)) return;
-    const Span& s = span(id);
-    uint64_t first = 0, last = 0;  // the run of chunks being collected, if `run`
-    bool run = false;
-    for (size_t i = 0; i < n; ++i) {
-      const auto [offset, length] = piece(i);
-      if (length == 0 || offset > s.length || length > s.length - offset) continue;
-      const uint64_t c0 = s.first_chunk + (offset >> kChunkShift);
-      const uint64_t c1 = s.first_chunk + ((offset + length - 1) >> kChunkShift);
-      for (uint64_t c = c0; c <= c1; ++c) {
-        if (IsVerified(c)) {  // read before, so most likely cached still: counts as Cold's would
-          if (NoteResident(id)) return;
-          continue;
-        }
-        if (IsRequested(c) || (run && c >= first && c <= last)) continue;
-        if (run && c == last + 1) {
-          last = c;
-          continue;
-        }
-        if (run && ColdRun(id, first, last)) WillNeedChunks(s, first, last);
-        if (Warm(id)) return;
-        first = last = c;
-        run = true;
-      }
-    }
-    if (run && ColdRun(id, first, last)) WillNeedChunks(s, first, last);
+    file_.WillNeedPieces(Id(id), n, piece);
   }
-  // For a one-shot reader (Access::kOneShot): maps the pages of [offset, offset + length) of
-  // section `id` into the process in one request (MappedFile::Populate), for a reader about to
-  // walk them in the mapping before it knows where it stops (a sparse list's group). A hint: it
-  // verifies and returns nothing; a range outside the section is ignored.
+  // storage::VerifiedFile::Populate: for a one-shot reader, the pages of [offset, offset +
+  // length) of section `id` mapped in one request.
   void Populate(SectionId id, uint64_t offset, uint64_t length) const {
-    const Span& s = span(id);
-    if (!populate_ || offset > s.length || length > s.length - offset) return;
-    file_.Populate(FileOffset(s, offset), length);
+    file_.Populate(Id(id), offset, length);
   }
   // Whether chunk `chunk` (< ChunkCount(Section(id).size())) of section `id` has been verified.
   bool ChunkVerified(SectionId id, uint64_t chunk) const {
-    return IsVerified(span(id).first_chunk + chunk);
+    return file_.ChunkVerified(Id(id), chunk);
   }
   // The number of chunks of the sections but CHUNK_SUMS verified so far (those verified at
   // open included).
-  uint64_t verified_chunks() const;
+  uint64_t verified_chunks() const { return file_.verified_chunks(); }
   // The number of chunks of the sections but CHUNK_SUMS (it holds one checksum for each).
-  uint64_t chunk_count() const { return chunk_count_; }
-  size_t file_size() const { return file_.size(); }
-  const std::string& path() const { return path_; }
-  // MappedFile::ReleasePages: verified chunks stay verified (segment files are immutable).
+  uint64_t chunk_count() const { return file_.chunk_count(); }
+  size_t file_size() const { return file_.file_size(); }
+  const std::string& path() const { return file_.path(); }
+  // storage::VerifiedFile::ReleasePages: verified chunks stay verified (segment files are
+  // immutable).
   void ReleasePages() const { file_.ReleasePages(); }
-  // MappedFile::PopulateResident over the file's bytes [offset, offset + length): maps what
-  // the page cache holds, reads nothing, verifies nothing (Touch still verifies a chunk on
-  // its first read). Returns the bytes asked to be mapped.
+  // storage::VerifiedFile::PopulateResident over the file's bytes [offset, offset + length).
   size_t PopulateResident(uint64_t offset, uint64_t length) const {
     return file_.PopulateResident(offset, length);
   }
 
  private:
-  struct Span {
-    const uint8_t* data = nullptr;
-    uint64_t length = 0;
-    uint64_t first_chunk = 0;  // number of the section's chunk 0 among all chunks
-  };
-  const Span& span(SectionId id) const { return spans_[static_cast<uint32_t>(id) - 1]; }
-  size_t FileOffset(const Span& s, uint64_t offset) const {
-    return static_cast<size_t>(s.data - file_.data()) + offset;
-  }
-  // Throws OutOfBounds unless [offset, offset + length) lies in span s of section id, then
-  // verifies the chunks it covers that are not verified yet.
-  void Verify(SectionId id, const Span& s, uint64_t offset, uint64_t length) const {
-    if (offset > s.length || length > s.length - offset) [[unlikely]] {
-      OutOfBounds(id, offset, length);
-    }
-    if (length != 0) {
-      const uint64_t first = s.first_chunk + (offset >> kChunkShift);
-      const uint64_t last = s.first_chunk + ((offset + length - 1) >> kChunkShift);
-      for (uint64_t c = first; c <= last; ++c) {
-        if (!IsVerified(c)) [[unlikely]] {
-          VerifyChunks(id, c, last);
-          break;
-        }
-      }
-    }
-  }
-  // copy_reads(): [offset, offset + length) of span s (section id) copied to dst, chunk by
-  // chunk from the process's chunk cache (CopyFromChunk), after the bounds check.
-  void CopyRange(SectionId id, const Span& s, uint64_t offset, uint64_t length, void* dst) const;
-  // copy_reads(): [offset, offset + length) of span s (section id), after the bounds check,
-  // with the chunks around it read in one pread into the thread's scratch and verified there
-  // (those not yet); returns where the range starts in the scratch.
-  const uint8_t* ReadToScratch(SectionId id, const Span& s, uint64_t offset, uint64_t length) const;
-  // copy_reads(): CopyRange into the arena.
-  const uint8_t* CopyOut(SectionId id, const Span& s, uint64_t offset, uint64_t length) const;
-  // copy_reads(): n bytes from byte `from` of chunk `chunk` (a number among all chunks) of
-  // span s copied to dst, from the process's cache of recently read chunks (on a miss the
-  // chunk is read with pread, verified if it is not yet, and kept).
-  void CopyFromChunk(SectionId id, const Span& s, uint64_t chunk, uint64_t from, uint64_t n,
-                     uint8_t* dst) const;
-  // The file offset of chunk `chunk` (a number among all chunks) of section span `s`.
-  size_t ChunkFileOffset(const Span& s, uint64_t chunk) const {
-    return static_cast<size_t>(s.data - file_.data()) + ((chunk - s.first_chunk) << kChunkShift);
-  }
-  // Whether to ask for chunk `chunk` of section `id` (and what follows it): not if the
-  // section is known warm (Warm), nor if the chunk is in the page cache (mincore). A section
-  // becomes warm after kWarmAfter such chunks in a row: one resident chunk proves little (the
-  // chunks opening read, a neighbour of one asked for), and taking a cold section for warm
-  // costs a fault per page, while the opposite costs a system call per request.
-  static constexpr uint32_t kWarmAfter = 8;
-  bool Cold(SectionId id, uint64_t chunk) const;
-  // Counts one more chunk of section `id` found resident (or verified, so read before) in a
-  // row; returns whether the section is warm now. A long-lived reader whose requests meet only
-  // verified chunks (a small dictionary read whole by earlier queries) so stops asking, as it
-  // does once mincore finds chunks resident: each query's requests would be work for nothing.
-  bool NoteResident(SectionId id) const;
-  // Whether to ask for the run of chunks [first, last]: Cold at its first chunk or, for a
-  // longer run, at its last. A run's first page is often resident alone (opening read a small
-  // section that shares it, or a neighbouring request brought it): judging by it alone skipped
-  // whole spans, and then each of their pages faulted in turn (linux-paras: 958 faults, 60 ms).
-  bool ColdRun(SectionId id, uint64_t first, uint64_t last) const {
-    return Cold(id, first) || (last > first && Cold(id, last));
-  }
-  // Asks for chunks [first, last] of span `s` and the CHUNK_SUMS pieces they need.
-  void WillNeedChunks(const Span& s, uint64_t first, uint64_t last) const;
-  bool IsVerified(uint64_t chunk) const {
-    return (verified_[chunk >> 6].load(std::memory_order_relaxed) >> (chunk & 63)) & 1;
-  }
-  // Verifies the not yet verified chunks in [from, last] (numbers among all chunks) of `id`.
-  void VerifyChunks(SectionId id, uint64_t from, uint64_t last) const;
-  // Throws ChunkDamaged unless `bytes` (chunk `chunk`, a number among all chunks, of section
-  // `id`, wherever they were read to) match its checksum in CHUNK_SUMS (whose piece holding it
-  // is verified first: Corrupt if that piece is damaged); then records the chunk as verified.
-  // The one place a chunk becomes trusted, whether read through the mapping or by copy.
-  void VerifyChunk(SectionId id, uint64_t chunk, const uint8_t* bytes, uint64_t length) const;
-  // VerifyChunk over the chunk's bytes in the mapping (sections read in place, also in
-  // copy_reads() mode: the reader touches those pages next anyway, so verifying them by pread
-  // would read each chunk twice).
-  void VerifyMappedChunk(SectionId id, const Span& s, uint64_t chunk) const;
-  // The constructor's phases. SetUpOneShot: a one-shot open's read mode, arena and windows.
-  // ReadHeader: the header, checked (Corrupt if its magic, checksum, version, size or section
-  // count is wrong). PlaceSections: the section table, checked (in kSectionOrder, 64-byte
-  // aligned, inside the file), into entries_ and spans_; returns the chunks of all sections.
-  // VerifySectionsAtOpen: the chunk bitmaps for `chunks` chunks, and the small sections
-  // (VerifiedAtOpen) checked whole and marked verified. CheckChunkSums: CHUNK_SUMS and its
-  // index sized for the chunks.
-  void SetUpOneShot();
+  static constexpr uint32_t Id(SectionId id) { return static_cast<uint32_t>(id); }
+  // The opening's phases. ReadHeader: the header, checked (Corrupt if its magic, checksum,
+  // version, size or section count is wrong). PlaceSections: the section table, checked (in
+  // kSectionOrder, 64-byte aligned, inside the file), into entries_ and the VerifiedFile.
+  // VerifySectionsAtOpen: the sections VerifiedAtOpen checked whole and marked verified.
+  // CheckChunkSums: CHUNK_SUMS and its index sized for the chunks.
   FileHeader ReadHeader() const;
-  uint64_t PlaceSections(const FileHeader& h);
-  void VerifySectionsAtOpen(uint64_t chunks);
-  void CheckChunkSums();
-  // With random access: maps the pages of the sections opening verifies (MappedFile::Populate)
-  // before they are read, a request for each group of them, instead of a fault for each page.
+  void PlaceSections(const FileHeader& h);
+  void VerifySectionsAtOpen();
+  void CheckChunkSums() const;
+  // With random access: maps the pages of the sections opening verifies (storage::
+  // VerifiedFile::Prefault) before they are read, a request for each group of them, instead of
+  // a fault for each page.
   void PopulateVerifiedAtOpen() const;
-  // The checksum of chunk `chunk` from CHUNK_SUMS, after verifying the piece that holds it.
-  uint64_t ChunkSum(uint64_t chunk) const;
-  // Throws Error(kCorrupt) unless the bytes of piece `piece` of CHUNK_SUMS match
-  // CHUNK_SUMS_INDEX; records the piece as verified.
-  void PieceMatches(uint64_t piece, const uint8_t* bytes, uint64_t length) const;
-  [[noreturn]] void ChunkDamaged(SectionId id, uint64_t chunk) const;
-  [[noreturn]] void OutOfBounds(SectionId id, uint64_t offset, uint64_t length) const;
 
-  std::string path_;
-  MappedFile file_;
+  storage::VerifiedFile file_;
   std::vector<SectionEntry> entries_;
   uint64_t table_offset_ = 0;
-  Span spans_[kMaxSectionId];
-  uint64_t chunk_count_ = 0;
-  // One bit per chunk: set once the chunk's checksum matched. Two threads may verify the same
-  // chunk at once; both then set the same bit.
-  std::unique_ptr<std::atomic<uint64_t>[]> verified_;
-  // One bit per kChunkBytes piece of CHUNK_SUMS, set once it matched CHUNK_SUMS_INDEX.
-  std::unique_ptr<std::atomic<uint64_t>[]> sums_verified_;
-  // One bit per chunk: set once a read-ahead request covered it (WillNeedChunks). Such a chunk
-  // is not asked for again, and finding it in the page cache says nothing about the file being
-  // warm: the request put it there.
-  std::unique_ptr<std::atomic<uint64_t>[]> requested_;
-  bool IsRequested(uint64_t chunk) const {
-    return (requested_[chunk >> 6].load(std::memory_order_relaxed) >> (chunk & 63)) & 1;
-  }
-  bool random_ = false;  // AdviseRandomAccess was called
-  // Access::kOneShot where page faults are dear (PageFaultsAreDear): pages are mapped
-  // (MappedFile::Populate) before they are touched. A reader of many queries keeps the faults,
-  // whose fault-around maps the neighbours its later queries read, instead of a request for
-  // only what each verification covers. Where faults are cheap, a one-shot reader keeps them
-  // too: where a fault costs ~2 us the requests cost more than the faults they replaced for queries
-  // that read most of DOC_FACTS (`then`, 26,928 results: 45.0 -> 40.6 ms) and saved nothing on
-  // light queries (bench/oneshot-ab p50 1.99 against 1.97 ms).
-  bool populate_ = false;
-  // Access::kOneShot: drop the mapped pages once this many fault-around windows were first
-  // touched by chunks verified through the mapping (0: never); the windows touched since the
-  // last drop, a bit each, and their count.
-  uint64_t release_every_ = 0;
-  std::unique_ptr<std::atomic<uint64_t>[]> touched_windows_;
-  size_t touched_window_words_ = 0;
-  mutable std::atomic<uint64_t> windows_since_release_{0};
-  // copy_reads(): what Touch copied, kept until the file is closed (8-byte aligned pieces of
-  // blocks of 64 KiB; a piece over 16 KiB gets a block of its own).
-  enum : int { kUndecided = 0, kCopy = 1, kMap = 2 };
-  mutable std::atomic<int> copy_state_{kMap};  // Access::kOneShot: kUndecided at open
-  int DecideCopyReads() const;
-  // Whether copy_reads() was decided true already (verification then reads CHUNK_SUMS by
-  // copy too; it does not decide).
-  bool copying() const { return copy_state_.load(std::memory_order_relaxed) == kCopy; }
-  uint64_t uid_ = 0;  // this file among the process's open files: the chunk caches' key
-  mutable std::atomic<bool> dense_[kMaxSectionId] = {};  // see copies()
-  struct Arena;
-  std::unique_ptr<Arena> arena_;
-  mutable std::atomic<bool> warm_[kMaxSectionId] = {};                   // see Warm
-  mutable std::atomic<uint32_t> resident_in_a_row_[kMaxSectionId] = {};  // see Cold
 };
 
 // The format_version in the header of the file at `path` if it starts with kMagic (nothing
 // else is verified: this only tells a segment of another bitsift apart), 0 if it does not or
 // cannot be read.
 uint32_t PeekFormatVersion(const std::string& path);
-
-// XXH3-64 of bytes.
-uint64_t Checksum(const void* data, size_t length);
 
 }  // namespace bitsift::format
 

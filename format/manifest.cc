@@ -17,6 +17,8 @@
 #include <utility>
 
 #include "format/index_format.h"
+#include "storage/file_writers.h"
+#include "storage/mapped_file.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/varint.h"
@@ -34,18 +36,14 @@ class Reader {
   void Need(uint64_t n) const {
     if (n > bytes_.size() - pos_) Fail("truncated");
   }
-  uint32_t U32() {
-    uint32_t v;
-    Need(4);
-    std::memcpy(&v, bytes_.data() + pos_, 4);
-    pos_ += 4;
-    return v;
-  }
-  uint64_t U64() {
-    uint64_t v;
-    Need(8);
-    std::memcpy(&v, bytes_.data() + pos_, 8);
-    pos_ += 8;
+  // The next field, a little-endian integer of type T (uint32_t, uint64_t).
+  template <typename T>
+  T Get() {
+    static_assert(std::is_integral_v<T>);
+    T v;
+    Need(sizeof(T));
+    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
     return v;
   }
   std::string_view Bytes(uint64_t n) {
@@ -307,33 +305,33 @@ Manifest DecodeManifest(std::string_view bytes, const std::string& path,
   std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
   if (Checksum(bytes.data(), bytes.size() - 8) != stored) r.Fail("checksum mismatch");
   r.Bytes(sizeof(kManifestMagic));
-  uint32_t version = r.U32();
+  uint32_t version = r.Get<uint32_t>();
   if (version != kManifestVersion && version != 1) {
     throw Error(ErrorKind::kCorrupt, path + ": manifest version " + std::to_string(version) +
                                          " is not supported by this bitsift (version " +
                                          std::to_string(kManifestVersion) + ")");
   }
-  r.U32();
+  r.Get<uint32_t>();
   Manifest m;
-  m.generation = r.U64();
-  m.next_segment = r.U64();
-  uint32_t settings = r.U32();
+  m.generation = r.Get<uint64_t>();
+  m.next_segment = r.Get<uint64_t>();
+  uint32_t settings = r.Get<uint32_t>();
   for (uint32_t i = 0; i < settings; ++i) {
-    std::string key(r.Bytes(r.U32()));
-    m.settings[key] = std::string(r.Bytes(r.U32()));
+    std::string key(r.Bytes(r.Get<uint32_t>()));
+    m.settings[key] = std::string(r.Bytes(r.Get<uint32_t>()));
   }
-  uint32_t segments = r.U32();
+  uint32_t segments = r.Get<uint32_t>();
   for (uint32_t i = 0; i < segments; ++i) {
     ManifestSegment s;
-    s.number = r.U64();
-    s.doc_count = r.U64();
-    s.file_size = r.U64();
-    const uint64_t deleted = r.U64();
-    const uint64_t payload = r.U64();
+    s.number = r.Get<uint64_t>();
+    s.doc_count = r.Get<uint64_t>();
+    s.file_size = r.Get<uint64_t>();
+    const uint64_t deleted = r.Get<uint64_t>();
+    const uint64_t payload = r.Get<uint64_t>();
     uint32_t form = kDeletionsAsGaps;
     if (version >= 2) {
-      form = r.U32();
-      const uint32_t padding = r.U32();
+      form = r.Get<uint32_t>();
+      const uint32_t padding = r.Get<uint32_t>();
       if (padding >= 8) r.Fail("bad padding");
       for (char c : r.Bytes(padding)) {
         if (c != 0) r.Fail("bad padding");
@@ -397,9 +395,9 @@ Manifest ReadManifest(const std::string& index_dir) {
   // Mapped, not read: a dense deletion bitmap is then used in place, and the pages of the file
   // (112 KB on linux-paras after a 10% update) come by fault-around, 16 at a time, instead of
   // being copied into fresh ones.
-  std::shared_ptr<MappedFile> mapping;
+  std::shared_ptr<storage::MappedFile> mapping;
   try {
-    mapping = std::make_shared<MappedFile>(MappedFile::OfDescriptor(fd, path));
+    mapping = std::make_shared<storage::MappedFile>(storage::MappedFile::OfDescriptor(fd, path));
   } catch (...) {
     ::close(fd);
     throw;
@@ -410,9 +408,27 @@ Manifest ReadManifest(const std::string& index_dir) {
       mapping);
 }
 
+Manifest OpenManifestSegments(const std::string& index_dir,
+                              const std::function<void(Manifest&)>& open) {
+  for (int attempt = 1;; ++attempt) {
+    Manifest manifest = ReadManifest(index_dir);
+    try {
+      open(manifest);
+      return manifest;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kNotFound) throw;
+      if (attempt == kOpenAttempts) {
+        // Not a writer's commit: a segment the manifest names is gone.
+        throw Error(ErrorKind::kCorrupt,
+                    std::string(e.what()) + " (a segment the index manifest names)");
+      }
+    }
+  }
+}
+
 void WriteManifest(const std::string& index_dir, const Manifest& manifest) {
   std::string bytes = EncodeManifest(manifest);
-  AtomicFileWriter w(index_dir + "/" + kManifestName);
+  storage::AtomicFileWriter w(index_dir + "/" + kManifestName);
   w.Append(bytes.data(), bytes.size());
   w.Commit();
 }

@@ -17,6 +17,7 @@
 #define BITSIFT_FORMAT_MANIFEST_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -159,6 +160,18 @@ Manifest DecodeManifest(std::string_view bytes, const std::string& path,
 // manifest, Error(kCorrupt) if index_dir is a 0.1 index file or the manifest is damaged,
 // Error(kInvalidArgument) if it is a file of another kind.
 Manifest ReadManifest(const std::string& index_dir);
+
+// Reads index_dir/MANIFEST and calls open(manifest) to open the segments it names, as every
+// reader of the committed state does. A writer may commit between the two, replacing MANIFEST
+// and removing a segment: when open throws Error(kNotFound), MANIFEST is read again and open
+// is called again with the newer one (open starts afresh each time), at most kOpenAttempts
+// times in all (each retry needs another commit). After the last, the segment is taken as
+// lost: Error(kCorrupt) "WHAT (a segment the index manifest names)". ReadManifest's errors and
+// open's others propagate. Returns the manifest open last succeeded with (open may have moved
+// parts out of it).
+inline constexpr int kOpenAttempts = 8;
+Manifest OpenManifestSegments(const std::string& index_dir,
+                              const std::function<void(Manifest&)>& open);
 
 // Replaces index_dir/MANIFEST atomically (temporary name unique to this writer, fsync, rename,
 // directory fsync). Throws Error(kIo); the old manifest is then untouched.

@@ -31,6 +31,7 @@
 #include "indexer/merge_policy.h"
 #include "indexer/segment_builder.h"
 #include "indexer/segment_merger.h"
+#include "storage/file_writers.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -51,9 +52,6 @@ constexpr uint64_t kMinBatchBytes = 256 << 10;
 constexpr uint64_t kTrimSlack = 16 << 20;
 // The memory of a build process besides its segment builder, at least (see BuilderBudget).
 constexpr uint64_t kProcessReserve = 48ULL << 20;
-// A reader that finds a segment gone (a writer committed meanwhile) reads MANIFEST again, at
-// most this many times in all (each retry needs another commit).
-constexpr int kReadAttempts = 8;
 // Tiered merging: this many segments of one size tier are merged into one.
 constexpr size_t kMergeFactor = 8;
 // Segments below this size are all in the lowest tier.
@@ -132,7 +130,7 @@ void PrepareDirectory(const std::string& dir) {
          dir + ": exists and is not a directory; choose another --index path");
   const std::string ignore = dir + "/" + format::kGitignoreName;
   if (::access(ignore.c_str(), F_OK) != 0) {
-    AtomicFileWriter w(ignore);
+    storage::AtomicFileWriter w(ignore);
     w.Append("*\n", 2);
     w.Commit();
   }
@@ -845,27 +843,15 @@ bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config) {
 }
 
 TreeStatus CompareWithTree(const std::string& index_dir) {
-  // The committed state, read as a reader reads it: a writer may replace MANIFEST and remove a
-  // segment between our reading both; then the newer MANIFEST is read (bounded retries).
-  format::Manifest manifest;
+  // The committed state, read as a reader reads it (a writer may commit meanwhile).
   std::vector<LiveSegment> segments;
-  for (int attempt = 1;; ++attempt) {
-    manifest = format::ReadManifest(index_dir);
-    segments.clear();
-    try {
-      for (const format::ManifestSegment& e : manifest.segments) {
-        segments.push_back(LiveSegment::Open(index_dir, e));
-      }
-      break;
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kNotFound) throw;
-      if (attempt == kReadAttempts) {
-        // Not a writer's commit: a segment the manifest names is gone.
-        throw Error(ErrorKind::kCorrupt,
-                    std::string(e.what()) + " (a segment the index manifest names)");
-      }
-    }
-  }
+  const format::Manifest manifest =
+      format::OpenManifestSegments(index_dir, [&](const format::Manifest& m) {
+        segments.clear();
+        for (const format::ManifestSegment& e : m.segments) {
+          segments.push_back(LiveSegment::Open(index_dir, e));
+        }
+      });
   TreeStatus status;
   const format::EngineSettings engine = format::EngineSettings::From(manifest.settings);
   Ensure(!engine.root.empty(), ErrorKind::kInvalidArgument,

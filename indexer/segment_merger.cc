@@ -22,7 +22,10 @@
 #include "indexer/bands.h"
 #include "indexer/signature_rows.h"
 #include "indexer/sparse_lists.h"
+#include "storage/file_writers.h"
+#include "storage/mapped_file.h"
 #include "util/error.h"
+#include "util/files.h"
 
 namespace bitsift::indexer {
 namespace {
@@ -272,7 +275,7 @@ void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& ter
 // after every kReleaseRecords records decoded.
 class NewRecords {
  public:
-  NewRecords(MappedFile data, std::vector<uint64_t> offsets)
+  NewRecords(storage::MappedFile data, std::vector<uint64_t> offsets)
       : data_(std::move(data)), offsets_(std::move(offsets)) {}
 
   uint64_t count() const { return offsets_.size() - 1; }
@@ -324,7 +327,7 @@ class NewRecords {
   static constexpr uint64_t kReleaseRecords = 4096;
   static constexpr uint64_t kCopyBytes = uint64_t{1} << 20;
 
-  MappedFile data_;
+  storage::MappedFile data_;
   std::vector<uint64_t> offsets_;  // count() + 1 entries
   mutable std::atomic<uint64_t> decoded_{0};
 };
@@ -337,7 +340,7 @@ NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const Merged
                            uint32_t sparse_first, const std::string& dir,
                            std::vector<uint64_t>* bloom_counts) {
   constexpr size_t kSlice = 4096;
-  ScratchFile scratch_file(dir);
+  storage::ScratchFile scratch_file(dir);
   std::vector<uint64_t> offsets(refs.size() + 1, 0);
   bloom_counts->assign(refs.size(), 0);
   std::vector<std::string> records(std::min(kSlice, refs.size()));

@@ -22,10 +22,6 @@
 namespace bitsift::query {
 namespace {
 
-// A writer may remove a segment between our reading MANIFEST and opening the segment (it
-// committed a newer state); then the newer MANIFEST is read. Bounded: each retry needs a commit.
-constexpr int kOpenAttempts = 8;
-
 // The segments of a query are searched on the calling thread while the query is quick, and the
 // rest shared with the helper thread (util/helper_thread.h) once it has taken this long. A
 // one-shot query of a few rows and candidates takes less than that in all its segments, less
@@ -50,35 +46,23 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
     if (::stat(dir.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) continue;
     const uint32_t i = static_cast<uint32_t>(indexes_.size());
     std::vector<Segment> opened;
-    format::Manifest manifest;
-    for (int attempt = 1;; ++attempt) {
-      manifest = format::ReadManifest(dir);
+    format::Manifest manifest = format::OpenManifestSegments(dir, [&](format::Manifest& m) {
       opened.clear();
-      try {
-        for (format::ManifestSegment& e : manifest.segments) {
-          Segment s;
-          const std::string path = dir + "/" + format::SegmentFileName(e.number);
-          // Queries touch scattered pages: no read-around, their own read-ahead requests,
-          // from the open on.
-          s.reader = std::make_unique<format::SegmentReader>(path, access);
-          Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
-                 ErrorKind::kCorrupt, path + ": does not match the index manifest");
-          s.searcher = std::make_unique<Searcher>(*s.reader);
-          s.index = i;
-          s.number = e.number;
-          s.deleted = std::move(e.deleted);  // (a bitmap viewed in the manifest's mapping)
-          opened.push_back(std::move(s));
-        }
-        break;
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::kNotFound) throw;
-        if (attempt == kOpenAttempts) {
-          // Not a writer's commit: a segment the manifest names is gone.
-          throw Error(ErrorKind::kCorrupt,
-                      std::string(e.what()) + " (a segment the index manifest names)");
-        }
+      for (format::ManifestSegment& e : m.segments) {
+        Segment s;
+        const std::string path = dir + "/" + format::SegmentFileName(e.number);
+        // Queries touch scattered pages: no read-around, their own read-ahead requests, from
+        // the open on.
+        s.reader = std::make_unique<format::SegmentReader>(path, access);
+        Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
+               ErrorKind::kCorrupt, path + ": does not match the index manifest");
+        s.searcher = std::make_unique<Searcher>(*s.reader);
+        s.index = i;
+        s.number = e.number;
+        s.deleted = std::move(e.deleted);  // (a bitmap viewed in the manifest's mapping)
+        opened.push_back(std::move(s));
       }
-    }
+    });
     Index index;
     index.dir = dir;
     index.root = format::EngineSettings::From(manifest.settings).RootOf(dir);

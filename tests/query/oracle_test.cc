@@ -12,6 +12,7 @@
 #include "format/sparse_rows.h"
 #include "indexer/index_builder.h"
 #include "query/searcher.h"
+#include "storage/verified_file.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -305,9 +306,8 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
       {"mid"},
       {"xa", "f3"},
       {"f1"}};
-  for (auto reads :
-       {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {
-    format::IndexFile::SetOneShotReads(reads);
+  for (auto reads : {storage::OneShotReads::kMap, storage::OneShotReads::kCopy}) {
+    storage::VerifiedFile::SetOneShotReads(reads);
     for (auto access : {format::IndexFile::Access::kRandom, format::IndexFile::Access::kOneShot})
       for (bool lists : {false, true}) {
         INFO("one-shot " << (access == format::IndexFile::Access::kOneShot) << ", lists " << lists);
@@ -329,7 +329,7 @@ TEST_CASE("the row filter of sparse candidates equals the oracle, by bits and by
         CHECK(stats.matches == 0);
       }
   }
-  format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
+  storage::VerifiedFile::SetOneShotReads(storage::OneShotReads::kAuto);
 }
 // RowFilterColumnsCheaper: with the pages in the process the lookups decide; read by copy the
 // chunks do, both ways from the lookups' rule.
@@ -368,7 +368,7 @@ TEST_CASE("the row filter by copy takes the bits in one band and the columns in 
   }
   TempDir dir;
   const std::string segment = BuildOneSegment(c.docs, dir);
-  format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kCopy);
+  storage::VerifiedFile::SetOneShotReads(storage::OneShotReads::kCopy);
   format::SegmentReader reader(segment, format::IndexFile::Access::kOneShot);
   REQUIRE(reader.IsSparse(*reader.dictionary().Find("rare")));
   REQUIRE(*reader.dictionary().Find("ex") < reader.exact_terms());
@@ -384,7 +384,7 @@ TEST_CASE("the row filter by copy takes the bits in one band and the columns in 
   CHECK(stats.candidates == 52);
   CHECK(stats.bands_by_bits >= 1);
   CHECK(stats.bands_by_columns >= 1);
-  format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
+  storage::VerifiedFile::SetOneShotReads(storage::OneShotReads::kAuto);
 }
 
 // A one-shot reader takes a Bloom term's list, unless the rarer terms' candidates are so few
@@ -467,11 +467,10 @@ TEST_CASE("an exact term beside a sparse one is settled by the row filter or by 
   indexer::BuildReport report;
   indexer::UpdateIndexFromMemory(c.docs, {}, dir / "index", config, &report);
   const std::string segment = bitsift::testing::OnlySegment(dir / "index");
-  for (auto reads :
-       {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {
-    format::IndexFile::SetOneShotReads(reads);
+  for (auto reads : {storage::OneShotReads::kMap, storage::OneShotReads::kCopy}) {
+    storage::VerifiedFile::SetOneShotReads(reads);
     for (auto access : {format::IndexFile::Access::kRandom, format::IndexFile::Access::kOneShot}) {
-      INFO("copy " << (reads == format::IndexFile::OneShotReads::kCopy) << ", one-shot "
+      INFO("copy " << (reads == storage::OneShotReads::kCopy) << ", one-shot "
                    << (access == format::IndexFile::Access::kOneShot));
       format::SegmentReader reader(segment, access);
       REQUIRE(reader.IsSparse(*reader.dictionary().Find("sp")));
@@ -512,7 +511,7 @@ TEST_CASE("an exact term beside a sparse one is settled by the row filter or by 
       if (!reader.prefers_lists()) CHECK(refused > 0);
     }
   }
-  format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
+  storage::VerifiedFile::SetOneShotReads(storage::OneShotReads::kAuto);
 }
 
 TEST_CASE("columns and band documents read in spans equal those read one by one", "[oracle]") {
@@ -529,9 +528,8 @@ TEST_CASE("columns and band documents read in spans equal those read one by one"
   TempDir dir;
   const std::string segment = BuildOneSegment(docs, dir);
   std::mt19937_64 rng(77);
-  for (auto reads :
-       {format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy}) {
-    format::IndexFile::SetOneShotReads(reads);
+  for (auto reads : {storage::OneShotReads::kMap, storage::OneShotReads::kCopy}) {
+    storage::VerifiedFile::SetOneShotReads(reads);
     format::SegmentReader reader(segment, format::IndexFile::Access::kOneShot);
     REQUIRE(reader.doc_count() == docs.size());
     // Every density, from all the documents to a few: ascending subsets.
@@ -569,5 +567,5 @@ TEST_CASE("columns and band documents read in spans equal those read one by one"
     CHECK_THROWS_AS(reader.column(bad), Error);
     CHECK_THROWS_AS(reader.column(UINT32_MAX - 1), Error);  // far past DOC_BANDS' last block
   }
-  format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
+  storage::VerifiedFile::SetOneShotReads(storage::OneShotReads::kAuto);
 }

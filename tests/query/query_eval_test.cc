@@ -20,6 +20,7 @@
 #include "query/index_set.h"
 #include "query/query_parser.h"
 #include "query/searcher.h"
+#include "storage/verified_file.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -638,15 +639,15 @@ TEST_CASE("a one-shot index drops its pages as it reads and answers as a long-ru
   // Every fault-around window first touched drops the mapped pages: later reads fault them in
   // again, also while other threads read. Read through the mapping, and by copy (pread, the chunk
   // cache) as where page faults are dear.
-  const auto reads =
-      GENERATE(format::IndexFile::OneShotReads::kMap, format::IndexFile::OneShotReads::kCopy);
-  INFO("reads by copy: " << (reads == format::IndexFile::OneShotReads::kCopy));
-  format::IndexFile::SetOneShotReleaseWindows(1);
-  format::IndexFile::SetOneShotReads(reads);
+  const auto reads = GENERATE(storage::OneShotReads::kMap, storage::OneShotReads::kCopy);
+  INFO("reads by copy: " << (reads == storage::OneShotReads::kCopy));
+  storage::VerifiedFile::SetOneShotReleaseWindows(1);
+  storage::VerifiedFile::SetOneShotReads(reads);
   struct Restore {
     ~Restore() {
-      format::IndexFile::SetOneShotReleaseWindows(format::IndexFile::kOneShotReleaseWindows);
-      format::IndexFile::SetOneShotReads(format::IndexFile::OneShotReads::kAuto);
+      storage::VerifiedFile::SetOneShotReleaseWindows(
+          storage::VerifiedFile::kOneShotReleaseWindows);
+      storage::VerifiedFile::SetOneShotReads(storage::OneShotReads::kAuto);
     }
   } restore;
   bitsift::OpenOptions open;

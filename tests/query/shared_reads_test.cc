@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "format/index_format.h"
+#include "storage/verified_file.h"
 #include "test_util.h"
 #include "util/helper_thread.h"
 
@@ -88,12 +89,12 @@ TEST_CASE("one-shot reads by copy share verification and merge reads with the he
     REQUIRE(Answer(*mapped, query) == truth);
     // A fresh one-shot open per query (the merge reads records only before the path ranks
     // exist), reading by copy.
-    bitsift::format::IndexFile::SetOneShotReads(bitsift::format::IndexFile::OneShotReads::kCopy);
+    bitsift::storage::VerifiedFile::SetOneShotReads(bitsift::storage::OneShotReads::kCopy);
     bitsift::OpenOptions one_shot;
     one_shot.one_shot = true;
     std::unique_ptr<Index> copied;
     const bitsift::Status s = Index::Open(std::vector<std::string>{path}, one_shot, &copied);
-    bitsift::format::IndexFile::SetOneShotReads(bitsift::format::IndexFile::OneShotReads::kAuto);
+    bitsift::storage::VerifiedFile::SetOneShotReads(bitsift::storage::OneShotReads::kAuto);
     REQUIRE(s.ok());
     CHECK(Answer(*copied, query) == truth);
   }

@@ -21,6 +21,7 @@
 #include "format/sparse_rows.h"
 #include "query/searcher.h"
 #include "reliability_util.h"
+#include "storage/verified_file.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -100,11 +101,11 @@ Answer Ask(const std::string& index_path, const std::vector<std::string>& query,
   std::unique_ptr<Index> index;
   Status s;
   if (by_copy) {
-    bitsift::format::IndexFile::SetOneShotReads(bitsift::format::IndexFile::OneShotReads::kCopy);
+    bitsift::storage::VerifiedFile::SetOneShotReads(bitsift::storage::OneShotReads::kCopy);
     bitsift::OpenOptions options;
     options.one_shot = true;
     s = Index::Open(std::vector<std::string>{index_path}, options, &index);
-    bitsift::format::IndexFile::SetOneShotReads(bitsift::format::IndexFile::OneShotReads::kAuto);
+    bitsift::storage::VerifiedFile::SetOneShotReads(bitsift::storage::OneShotReads::kAuto);
   } else {
     s = Index::Open(index_path, &index);
   }
@@ -371,9 +372,11 @@ TEST_CASE("reads by copy give the mapping's bytes, from many threads at once",
   // damaged chunk must be refused by every read that covers it and never be recorded as verified.
   using bitsift::format::IndexFile;
   Fixture f;
-  IndexFile::SetOneShotReads(IndexFile::OneShotReads::kCopy);
+  bitsift::storage::VerifiedFile::SetOneShotReads(bitsift::storage::OneShotReads::kCopy);
   struct Restore {
-    ~Restore() { IndexFile::SetOneShotReads(IndexFile::OneShotReads::kAuto); }
+    ~Restore() {
+      bitsift::storage::VerifiedFile::SetOneShotReads(bitsift::storage::OneShotReads::kAuto);
+    }
   } restore;
   const std::vector<SectionId> lazy = {SectionId::kRows,          SectionId::kBandDocs,
                                        SectionId::kDocBands,      SectionId::kForwardOffsets,
@@ -580,14 +583,13 @@ TEST_CASE("a damaged piece of CHUNK_SUMS: the first read it covers fails, check 
   const std::string segment = WriteCopy(f.good, bad, Flip(f.image, at + 5));
   // Through the mapping, and by copy (a one-shot reader where page faults are dear).
   const bool by_copy = GENERATE(false, true);
-  bitsift::format::IndexFile::SetOneShotReads(
-      by_copy ? bitsift::format::IndexFile::OneShotReads::kCopy
-              : bitsift::format::IndexFile::OneShotReads::kAuto);
+  bitsift::storage::VerifiedFile::SetOneShotReads(by_copy ? bitsift::storage::OneShotReads::kCopy
+                                                          : bitsift::storage::OneShotReads::kAuto);
   bitsift::OpenOptions open;
   open.one_shot = by_copy;
   std::unique_ptr<Index> index;
   Status s = Index::Open(std::vector<std::string>{bad}, open, &index);
-  bitsift::format::IndexFile::SetOneShotReads(bitsift::format::IndexFile::OneShotReads::kAuto);
+  bitsift::storage::VerifiedFile::SetOneShotReads(bitsift::storage::OneShotReads::kAuto);
   if (s.ok()) {
     bitsift::QueryResult r;
     s = index->Query(kQuery, {}, &r);

@@ -13,6 +13,7 @@
 #include <limits>
 #include <new>
 #include <sstream>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -173,16 +174,17 @@ std::string EngineSettings::RootOf(const std::string& index_dir) const {
   char* real = ::realpath(index_dir.c_str(), nullptr);
   const std::string dir = real != nullptr ? real : "";
   std::free(real);
-  const size_t slash = dir.rfind('/');
-  if (slash == std::string::npos || dir.compare(slash, std::string::npos, "/.bitsift") != 0) {
+  constexpr std::string_view kInTree = "/.bitsift";
+  if (dir.size() <= kInTree.size() ||
+      std::string_view(dir).substr(dir.size() - kInTree.size()) != kInTree) {
     return root;  // renamed, or copied out of its tree: the tree it was built from
   }
-  return slash == 0 ? "/" : dir.substr(0, slash);
+  return DirectoryOf(dir);
 }
 
 void EngineSettings::To(std::map<std::string, std::string>* settings) const {
   (*settings)["root"] = root;
-  if (in_tree) (*settings)["root_in_tree"] = "1";
+  if (in_tree) (*settings)["root_in_tree"].assign(1, '1');
   if (fp_rate) {
     std::ostringstream fp;
     fp.precision(17);

@@ -47,11 +47,8 @@ struct RecordView {
   }
 };
 
-}  // namespace
-
-void EncodeForwardRecord(const std::vector<uint32_t>& ids, std::string& out) {
-  PutVarint(ids.size(), out);
-  if (ids.empty()) return;
+// Appends the skip entries and block data of `ids` (not empty) to out.
+void EncodeIds(const std::vector<uint32_t>& ids, std::string& out) {
   std::string data;
   std::vector<std::pair<uint32_t, uint32_t>> skips;
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -69,8 +66,56 @@ void EncodeForwardRecord(const std::vector<uint32_t>& ids, std::string& out) {
   out += data;
 }
 
+// The counts after the ids, in [q, end): into *counts (if not null) for `n` ids.
+bool DecodeCounts(const uint8_t* q, const uint8_t* end, uint64_t n, bool strict,
+                  ForwardCounts* counts, std::string* why) {
+  uint64_t length = 0, repeated = 0;
+  if (!GetVarint(&q, end, &length) || !GetVarint(&q, end, &repeated) || length > UINT32_MAX ||
+      repeated > n) {
+    *why = "bad counts";
+    return false;
+  }
+  if (counts != nullptr) {
+    counts->length = static_cast<uint32_t>(length);
+    counts->tf.assign(repeated > 0 ? n : 0, 1);
+  }
+  for (uint64_t k = 0, at = 0; k < repeated; ++k) {
+    uint64_t gap = 0, tf = 0;
+    if (!GetVarint(&q, end, &gap) || !GetVarint(&q, end, &tf) || tf > UINT32_MAX - 2 ||
+        (k > 0 && gap == 0) || at + gap >= n) {
+      *why = "bad term frequencies";
+      return false;
+    }
+    at += gap;
+    if (counts != nullptr) counts->tf[at] = static_cast<uint32_t>(tf + 2);
+  }
+  if (strict && q != end) {
+    *why = "bytes after the counts";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void EncodeForwardRecord(const std::vector<uint32_t>& ids, const ForwardCounts& counts,
+                         std::string& out) {
+  PutVarint(ids.size(), out);
+  if (!ids.empty()) EncodeIds(ids, out);
+  PutVarint(counts.length, out);
+  uint64_t repeated = 0;
+  for (uint32_t tf : counts.tf) repeated += tf > 1;
+  PutVarint(repeated, out);
+  for (size_t i = 0, last = 0; i < counts.tf.size(); ++i) {
+    if (counts.tf[i] <= 1) continue;
+    PutVarint(i - last, out);
+    PutVarint(counts.tf[i] - 2, out);
+    last = i;
+  }
+}
+
 bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
-                         const StrictForward* strict) {
+                         const StrictForward* strict, ForwardCounts* counts) {
   out->clear();
   auto fail = [&](const std::string& why) {
     if (strict != nullptr && strict->problem != nullptr) *strict->problem = why;
@@ -101,7 +146,9 @@ bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint3
     out->push_back(static_cast<uint32_t>(id));
     prev = id;
   }
-  if (strict != nullptr && q != end) return fail("bytes after the last id");
+  if (strict == nullptr && counts == nullptr) return true;
+  std::string why;
+  if (!DecodeCounts(q, end, r.n, strict != nullptr, counts, &why)) return fail(why);
   return true;
 }
 

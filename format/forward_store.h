@@ -8,6 +8,10 @@
 //                                              skip entries for blocks 1.., offsets relative
 //                                              to the start of the block data
 //   block data: per block, varint first id, then varint (gap - 1) for each following id
+//   counts (for ranking): varint length (the document's words), varint k, then for each of
+//                         the k ids that occur more than once, varint (index gap), varint (tf - 2)
+//                         (index gap: its position in the id list minus the previous one's, or
+//                         its position for the first)
 #ifndef BITSIFT_FORMAT_FORWARD_STORE_H_
 #define BITSIFT_FORMAT_FORWARD_STORE_H_
 
@@ -20,8 +24,19 @@ namespace bitsift::format {
 
 inline constexpr uint32_t kForwardBlock = 128;
 
-// Appends the record of `sorted_ids` (strictly ascending) to out.
-void EncodeForwardRecord(const std::vector<uint32_t>& sorted_ids, std::string& out);
+// What a record holds beside its ids, for ranking: how often each term occurs and how long the
+// document is.
+struct ForwardCounts {
+  uint32_t length = 0;       // the document's words (tokenizer::TokenRole word or whole)
+  std::vector<uint32_t> tf;  // tf[i]: occurrences of ids[i] (any role); empty: every one 1
+  // The frequency of the i-th id.
+  uint32_t TfAt(size_t i) const { return tf.empty() ? 1 : tf[i]; }
+};
+
+// Appends the record of `sorted_ids` (strictly ascending) and `counts` (tf empty or aligned
+// with sorted_ids, each >= 1) to out.
+void EncodeForwardRecord(const std::vector<uint32_t>& sorted_ids, const ForwardCounts& counts,
+                         std::string& out);
 
 // What a strict decode checks beyond decoding: every id below term_count, each skip entry naming
 // exactly its block's first id and offset, and no byte after the last id.
@@ -30,11 +45,12 @@ struct StrictForward {
   std::string* problem = nullptr;  // set to what is wrong when the decode fails
 };
 
-// Decodes the record in [p, end) into *out (strictly ascending ids). Returns false if it is
-// malformed: it cannot be decoded, or (with `strict`, for Index::Check) it breaks what the query
-// path relies on (StrictForward), then *strict->problem says what.
+// Decodes the record in [p, end) into *out (strictly ascending ids) and, if `counts` is not
+// null, its counts (tf filled for every id). Returns false if it is malformed: it cannot be
+// decoded, or (with `strict`, for Index::Check) it breaks what the query path relies on
+// (StrictForward), then *strict->problem says what.
 bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
-                         const StrictForward* strict = nullptr);
+                         const StrictForward* strict = nullptr, ForwardCounts* counts = nullptr);
 
 // Outcome of ContainsAll: a damaged record is reported, never read past `end`.
 enum class ContainsResult { kNo, kYes, kCorrupt };

@@ -30,18 +30,19 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
-// 9: DOC_BANDS (format/doc_bands.h) replaces DOC_COLUMNS: a document's band in a few bits and
-// per-block counts, its column following from them (columns follow ids within a band), ~0.55
-// instead of 4 bytes a document. 8: a document's path is in its DOC_FACTS record (one read per
-// result for its path and facts, not three: DOCS, PATHS, DOC_FACTS); DOCS and PATHS are retired,
-// DOC_COLUMNS holds the columns. 7: DOCS holds 16-byte DocEntry records (path, column); the other
-// fields moved to DOC_FACTS, varint-coded (81 -> ~30 bytes a document on linux-paras' 1.2M
-// paragraphs). A term's Bloom positions come from SplitMix64 instead of double hashing
-// (format/bloom.h). TERM_FILTER. 6: DocRecord::column. 5: sparse rows (SPARSE_DATA, SPARSE_INDEX)
-// for the rarest terms, MetaRecord of 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded
-// dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding
-// indexes it) and 4 KiB chunks. 2: segments (0.2).
-inline constexpr uint32_t kFormatVersion = 11;
+// 12: a forward record ends with the document's length and its terms' frequencies (ranking).
+// 11: token contract 2. 10: the living index. 9: DOC_BANDS (format/doc_bands.h) replaces
+// DOC_COLUMNS: a document's band in a few bits and per-block counts, its column following from them
+// (columns follow ids within a band), ~0.55 instead of 4 bytes a document. 8: a document's path is
+// in its DOC_FACTS record (one read per result for its path and facts, not three: DOCS, PATHS,
+// DOC_FACTS); DOCS and PATHS are retired, DOC_COLUMNS holds the columns. 7: DOCS holds 16-byte
+// DocEntry records (path, column); the other fields moved to DOC_FACTS, varint-coded (81 -> ~30
+// bytes a document on linux-paras' 1.2M paragraphs). A term's Bloom positions come from SplitMix64
+// instead of double hashing (format/bloom.h). TERM_FILTER. 6: DocRecord::column. 5: sparse rows
+// (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord of 96 bytes, DICT_TOP,
+// CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the
+// ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments (0.2).
+inline constexpr uint32_t kFormatVersion = 12;
 // Throws the error of a segment file that cannot be used: Error(kCorrupt) with "PATH: not a
 // usable bitsift index: WHAT" (the API adds the command that rebuilds it). Every layer that finds
 // a segment damaged, of another version or inconsistent reports it through this.
@@ -151,7 +152,9 @@ struct MetaRecord {
   // segment's own threshold: SegmentSparseMaxDf of the index setting and its documents.
   uint32_t sparse_max_df;
   uint32_t sparse_first;
-  uint64_t reserved;  // 0
+  // The sum of its documents' lengths (ForwardCounts::length), deleted ones included: with the
+  // lengths of those deleted, the collection statistics of BM25 without reading every record.
+  uint64_t total_length;
 };
 static_assert(sizeof(MetaRecord) == 96);
 

@@ -448,10 +448,10 @@ void SegmentReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
     Check(false, path(), "damaged sparse row of term " + std::to_string(id));
 }
 
-std::vector<uint32_t> SegmentReader::DocumentTerms(uint32_t id) const {
+std::vector<uint32_t> SegmentReader::DocumentTerms(uint32_t id, ForwardCounts* counts) const {
   std::vector<uint32_t> out;
   auto [begin, end] = Record(id);
-  if (!DecodeForwardRecord(begin, end, &out)) {
+  if (!DecodeForwardRecord(begin, end, &out, nullptr, counts)) {
     Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
   }
   return out;

@@ -179,8 +179,9 @@ class SegmentReader {
   // HasExactTerm for document id whose column (column(id) or Columns) the caller has read:
   // a batch of candidates reads its DOC_BANDS blocks once (Columns), not a chunk each.
   bool HasExactTermInColumn(uint32_t id, uint32_t column, uint32_t t) const;
-  // All term ids of a document, ascending. Throws Error(kCorrupt) as Contains does.
-  std::vector<uint32_t> DocumentTerms(uint32_t id) const;
+  // All term ids of a document, ascending, and (if `counts` is not null) its length and term
+  // frequencies. Throws Error(kCorrupt) as Contains does.
+  std::vector<uint32_t> DocumentTerms(uint32_t id, ForwardCounts* counts = nullptr) const;
   uint64_t SectionBytes(SectionId id) const { return file_.Section(id).size(); }
   // The raw bytes of a section, verified only after file().VerifyAll() (for the check).
   std::string_view Section(SectionId id) const { return file_.Section(id); }

@@ -42,26 +42,36 @@ class DistinctTokens : public tokenizer::TokenSink {
     uint64_t hash;
     uint32_t begin, size;  // in bytes()
     uint32_t slot;         // in the table
+    uint32_t tf;           // occurrences
   };
 
-  void OnToken(std::string_view token, tokenizer::TokenRole) override {
+  void OnToken(std::string_view token, tokenizer::TokenRole role) override {
+    if (role != tokenizer::TokenRole::kPart) ++words_;
     const uint64_t hash = format::HashTerm(token);
     if ((tokens_.size() + 1) * 2 > table_.size()) Grow();
     const size_t mask = table_.size() - 1;
     size_t i = hash & mask;
     for (; table_[i] != kEmpty; i = (i + 1) & mask) {
-      const Token& t = tokens_[table_[i]];
-      if (t.hash == hash && Text(t) == token) return;
+      Token& t = tokens_[table_[i]];
+      if (t.hash == hash && Text(t) == token) {
+        t.tf += t.tf < UINT32_MAX;
+        repeated_ = true;
+        return;
+      }
     }
     Ensure(bytes_.size() + token.size() <= UINT32_MAX, ErrorKind::kInvalidArgument,
            "a document with more than 4 GiB of distinct tokens");
     table_[i] = static_cast<uint32_t>(tokens_.size());
     tokens_.push_back(Token{hash, static_cast<uint32_t>(bytes_.size()),
-                            static_cast<uint32_t>(token.size()), static_cast<uint32_t>(i)});
+                            static_cast<uint32_t>(token.size()), static_cast<uint32_t>(i), 1});
     bytes_.append(token);
   }
 
   const std::vector<Token>& tokens() const { return tokens_; }
+  // The document's words: tokens that are not parts (BM25's document length).
+  uint64_t words() const { return words_; }
+  // Whether a token occurred more than once.
+  bool repeated() const { return repeated_; }
   std::string_view Text(const Token& t) const {
     return std::string_view(bytes_.data() + t.begin, t.size);
   }
@@ -70,6 +80,8 @@ class DistinctTokens : public tokenizer::TokenSink {
     for (const Token& t : tokens_) table_[t.slot] = kEmpty;
     tokens_.clear();
     bytes_.clear();
+    words_ = 0;
+    repeated_ = false;
   }
 
  private:
@@ -90,6 +102,8 @@ class DistinctTokens : public tokenizer::TokenSink {
   std::vector<uint32_t> table_;  // kEmpty or an index into tokens_
   std::vector<Token> tokens_;
   std::string bytes_;
+  uint64_t words_ = 0;
+  bool repeated_ = false;
 };
 
 // The dictionary of a segment: df and hash by final term id, and the encoded sections.
@@ -159,6 +173,12 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
       batch[i].ids.reserve(tokens.tokens().size());
       for (const DistinctTokens::Token& t : tokens.tokens())
         batch[i].ids.push_back(interner_->Intern(tokens.Text(t), t.hash));
+      batch[i].counts.length =
+          static_cast<uint32_t>(std::min<uint64_t>(tokens.words(), UINT32_MAX));
+      if (tokens.repeated()) {
+        batch[i].counts.tf.reserve(tokens.tokens().size());
+        for (const DistinctTokens::Token& t : tokens.tokens()) batch[i].counts.tf.push_back(t.tf);
+      }
       if (done) done(batch[i].facts.size);
     }
   });
@@ -166,6 +186,7 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
     if (!ok[i]) continue;
     batch[i].name = names[i];
     postings_ += batch[i].ids.size();
+    tf_entries_ += batch[i].counts.tf.size();
     if (!batch[i].ids.empty() && batch[i].ids.size() <= format::kMaxSignatureTerms)
       term_counts_.Add(batch[i].ids.size());
     name_bytes_ += names[i].size();
@@ -187,7 +208,8 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   // whose bands are mostly padding.
   const uint64_t terms = interner_->size();
   const uint64_t interner = interner_->MemoryBytes();
-  const uint64_t held = interner + postings_ * 4 + docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
+  const uint64_t held =
+      interner + postings_ * 4 + tf_entries_ * 4 + docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
   uint64_t row_bytes = 0;
   for (const BandPlan& b : PlanBands(
            term_counts_.size(), [&](uint64_t i) { return term_counts_.At(i); }, fp_rate_)) {
@@ -273,9 +295,18 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   out.dict_index = dict.index();
   out.term_filter = dict.filter();
   tbb::parallel_for(size_t{0}, docs.size(), [&](size_t i) {
-    for (uint32_t& id : docs[i].ids)
-      id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
-    std::sort(docs[i].ids.begin(), docs[i].ids.end());
+    std::vector<uint32_t>& ids = docs[i].ids;
+    for (uint32_t& id : ids) id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
+    std::vector<uint32_t>& tf = docs[i].counts.tf;
+    if (tf.empty()) {
+      std::sort(ids.begin(), ids.end());
+      return;
+    }
+    // Sorted with their frequencies: by id, as (id, tf) pairs.
+    std::vector<std::pair<uint32_t, uint32_t>> pairs(ids.size());
+    for (size_t k = 0; k < ids.size(); ++k) pairs[k] = {ids[k], tf[k]};
+    std::sort(pairs.begin(), pairs.end());
+    for (size_t k = 0; k < ids.size(); ++k) std::tie(ids[k], tf[k]) = pairs[k];
   });
   interner.reset();
   malloc_trim(0);  // give the interner back to the system (glibc keeps it otherwise)
@@ -398,6 +429,7 @@ SparseSections BuildSparseSections(const Docs& docs, const std::vector<uint32_t>
 struct ForwardSections {
   std::vector<uint64_t> offsets;  // one per document, then the end
   std::string data;
+  uint64_t total_length = 0;  // of the documents (MetaRecord::total_length)
 };
 
 // Phase 7: each document's sorted ids encoded (format/forward_store.h); frees them as it goes.
@@ -407,8 +439,10 @@ ForwardSections EncodeForwardStore(Docs& docs) {
   out.offsets.assign(docs.size() + 1, 0);
   for (size_t d = 0; d < docs.size(); ++d) {
     out.offsets[d] = out.data.size();
-    format::EncodeForwardRecord(docs[d].ids, out.data);
+    format::EncodeForwardRecord(docs[d].ids, docs[d].counts, out.data);
+    out.total_length += docs[d].counts.length;
     std::vector<uint32_t>().swap(docs[d].ids);
+    std::vector<uint32_t>().swap(docs[d].counts.tf);
   }
   out.offsets[docs.size()] = out.data.size();
   return out;
@@ -439,6 +473,7 @@ uint64_t WriteSegmentFile(const std::string& path, const std::string& root, doub
   m.exact_terms = p.classes.exact_terms;
   m.sparse_max_df = p.classes.sparse_max_df;
   m.sparse_first = p.classes.sparse_first;
+  m.total_length = p.forward.total_length;
   const std::string meta = NewSegmentMeta(m, root);
 
   using format::SectionId;
@@ -507,7 +542,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
 
 void SegmentBuilder::Reset() {
   std::vector<Doc>().swap(docs_);
-  postings_ = name_bytes_ = 0;
+  postings_ = tf_entries_ = name_bytes_ = 0;
   term_counts_.Clear();
   interner_ = std::make_unique<TermInterner>();
   malloc_trim(0);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "documents/file_walker.h"
+#include "format/forward_store.h"
 #include "format/index_format.h"
 #include "indexer/bands.h"
 #include "indexer/term_interner.h"
@@ -91,7 +92,8 @@ class SegmentBuilder {
 
   struct Doc {
     std::string name;
-    std::vector<uint32_t> ids;  // provisional, then final term ids (sorted)
+    std::vector<uint32_t> ids;     // provisional, then final term ids (sorted)
+    format::ForwardCounts counts;  // its length, and tf aligned with ids (empty: all 1)
     FileFacts facts;
   };
   tokenizer::TokenRules rules_;
@@ -101,6 +103,7 @@ class SegmentBuilder {
   std::vector<Doc> docs_;
   TermCountOrder term_counts_;  // of the documents with 1..kMaxSignatureTerms terms
   uint64_t postings_ = 0;
+  uint64_t tf_entries_ = 0;  // frequencies held (documents with a repeated term)
   uint64_t name_bytes_ = 0;
 };
 

@@ -256,13 +256,22 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
   return out;
 }
 
-// A live document's terms under the new ids, ascending.
+// A live document's terms under the new ids, ascending, with its counts (the frequencies
+// kept aligned with the ids).
 void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& terms, const DocRef& r,
-                 std::vector<uint32_t>* ids) {
-  *ids = sources[r.source].reader->DocumentTerms(r.local);
+                 std::vector<uint32_t>* ids, format::ForwardCounts* counts) {
+  *ids = sources[r.source].reader->DocumentTerms(r.local, counts);
   const std::vector<uint32_t>& map = terms.new_id[r.source];
   for (uint32_t& id : *ids) id = map[id];
-  std::sort(ids->begin(), ids->end());
+  if (std::is_sorted(ids->begin(), ids->end())) return;  // ids keep their byte order
+  if (counts->tf.empty()) {
+    std::sort(ids->begin(), ids->end());
+    return;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> pairs(ids->size());
+  for (size_t k = 0; k < ids->size(); ++k) pairs[k] = {(*ids)[k], counts->tf[k]};
+  std::sort(pairs.begin(), pairs.end());
+  for (size_t k = 0; k < ids->size(); ++k) std::tie((*ids)[k], counts->tf[k]) = pairs[k];
 }
 
 // The live documents' forward records under the new ids, in the output order: FORWARD_DATA
@@ -338,23 +347,27 @@ class NewRecords {
 NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const MergedTerms& terms,
                            const std::vector<DocRef>& refs, uint32_t exact_terms,
                            uint32_t sparse_first, const std::string& dir,
-                           std::vector<uint64_t>* bloom_counts) {
+                           std::vector<uint64_t>* bloom_counts, uint64_t* total_length) {
   constexpr size_t kSlice = 4096;
   storage::ScratchFile scratch_file(dir);
   std::vector<uint64_t> offsets(refs.size() + 1, 0);
   bloom_counts->assign(refs.size(), 0);
   std::vector<std::string> records(std::min(kSlice, refs.size()));
   tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
+  tbb::enumerable_thread_specific<format::ForwardCounts> scratch_counts;
+  std::atomic<uint64_t> length{0};
   for (size_t first = 0; first < refs.size(); first += kSlice) {
     const size_t n = std::min(kSlice, refs.size() - first);
     tbb::parallel_for(
         tbb::blocked_range<size_t>(0, n, 64), [&](const tbb::blocked_range<size_t>& range) {
           std::vector<uint32_t>& ids = scratch.local();
+          format::ForwardCounts& counts = scratch_counts.local();
           for (size_t i = range.begin(); i != range.end(); ++i) {
-            MappedTerms(sources, terms, refs[first + i], &ids);
+            MappedTerms(sources, terms, refs[first + i], &ids, &counts);
             (*bloom_counts)[first + i] = BloomTermCount(ids, exact_terms, sparse_first);
             records[i].clear();
-            format::EncodeForwardRecord(ids, records[i]);
+            format::EncodeForwardRecord(ids, counts, records[i]);
+            length.fetch_add(counts.length, std::memory_order_relaxed);
           }
         });
     for (size_t i = 0; i < n; ++i) {
@@ -363,6 +376,7 @@ NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const Merged
     }
     ReleaseSourcePages(sources);
   }
+  *total_length = length.load();
   return NewRecords(scratch_file.Map(), std::move(offsets));
 }
 
@@ -523,8 +537,9 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   const uint32_t exact_terms = terms.exact_terms;
   const uint32_t sparse_first = terms.sparse_first;
   std::vector<uint64_t> bloom_counts;
+  uint64_t total_length = 0;
   const NewRecords records = EncodeDocuments(sources, terms, refs, exact_terms, sparse_first,
-                                             DirectoryOf(path), &bloom_counts);
+                                             DirectoryOf(path), &bloom_counts, &total_length);
   std::vector<std::vector<uint32_t>>().swap(terms.new_id);  // the records were their last use
   const RowPlan plan = PlanRows(bloom_counts, fp_rate, exact_terms);
   std::vector<uint64_t>().swap(bloom_counts);
@@ -540,6 +555,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   m.sparse_max_df = terms.segment_max_df;
   m.sparse_first = sparse_first;
   m.input_bytes = counts.input_bytes;
+  m.total_length = total_length;
   const std::string meta = NewSegmentMeta(m, root);
 
   w.AddSection(SectionId::kMeta, meta);

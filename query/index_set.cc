@@ -146,6 +146,22 @@ const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
   return *base;
 }
 
+uint64_t IndexSet::live_length() const {
+  std::call_once(length_once_, [this] {
+    uint64_t total = 0;
+    format::ForwardCounts counts;
+    for (const Segment& s : segments_) {
+      total += s.reader->meta().total_length;
+      s.deleted.ForEach([&](uint32_t local) {
+        (void)s.reader->DocumentTerms(local, &counts);
+        total -= std::min<uint64_t>(total, counts.length);
+      });
+    }
+    live_length_ = total;
+  });
+  return live_length_;
+}
+
 void IndexSet::WillNeedDocuments(const std::vector<uint32_t>& ids) const {
   auto warm = [](const Segment& s) {
     const format::IndexFile& f = s.reader->file();

@@ -85,6 +85,10 @@ class IndexSet {
   // Global ids number every document of every segment (deleted ones too) in segment order.
   uint64_t id_count() const { return id_count_; }
   uint64_t live_documents() const { return live_; }
+  // The sum of the live documents' lengths (format::ForwardCounts::length): the segments'
+  // totals less their deleted documents' lengths (read once, on the first call). Thread-safe.
+  // Throws Error(kCorrupt) if a deleted document's record is damaged.
+  uint64_t live_length() const;
   // The segment of global id `id` (precondition: id < id_count()).
   const Segment& SegmentOf(uint32_t id) const;
   // Asks for the records of documents `ids` (global ids, any order: their paths and facts) to
@@ -211,6 +215,8 @@ class IndexSet {
   mutable std::atomic<bool> order_ready_{false};
   mutable std::once_flag order_once_;
   mutable std::vector<SpineOrder> orders_;  // by index
+  mutable std::once_flag length_once_;
+  mutable uint64_t live_length_ = 0;
 
   // Maps ahead, on map_ahead_ (started by the constructor for Access::kRandom and map_ahead,
   // unless the environment holds BITSIFT_MAP_AHEAD=0), the pages of the segment files that the page

@@ -22,11 +22,27 @@ TEST_CASE("forward records round-trip and answer containment exactly", "[forward
     for (uint32_t universe : {static_cast<uint32_t>(n + 1), 10000u, 4000000000u}) {
       if (universe <= n) continue;
       std::vector<uint32_t> ids = RandomSortedIds(rng, n, universe);
+      // Counts: no repeats, a few, or many (large frequencies included).
+      ForwardCounts counts;
+      counts.length = static_cast<uint32_t>(rng() % 100000);
+      if (rng() % 3 != 0) {
+        for (size_t i = 0; i < n; ++i) {
+          const uint64_t r = rng() % 10;
+          counts.tf.push_back(r < 6 ? 1 : r < 9 ? 2 + rng() % 5 : 1 + rng() % 1000000);
+        }
+      }
       std::string rec;
-      EncodeForwardRecord(ids, rec);
+      EncodeForwardRecord(ids, counts, rec);
       std::vector<uint32_t> back;
       REQUIRE(DecodeForwardRecord(Bytes(rec), Bytes(rec) + rec.size(), &back));
       CHECK(back == ids);
+      ForwardCounts got_counts;
+      std::string problem;
+      StrictForward strict{universe, &problem};
+      REQUIRE(
+          DecodeForwardRecord(Bytes(rec), Bytes(rec) + rec.size(), &back, &strict, &got_counts));
+      CHECK(got_counts.length == counts.length);
+      for (size_t i = 0; i < n; ++i) REQUIRE(got_counts.TfAt(i) == counts.TfAt(i));
       for (int q = 0; q < 200; ++q) {
         // Queries mixing present and absent ids.
         std::set<uint32_t> query;
@@ -51,15 +67,24 @@ TEST_CASE("forward records round-trip and answer containment exactly", "[forward
 TEST_CASE("damaged forward records are reported, never read past the end", "[forward]") {
   std::mt19937_64 rng(5);
   std::vector<uint32_t> ids = RandomSortedIds(rng, 700, 100000);
+  ForwardCounts counts;
+  counts.length = 5000;
+  for (size_t i = 0; i < ids.size(); ++i) counts.tf.push_back(1 + i % 3);
   std::string rec;
-  EncodeForwardRecord(ids, rec);
+  EncodeForwardRecord(ids, counts, rec);
+  // Where the ids end: a record without counts ends with two one-byte varints (0, 0).
+  std::string plain;
+  EncodeForwardRecord(ids, ForwardCounts{}, plain);
+  const size_t ids_end = plain.size() - 2;
   for (size_t cut = 0; cut < rec.size(); cut += 7) {
     // A copy of exactly `cut` bytes, so a sanitizer sees any over-read.
     std::vector<uint8_t> part(rec.begin(), rec.begin() + cut);
     std::vector<uint32_t> out;
-    CHECK_FALSE(DecodeForwardRecord(part.data(), part.data() + part.size(), &out));
+    ForwardCounts got;
+    CHECK_FALSE(DecodeForwardRecord(part.data(), part.data() + part.size(), &out, nullptr, &got));
     uint32_t q = ids.back();
     ContainsResult r = ForwardRecordContainsAll(part.data(), part.data() + part.size(), &q, 1);
-    CHECK(r != ContainsResult::kYes);
+    // Containment reads the ids alone: a record cut in its counts still contains them.
+    if (cut < ids_end) CHECK(r != ContainsResult::kYes);
   }
 }

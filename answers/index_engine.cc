@@ -14,6 +14,7 @@
 #include "format/segment_reader.h"
 #include "query/document_text.h"
 #include "query/query_matcher.h"
+#include "query/ranker.h"
 #include "util/error.h"
 #include "util/helper_thread.h"
 
@@ -195,12 +196,23 @@ QueryResult IndexEngine::Answer(const QueryForm& form, const QueryOptions& optio
   // With check_files, vanished files leave gaps that the next matches fill: ask again for as
   // many more as were left out (rarely needed: files vanish between updates).
   for (uint64_t ask = options.limit;;) {
-    // A plain conjunction takes the short path: the row AND and the forward store, nothing else.
-    std::vector<uint32_t> documents =
-        q.plain()
-            ? set_.Search(q.terms(), ask, &st, result.scoped ? &scope : nullptr, options.parallel)
-            : set_.Evaluate(q.root(), ask, text, options.parallel, &st,
-                            result.scoped ? &scope : nullptr, &result.unreadable);
+    std::vector<uint32_t> documents;
+    if (options.rank || options.any) {
+      result.scores.clear();
+      for (const query::RankedHit& h :
+           query::Rank(set_, q.root(), options.any, ask, text, options.parallel, &st,
+                       result.scoped ? &scope : nullptr, &result.unreadable)) {
+        documents.push_back(h.id);
+        result.scores.push_back(h.score);
+      }
+    } else if (q.plain()) {
+      // A plain conjunction takes the short path: the row AND and the forward store alone.
+      documents =
+          set_.Search(q.terms(), ask, &st, result.scoped ? &scope : nullptr, options.parallel);
+    } else {
+      documents = set_.Evaluate(q.root(), ask, text, options.parallel, &st,
+                                result.scoped ? &scope : nullptr, &result.unreadable);
+    }
     // Verify the records document() will read for these results (chunks are verified lazily):
     // damage there fails this query (with no documents), never meets document().
     // SetAsideStaleFiles reads (so verifies) them itself, on two threads. A cold index reads
@@ -220,6 +232,7 @@ QueryResult IndexEngine::Answer(const QueryForm& form, const QueryOptions& optio
   }
   if (options.limit != 0 && result.documents.size() > options.limit) {
     result.documents.resize(options.limit);
+    if (!result.scores.empty()) result.scores.resize(options.limit);
   }
   result.stats = StatsOf(st);
   result.stats.parse_us += parse_us;
@@ -250,6 +263,8 @@ void IndexEngine::SetAsideStaleFiles(QueryResult* result,
     for (uint32_t id : docs) states.push_back(*(*known)[id]);
   }
   std::vector<uint32_t> kept;
+  std::vector<double> kept_scores;
+  const bool scored = !result->scores.empty();
   result->changed.clear();
   result->vanished.clear();
   for (size_t i = 0; i < docs.size(); ++i) {
@@ -260,8 +275,10 @@ void IndexEngine::SetAsideStaleFiles(QueryResult* result,
     }
     if (states[i] == FileState::kChanged) result->changed.push_back(id);
     kept.push_back(id);
+    if (scored) kept_scores.push_back(result->scores[i]);
   }
   result->documents.swap(kept);
+  result->scores.swap(kept_scores);
 }
 
 IndexEngine::LinesState IndexEngine::MatchingLines(uint32_t id, const QueryForm& form,

@@ -128,6 +128,10 @@ po::options_description QueryOptionsDescription() {
       "all", "search the whole index, not only the folder you are in")(
       "in", po::value<std::vector<std::string>>(),
       "only documents under PATH (a file or folder, from the current directory; repeatable)")(
+      "rank", "print the matches best first (BM25), not in path order")(
+      "any",
+      "make the query's words optional: documents holding at least one, best first (implies "
+      "--rank; with --words, for a pasted question)")(
       "no-check",
       "do not look at the matches' files: faster for batches and scripts, but a file that "
       "vanished or changed since the last update is listed as it was indexed")(
@@ -277,7 +281,7 @@ int AnswerArguments(const Index& index, const ParsedQuery& query, double parse_u
 int RunQuery(const std::vector<std::string>& args) {
   const char* usage =
       "usage: bitsift query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
-      "                     [--no-check]\n"
+      "                     [--rank] [--any] [--no-check]\n"
       "                     [--lines [--color WHEN] [-C N] [-A N] [-B N] [--max-columns N]]\n"
       "                     [--words] [--all | --in PATH...] (QUERY... | --queries FILE [-j N])\n"
       "                     [-- QUERY...]";
@@ -302,6 +306,8 @@ int RunQuery(const std::vector<std::string>& args) {
   // of the listing and of --count alike. With --no-check, --count reads no record either.
   f.options.check_files = !vm.count("no-check");
   f.options.count_only = f.count;
+  f.options.rank = vm.count("rank") > 0;
+  f.options.any = vm.count("any") > 0;
   f.cwd = WorkingDirectory();
   SetQueryScope(vm, &f);
   std::vector<std::string> terms;

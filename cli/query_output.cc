@@ -17,7 +17,7 @@ namespace {
 // One match as a JSON object: `path` as printed, `index_path` (within the index) and `root`,
 // `index` with several indexes, `stale` if its file changed since indexing.
 std::string DocumentJson(const Index& index, uint32_t id, const std::string& prefix,
-                         const QueryFlags& f, bool stale) {
+                         const QueryFlags& f, bool stale, const double* score) {
   DocumentInfo d = index.document(id);
   std::ostringstream out;
   out << "{" << prefix << "\"path\":" << JsonString(ShellPath(d, f.cwd))
@@ -27,6 +27,11 @@ std::string DocumentJson(const Index& index, uint32_t id, const std::string& pre
   out << ",\"size\":" << d.size << ",\"file_size\":" << d.file_size << ",\"text_size\":" << d.size
       << ",\"mtime_ns\":" << d.mtime_ns << ",\"terms\":" << d.terms;
   out << ",\"encoding\":" << JsonString(d.encoding);
+  if (score != nullptr) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.6g", *score);
+    out << ",\"score\":" << buf;
+  }
   if (stale) out << ",\"stale\":true";
   out << "}";
   return out.str();
@@ -287,8 +292,11 @@ std::optional<uint64_t> PrintAnswer(const Index& index, const ParsedQuery& query
   } else {
     if (f.json) {
       const std::set<uint32_t> changed(result.changed.begin(), result.changed.end());
-      for (uint32_t id : result.documents) {
-        std::printf("%s\n", DocumentJson(index, id, json_prefix, f, changed.count(id) > 0).c_str());
+      for (size_t i = 0; i < result.documents.size(); ++i) {
+        const uint32_t id = result.documents[i];
+        const double* score = result.scores.empty() ? nullptr : &result.scores[i];
+        std::printf("%s\n",
+                    DocumentJson(index, id, json_prefix, f, changed.count(id) > 0, score).c_str());
       }
     } else {
       // The paths' bytes as they are (a name that is not UTF-8 still opens), a slice of

@@ -69,7 +69,21 @@ class ParsedQuery {
 };
 
 struct QueryOptions {
-  uint64_t limit = 0;  // return at most this many documents (the first in path order); 0 = all
+  // Return at most this many documents (the first in path order, or the best with rank or
+  // any); 0 = all.
+  uint64_t limit = 0;
+  // Rank the answer by BM25, best first (QueryResult::scores), instead of path order. A
+  // document's score is the sum, over the query's terms, phrases and prefixes it matches, of
+  // idf x tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen)), k1 = 1.2, b = 0.75, idf =
+  // ln(1 + (N - df + 0.5) / (df + 0.5)); N, df and avglen are taken over every live document
+  // of every index opened, so a score does not depend on how documents are split into
+  // segments or indexes. tf: a term's occurrences in the document (its parts' too: `stdio`
+  // counts in `stdio.h`); a phrase or a prefix counts once. len: the document's words.
+  bool rank = false;
+  // Make the query's top-level parts optional: documents matching at least one of them are
+  // returned (exclusions still exclude), ranked as with `rank` (which it implies). For a
+  // pasted question or a list of keywords.
+  bool any = false;
   // Only documents under these paths (files or folders; "a/b" holds "a/b" and "a/b/c", not
   // "a/bc"). A relative path is relative to each index's root (the indexed directory); an
   // absolute one selects, in each index, the part of its tree under it (all of it if the path
@@ -137,8 +151,11 @@ struct QueryStats {
 };
 
 struct QueryResult {
-  // Matching document ids: index by index in the order opened, by path within an index.
+  // Matching document ids: index by index in the order opened, by path within an index; with
+  // QueryOptions::rank or any, best first (ties in that order).
   std::vector<uint32_t> documents;
+  // With rank or any: the BM25 score of each of `documents`, in the same order.
+  std::vector<double> scores;
   QueryStats stats;
   // Whether the scope or working_dir narrowed the search in at least one index.
   bool scoped = false;

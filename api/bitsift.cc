@@ -713,6 +713,7 @@ Status Index::MatchingLines(uint32_t id, const ParsedQuery& query, const LineOpt
     Ensure(!query.empty(), ErrorKind::kInvalidArgument, "query: not parsed (no query)");
     const query::IndexSet::Segment& seg = rep_->set.SegmentOf(id);
     std::string text;
+    documents::LineOrigins origins;  // where the lines come from in the file
     if (options.document_text) {
       if (!options.document_text(document(id), &text)) {
         throw Error(ErrorKind::kIo,
@@ -722,7 +723,7 @@ Status Index::MatchingLines(uint32_t id, const ParsedQuery& query, const LineOpt
       std::string detail;
       const std::string path =
           ShellPath(document(id), "");  // the file's absolute path, for messages
-      switch (query::ReadIndexedText(rep_->set, seg, id - seg.first_id, &text, &detail)) {
+      switch (query::ReadIndexedText(rep_->set, seg, id - seg.first_id, &text, &detail, &origins)) {
         case query::TextState::kRead:
           break;
         case query::TextState::kChanged:
@@ -743,11 +744,14 @@ Status Index::MatchingLines(uint32_t id, const ParsedQuery& query, const LineOpt
     answers::LineOptions lo;
     lo.before = options.before;
     lo.after = options.after;
-    for (answers::LineGroup& g : answers::MatchingLines(text, matcher, lo)) {
+    const bool extracted = origins.paged || !origins.source_lines.empty();
+    for (answers::LineGroup& g : answers::MatchingLines(text, matcher, lo, &origins)) {
       LineGroup out;
       for (answers::Line& l : g.lines) {
         MatchLine m;
-        m.number = l.number;
+        m.number = extracted ? l.source_line : l.number;
+        m.text_line = extracted ? l.number : 0;
+        m.page = l.page;
         m.text = text.substr(l.begin, l.end - l.begin);
         m.match = l.match;
         for (const answers::LineSpan& sp : l.spans) m.spans.push_back({sp.start, sp.end});

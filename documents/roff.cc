@@ -1669,6 +1669,8 @@ RoffVerdict LooksLikeRoff(std::string_view text, bool complete) {
     if (first != std::string_view::npos) {
       const char c = line[first];
       if (first == 0 && (c == '.' || c == '\'')) return RoffVerdict::kRoff;
+      // A comment escape at the start of a text line (some pages open with one).
+      if (first == 0 && line.substr(0, 2) == "\\\"") return RoffVerdict::kRoff;
       return RoffVerdict::kNotRoff;
     }
     if (nl == std::string_view::npos) break;

@@ -16,7 +16,8 @@
 //     version; "bzip2.1" is a page), or it lies in a directory named man1..man9, mann or manl
 //     (man3p, ...);
 //   - its text says so (LooksLikeRoff): its first line that is not blank is a roff control
-//     line (starts with '.' or '\'', as ".TH", ".Dd", ".\\\"" and "'\\\"" do).
+//     line (starts with '.' or '\'', as ".TH", ".Dd", ".\\\"" and "'\\\"" do) or a comment
+//     ("\\\"" at its start).
 // A file whose name says so and whose text does not is read as plain text.
 #ifndef BITSIFT_DOCUMENTS_ROFF_H_
 #define BITSIFT_DOCUMENTS_ROFF_H_
@@ -34,8 +35,8 @@ namespace bitsift::documents {
 // Whether a file's path (without any compression suffix) names a man page, by the rule above.
 bool IsManPageName(std::string_view path);
 
-// Whether the text's first line that is not blank is a roff control line. `complete`: the text
-// is the whole document; otherwise kUnknown while no such line has begun (and the text is
+// Whether the text's first line that is not blank is a roff control line or comment. `complete`:
+// the text is the whole document; otherwise kUnknown while no such line has begun (and the text is
 // shorter than kRoffSniffBytes).
 enum class RoffVerdict { kRoff, kNotRoff, kUnknown };
 RoffVerdict LooksLikeRoff(std::string_view utf8, bool complete);

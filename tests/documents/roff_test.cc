@@ -145,6 +145,7 @@ TEST_CASE("which files are man pages", "[documents][roff]") {
   CHECK(LooksLikeRoff(".TH X 1\n", true) == RoffVerdict::kRoff);
   CHECK(LooksLikeRoff("\n\n.\\\" comment\n", true) == RoffVerdict::kRoff);
   CHECK(LooksLikeRoff("'\\\" t\n", true) == RoffVerdict::kRoff);
+  CHECK(LooksLikeRoff("\\\"a comment\n.TH X 1\n", true) == RoffVerdict::kRoff);
   CHECK(LooksLikeRoff("\n\n", false) == RoffVerdict::kUnknown);
   CHECK(LooksLikeRoff("\n\n", true) == RoffVerdict::kNotRoff);
   CHECK(LooksLikeRoff("Plain text.\n.TH\n", false) == RoffVerdict::kNotRoff);

@@ -287,6 +287,7 @@ IndexEngine::LinesState IndexEngine::MatchingLines(uint32_t id, const QueryForm&
   groups->clear();
   const query::IndexSet::Segment& seg = set_.SegmentOf(id);
   std::string text;
+  documents::LineOrigins origins;  // where the lines come from in the file
   if (options.document_text) {
     if (!options.document_text(Document(id), &text)) {
       throw Error(ErrorKind::kIo,
@@ -294,7 +295,7 @@ IndexEngine::LinesState IndexEngine::MatchingLines(uint32_t id, const QueryForm&
     }
   } else {
     std::string detail;
-    switch (query::ReadIndexedText(set_, seg, id - seg.first_id, &text, &detail)) {
+    switch (query::ReadIndexedText(set_, seg, id - seg.first_id, &text, &detail, &origins)) {
       case query::TextState::kRead:
         break;
       case query::TextState::kChanged:
@@ -314,11 +315,14 @@ IndexEngine::LinesState IndexEngine::MatchingLines(uint32_t id, const QueryForm&
   answers::LineOptions lo;
   lo.before = options.before;
   lo.after = options.after;
-  for (answers::LineGroup& g : answers::MatchingLines(text, matcher, lo)) {
+  const bool extracted = origins.paged || !origins.source_lines.empty();
+  for (answers::LineGroup& g : answers::MatchingLines(text, matcher, lo, &origins)) {
     bitsift::LineGroup out;
     for (answers::Line& l : g.lines) {
       MatchLine m;
-      m.number = l.number;
+      m.number = extracted ? l.source_line : l.number;
+      m.text_line = extracted ? l.number : 0;
+      m.page = l.page;
       m.text = text.substr(l.begin, l.end - l.begin);
       m.match = l.match;
       for (const answers::LineSpan& sp : l.spans) m.spans.push_back({sp.start, sp.end});

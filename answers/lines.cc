@@ -7,7 +7,8 @@
 namespace bitsift::answers {
 
 std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher& matcher,
-                                     const LineOptions& options) {
+                                     const LineOptions& options,
+                                     const documents::LineOrigins* origins) {
   // Where each line starts; a final '\n' does not start a line.
   std::vector<size_t> starts;
   for (size_t at = 0; at < text.size();) {
@@ -48,6 +49,29 @@ std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher&
     spans.swap(merged);
   }
 
+  // A PDF's pages: the line where each starts (a line starting with '\f' starts the next).
+  std::vector<size_t> page_starts;
+  if (origins != nullptr && origins->paged) {
+    page_starts.push_back(0);
+    for (size_t l = 1; l < starts.size(); ++l) {
+      if (text[starts[l]] == '\f') page_starts.push_back(l);
+    }
+  }
+  auto place = [&](size_t k, Line* line) {
+    if (origins == nullptr) return;
+    if (origins->paged) {
+      const size_t p = static_cast<size_t>(
+          std::upper_bound(page_starts.begin(), page_starts.end(), k) - page_starts.begin());
+      line->page = static_cast<uint32_t>(p);
+      line->source_line = k - page_starts[p - 1] + 1;
+      if (line->begin < line->end && text[line->begin] == '\f') ++line->begin;
+    } else if (k < origins->source_lines.size()) {
+      line->source_line = origins->source_lines[k];
+    } else if (!origins->source_lines.empty()) {
+      line->source_line = origins->source_lines.back();
+    }
+  };
+
   std::vector<LineGroup> groups;
   size_t next = 0;  // the first line not yet printed
   for (auto& [l, spans] : by_line) {
@@ -59,9 +83,18 @@ std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher&
       line.number = k + 1;
       line.begin = starts[k];
       line.end = line_end(k);
+      place(k, &line);
       auto it = by_line.find(k);
       line.match = it != by_line.end();
-      if (line.match) line.spans = it->second;
+      if (line.match) {
+        line.spans = it->second;
+        // Spans are relative to begin, which a page's '\f' moved by one byte.
+        const size_t shift = line.begin - starts[k];
+        for (LineSpan& sp : line.spans) {
+          sp.start -= std::min(sp.start, shift);
+          sp.end -= std::min(sp.end, shift);
+        }
+      }
       groups.back().lines.push_back(std::move(line));
     }
     next = std::max(next, last + 1);

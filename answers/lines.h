@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "documents/stage.h"
 #include "query/query_matcher.h"
 
 namespace bitsift::answers {
@@ -20,7 +21,13 @@ struct LineSpan {
 
 struct Line {
   uint64_t number = 0;  // counted from 1; lines are split on '\n'
-  size_t begin = 0;     // the line's bytes in the text: [begin, end), without its '\n'
+  // Where the line comes from in the file (documents::LineOrigins): the line of the file where
+  // it starts, or for a PDF its line within its page (counted from 1); 0 when the text's lines
+  // are the file's own (then `number` is both).
+  uint64_t source_line = 0;
+  uint32_t page = 0;  // a PDF's page, from 1; 0 for other documents
+  size_t begin = 0;   // the line's bytes in the text: [begin, end), without its '\n' (nor the
+                      // '\f' that starts a page)
   size_t end = 0;
   bool match = false;  // false: a context line
   // The matches in the line, relative to `begin`: sorted, neither overlapping nor touching
@@ -44,10 +51,12 @@ struct LineOptions {
 // lines of its words, each from its first word there to its last (not a line between them that
 // holds none of its words, nor what follows its words at a break). With context, a
 // matching line brings the lines around it; overlapping or adjacent ranges form one group. A
-// final '\n' ends the last line (it does not start an empty one). Throws std::runtime_error
-// only if ICU fails.
+// final '\n' ends the last line (it does not start an empty one). With `origins` (the
+// document stage's, for this text), each line gets its source_line and page. Throws
+// std::runtime_error only if ICU fails.
 std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher& matcher,
-                                     const LineOptions& options);
+                                     const LineOptions& options,
+                                     const documents::LineOrigins* origins = nullptr);
 
 // A line cut to at most `max_columns` code points around its first match.
 struct TrimmedLine {

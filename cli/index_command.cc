@@ -146,7 +146,7 @@ int RunIndex(const std::vector<std::string>& args) {
   options.on_skip = [verbose, tty](const std::string& path, const std::string& reason,
                                    const std::string& detail) {
     bool warn = reason == "unreadable" || reason == "vanished" || reason == "decompression-limit" ||
-                reason == "bad-compressed";
+                reason == "bad-compressed" || reason == "bad-document";
     if (!warn && !verbose) return;
     std::fprintf(stderr, "%sbitsift: %s: skipped %s (%s%s%s)\n", tty ? "\r" : "",
                  warn ? "warning" : "note", path.c_str(), reason.c_str(),

@@ -89,8 +89,9 @@ constexpr const char* kColorReset = "\033[0m";
 
 void Write(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
-// Prints one line of --lines output: `path:N:text` (a context line `path-N-text`), the text
-// cut by --max-columns with "[...]" where it was cut, matches highlighted with colour.
+// Prints one line of --lines output: `path:N:text` (a context line `path-N-text`), a PDF's
+// `path:pP:N:text` (N its line within page P), the text cut by --max-columns with "[...]" where
+// it was cut, matches highlighted with colour.
 void PrintLine(const std::string& prefix, const std::string& path, const MatchLine& line,
                const QueryFlags& f) {
   const char sep = line.match ? ':' : '-';
@@ -100,6 +101,11 @@ void PrintLine(const std::string& prefix, const std::string& path, const MatchLi
   if (f.color) Write(kColorReset);
   std::fputc(sep, stdout);
   if (f.color) Write(kColorLine);
+  if (line.page != 0) {
+    Write("p");
+    Write(std::to_string(line.page));
+    std::fputc(sep, stdout);
+  }
   Write(std::to_string(line.number));
   if (f.color) Write(kColorReset);
   std::fputc(sep, stdout);
@@ -119,15 +125,19 @@ void PrintLine(const std::string& prefix, const std::string& path, const MatchLi
   std::fputc('\n', stdout);
 }
 
-// One line of --lines --json: path (as printed), index_path, line, text, spans, and "context"
-// for a context line.
+// One line of --lines --json: path (as printed), index_path, line (in the file as stored),
+// text_line (in the text read from it) for HTML, man pages and PDFs, page for a PDF, text,
+// spans, and "context" for a context line.
 std::string LineJson(const DocumentInfo& d, const MatchLine& line, const std::string& prefix,
                      const QueryFlags& f) {
   std::ostringstream out;
   out << "{" << prefix << "\"path\":" << JsonString(ShellPath(d, f.cwd))
       << ",\"index_path\":" << JsonString(d.path);
   if (f.several) out << ",\"index\":" << d.index;
-  out << ",\"line\":" << line.number << ",\"text\":" << JsonString(line.text) << ",\"spans\":[";
+  out << ",\"line\":" << line.number;
+  if (line.text_line != 0) out << ",\"text_line\":" << line.text_line;
+  if (line.page != 0) out << ",\"page\":" << line.page;
+  out << ",\"text\":" << JsonString(line.text) << ",\"spans\":[";
   for (size_t i = 0; i < line.spans.size(); ++i) {
     out << (i ? "," : "") << "[" << line.spans[i].start << "," << line.spans[i].end << "]";
   }

@@ -17,6 +17,8 @@
 #include "documents/decompress.h"
 #include "documents/html.h"
 #include "documents/ignore_rules.h"
+#include "documents/pdf.h"
+#include "documents/roff.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -91,6 +93,8 @@ const char* SkipReasonName(SkipReason reason) {
       return "decompression-limit";
     case SkipReason::kBadCompressed:
       return "bad-compressed";
+    case SkipReason::kBadDocument:
+      return "bad-document";
     case SkipReason::kCount:
       break;
   }
@@ -345,12 +349,14 @@ class DiscardStage : public ByteSink {
   void Close() override {}
 };
 
-// Streams root/relative_path through the stage: [decompress] -> decode -> [HTML] -> `text`.
-// With read_limit > 0, stops after that many bytes of the file without closing the stage (the
-// verdict on what was read). Fills *facts except size. Returns kCount or why it is skipped.
+// Streams root/relative_path through the stage: [decompress] -> decode -> [HTML | man] ->
+// `text`, or [decompress] -> PDF -> `text`. With read_limit > 0, stops after that many bytes of
+// the file without closing the stage (the verdict on what was read). Fills *facts except size,
+// and *origins (if not null) once the whole file is read. Returns kCount or why it is skipped.
 SkipReason FeedStage(const std::string& root, const std::string& relative_path,
                      uint64_t max_file_size, const DocumentOptions& options, ByteSink& text,
-                     uint64_t read_limit, FileFacts* facts, std::string* detail) {
+                     uint64_t read_limit, FileFacts* facts, std::string* detail,
+                     LineOrigins* origins = nullptr) {
   // O_NONBLOCK: if the entry was replaced by a FIFO since listing, open must not wait.
   Fd fd(OpenUnder(root, relative_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
@@ -375,24 +381,40 @@ SkipReason FeedStage(const std::string& root, const std::string& relative_path,
   facts->inode = static_cast<uint64_t>(st.st_ino);
   facts->file_size = static_cast<uint64_t>(st.st_size);
 
-  // The stage, built back to front: [decompress] -> decode -> [HTML] -> tokenizer.
+  // The stage, built back to front.
   std::string_view inner;
   const Compression compression = CompressionOfName(relative_path, &inner);
-  const bool html = IsHtmlName(inner);
-  facts->format = compression == Compression::kNone
-                      ? std::string()
-                      : std::string(CompressionName(compression)) + "+";
-  facts->format += html ? "html" : "text";
+  const bool pdf = options.read_pdf && IsPdfName(inner);
+  const bool html = !pdf && IsHtmlName(inner);
+  const bool man = !pdf && !html && options.read_man && IsManPageName(inner);
+  std::vector<uint32_t> source_lines;
+  std::vector<uint32_t>* lines = origins != nullptr ? &source_lines : nullptr;
   std::optional<HtmlToText> html_stage;
-  ByteSink* text_out = &text;
-  if (html) text_out = &html_stage.emplace(text);
-  Decoder decoder(options.encoding, html, *text_out);
+  std::optional<RoffToText> roff_stage;
+  std::optional<PdfToText> pdf_stage;
+  std::optional<Decoder> decoder;
+  ByteSink* head = &text;
+  if (pdf) {
+    head = &pdf_stage.emplace(text, options.max_decompressed_bytes);
+  } else {
+    ByteSink* text_out = &text;
+    if (html) text_out = &html_stage.emplace(text, lines);
+    if (man) text_out = &roff_stage.emplace(text, lines);
+    head = &decoder.emplace(options.encoding, html, *text_out);
+  }
   std::unique_ptr<Decompressor> decompressor;
-  ByteSink* head = &decoder;
   if (compression != Compression::kNone) {
-    decompressor = Decompressor::Create(compression, options.max_decompressed_bytes, decoder);
+    decompressor = Decompressor::Create(compression, options.max_decompressed_bytes, *head);
     head = decompressor.get();
   }
+  // The format as read: the compression, then the kind (a man page's is known once read).
+  auto format_of = [&]() {
+    std::string f = compression == Compression::kNone
+                        ? std::string()
+                        : std::string(CompressionName(compression)) + "+";
+    return f + (pdf ? "pdf" : html ? "html" : man && roff_stage->is_roff() ? "man" : "text");
+  };
+  facts->format = format_of();
 
   // One read buffer per thread: allocating (and zeroing) 1 MiB per small file was measurable.
   thread_local std::string buffer(kReadBytes, '\0');
@@ -419,7 +441,12 @@ SkipReason FeedStage(const std::string& root, const std::string& relative_path,
     *detail = skip.what();
     return skip.reason();
   }
-  facts->encoding = decoder.encoding();
+  facts->encoding = decoder ? decoder->encoding() : std::string("UTF-8");
+  facts->format = format_of();
+  if (origins != nullptr) {
+    origins->source_lines.swap(source_lines);
+    origins->paged = pdf;
+  }
   return SkipReason::kCount;
 }
 
@@ -439,14 +466,16 @@ SkipReason ProbeDocumentFile(const std::string& root, const std::string& relativ
 
 SkipReason ReadDocumentText(const std::string& root, const std::string& relative_path,
                             uint64_t max_file_size, const DocumentOptions& options,
-                            std::string* text, FileFacts* facts, std::string* detail) {
+                            std::string* text, FileFacts* facts, std::string* detail,
+                            LineOrigins* origins) {
   // The text goes into *text's own buffer: a caller that reads many files through one string
   // reuses its memory (pages new to the process cost 10-20 us each to touch where a first touch
   // traps to the hypervisor).
   StringSink sink;
   sink.text.swap(*text);
   sink.text.clear();
-  SkipReason r = FeedStage(root, relative_path, max_file_size, options, sink, 0, facts, detail);
+  SkipReason r =
+      FeedStage(root, relative_path, max_file_size, options, sink, 0, facts, detail, origins);
   facts->size = sink.text.size();
   text->swap(sink.text);
   if (r != SkipReason::kCount) text->clear();

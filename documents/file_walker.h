@@ -57,30 +57,35 @@ struct FileFacts {
   int64_t ctime_ns = 0;    // status change time
   uint64_t inode = 0;
   std::string encoding;  // the text's encoding as read ("UTF-8", "GB18030", "UTF-16LE", ...)
-  std::string format;    // "text", "html", or the compression and those: "gzip+html"
+  std::string format;    // "text", "html", "man", "pdf", or the compression and those: "gzip+man"
 };
 
 // Streams root/relative_path through the document stage into `text` as UTF-8, closing it once
 // the whole file is read:
-// decompression (by the name's suffix: .gz .xz .bz2 .zst), decoding to UTF-8 (documents/decode.h,
-// options.encoding), HTML to text (by the name, without the compression suffix: .html .htm
-// .xhtml .xht .shtml). Memory is bounded whatever the file size (1 MiB reads). Returns kCount
-// on success with *facts filled, otherwise why the file was skipped (with *detail set: kBinary,
-// kTooLarge over max_file_size bytes read, kDecompressionLimit, kBadCompressed, kUnreadable,
-// kVanished, kSymlink, kSpecial); text already written then belongs to no document (`text` is
-// not closed) and must be discarded by the caller. facts->size is the bytes of text written.
+// decompression (by the name's suffix: .gz .xz .bz2 .zst), then by the name without the
+// compression suffix: a PDF's text (.pdf, documents/pdf.h; options.read_pdf), or decoding to
+// UTF-8 (documents/decode.h, options.encoding) and then HTML to text (.html .htm .xhtml .xht
+// .shtml) or a man page's text (documents/roff.h: its name and its first line; options.read_man).
+// Memory is bounded whatever the file size (1 MiB reads), but for a PDF, held whole. Returns
+// kCount on success with *facts filled, otherwise why the file was skipped (with *detail set:
+// kBinary, kTooLarge over max_file_size bytes read, kDecompressionLimit, kBadCompressed,
+// kBadDocument, kUnreadable, kVanished, kSymlink, kSpecial); text already written then belongs
+// to no document (`text` is not closed) and must be discarded by the caller. facts->size is
+// the bytes of text written.
 SkipReason ReadDocumentFile(const std::string& root, const std::string& relative_path,
                             uint64_t max_file_size, const DocumentOptions& options, ByteSink& text,
                             FileFacts* facts, std::string* detail);
 
 // Reads root/relative_path through the same stage as ReadDocumentFile into *text (the UTF-8
-// text indexing reads), for showing a document's matching lines and checking phrases.
+// text indexing reads), for showing a document's matching lines and checking phrases; with
+// `origins`, where the text's lines come from in the file (LineOrigins).
 // Returns kCount with *text and *facts filled (facts taken with fstat on the descriptor read, so
 // they describe exactly the bytes read), otherwise why it cannot be read, as ReadDocumentFile.
 // The text is held whole in memory (at most max_file_size bytes, or the decompression limit).
 SkipReason ReadDocumentText(const std::string& root, const std::string& relative_path,
                             uint64_t max_file_size, const DocumentOptions& options,
-                            std::string* text, FileFacts* facts, std::string* detail);
+                            std::string* text, FileFacts* facts, std::string* detail,
+                            LineOrigins* origins = nullptr);
 
 // Whether ReadDocumentFile would index root/relative_path, without tokenizing it: the same
 // open, type and size checks and the same stage, but only over the first bytes of the file

@@ -128,7 +128,7 @@ bool IsHtmlName(std::string_view name) {
 }
 
 struct HtmlToText::Parser {
-  explicit Parser(ByteSink& o) : out(o) {
+  Parser(ByteSink& o, std::vector<uint32_t>* lines) : out(o), source_lines(lines) {
     static std::once_flag init;
     std::call_once(init, [] { xmlInitParser(); });  // before any use from several threads
     htmlSAXHandler sax;
@@ -166,9 +166,24 @@ struct HtmlToText::Parser {
   }
   void Text(const char* text, int len) {
     if (hidden > 0 || len <= 0) return;
+    if (source_lines != nullptr) Lines(std::string_view(text, static_cast<size_t>(len)));
     pending.append(text, static_cast<size_t>(len));
     last = text[len - 1];
     if (pending.size() >= kFlushBytes) Flush();
+  }
+  // Records the source line of each line of the text that `text` starts. libxml2 calls back
+  // with text it has just read, so its input's line is where the text ends: the text's own
+  // newlines count back to where each of its lines starts.
+  void Lines(std::string_view text) {
+    const size_t newlines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+    const long end_line = ctxt->input != nullptr ? ctxt->input->line : 1;
+    long line = std::max(1L, end_line - static_cast<long>(newlines));
+    bool at_start = last == '\n' || last == '\0';
+    for (char c : text) {
+      if (at_start) source_lines->push_back(static_cast<uint32_t>(line));
+      at_start = c == '\n';
+      if (c == '\n') ++line;
+    }
   }
   void Separate() {
     if (last != '\n' && last != '\0') {
@@ -190,6 +205,7 @@ struct HtmlToText::Parser {
   }
 
   ByteSink& out;
+  std::vector<uint32_t>* source_lines;
   htmlParserCtxtPtr ctxt = nullptr;
   int hidden = 0;       // depth inside elements no reader sees
   std::string pending;  // text not yet written to out
@@ -197,7 +213,8 @@ struct HtmlToText::Parser {
   std::string held;     // input from an unclosed '<' at the end of the last write
 };
 
-HtmlToText::HtmlToText(ByteSink& out) : parser_(std::make_unique<Parser>(out)) {}
+HtmlToText::HtmlToText(ByteSink& out, std::vector<uint32_t>* source_lines)
+    : parser_(std::make_unique<Parser>(out, source_lines)) {}
 
 HtmlToText::~HtmlToText() = default;
 
@@ -240,9 +257,9 @@ void HtmlToText::Close() {
   parser_->out.Close();
 }
 
-std::string HtmlText(std::string_view utf8_html) {
+std::string HtmlText(std::string_view utf8_html, std::vector<uint32_t>* source_lines) {
   StringSink sink;
-  HtmlToText h(sink);
+  HtmlToText h(sink, source_lines);
   h.Write(utf8_html);
   h.Close();
   return std::move(sink.text);

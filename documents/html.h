@@ -7,9 +7,11 @@
 #ifndef BITSIFT_DOCUMENTS_HTML_H_
 #define BITSIFT_DOCUMENTS_HTML_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "documents/stage.h"
 
@@ -21,10 +23,11 @@ bool IsHtmlName(std::string_view name);
 
 // A ByteSink that takes UTF-8 HTML (decoded beforehand: a <meta charset> in it is ignored)
 // and writes the text to `out`. Malformed markup is recovered from as a browser would, never
-// an error. Not thread-safe; one per document.
+// an error. With `source_lines`, the line of the HTML (from 1) where each line of the text
+// starts is appended to it, one per line (LineOrigins). Not thread-safe; one per document.
 class HtmlToText : public ByteSink {
  public:
-  explicit HtmlToText(ByteSink& out);
+  explicit HtmlToText(ByteSink& out, std::vector<uint32_t>* source_lines = nullptr);
   ~HtmlToText() override;
   void Write(std::string_view utf8) override;
   void Close() override;
@@ -34,8 +37,8 @@ class HtmlToText : public ByteSink {
   std::unique_ptr<Parser> parser_;
 };
 
-// Whole-text convenience: the text of a UTF-8 HTML document.
-std::string HtmlText(std::string_view utf8_html);
+// Whole-text convenience: the text of a UTF-8 HTML document (*source_lines as HtmlToText).
+std::string HtmlText(std::string_view utf8_html, std::vector<uint32_t>* source_lines = nullptr);
 
 // `html` with the named character references that libxml2 2.9 does not decode replaced by
 // their characters: the HTML standard's references beyond HTML 4's 253 ("&Lstrok;" -> "Ł",

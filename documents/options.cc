@@ -14,6 +14,7 @@ constexpr const char* kHidden = "documents.hidden";
 constexpr const char* kNoIgnore = "documents.no_ignore";
 constexpr const char* kGlobs = "documents.globs";
 constexpr const char* kMaxDecompressed = "documents.max_decompressed_bytes";
+constexpr const char* kReaders = "documents.readers";
 
 bool ParseBool(const std::string& key, const std::string& v) {
   if (v == "true") return true;
@@ -41,11 +42,14 @@ std::map<std::string, std::string> DocumentOptions::ToSettings() const {
           {kHidden, hidden ? "true" : "false"},
           {kNoIgnore, no_ignore ? "true" : "false"},
           {kGlobs, joined},
-          {kMaxDecompressed, std::to_string(max_decompressed_bytes)}};
+          {kMaxDecompressed, std::to_string(max_decompressed_bytes)},
+          {kReaders, std::string(read_man ? "man" : "") + (read_man && read_pdf ? "," : "") +
+                         (read_pdf ? "pdf" : "")}};
 }
 
 DocumentOptions DocumentOptions::FromSettings(const std::map<std::string, std::string>& settings) {
   DocumentOptions o;
+  o.read_man = o.read_pdf = false;  // unless the settings name them
   for (const auto& [key, value] : settings) {
     if (key.compare(0, 10, "documents.") != 0) continue;
     if (key == kEncoding) {
@@ -70,6 +74,22 @@ DocumentOptions DocumentOptions::FromSettings(const std::map<std::string, std::s
       Ensure(!value.empty() && value[0] != '-' && *end == '\0' && errno == 0 && v > 0,
              ErrorKind::kCorrupt, "setting " + key + ": not a positive number: " + value);
       o.max_decompressed_bytes = v;
+    } else if (key == kReaders) {
+      size_t start = 0;
+      while (start < value.size()) {
+        size_t comma = value.find(',', start);
+        if (comma == std::string::npos) comma = value.size();
+        const std::string reader = value.substr(start, comma - start);
+        if (reader == "man") {
+          o.read_man = true;
+        } else if (reader == "pdf") {
+          o.read_pdf = true;
+        } else {
+          throw Error(ErrorKind::kCorrupt, "setting " + key + ": unknown reader " + reader +
+                                               " (written by a newer bitsift?)");
+        }
+        start = comma + 1;
+      }
     } else {
       throw Error(ErrorKind::kCorrupt, "unknown setting " + key + " (written by a newer bitsift?)");
     }

@@ -16,8 +16,16 @@ struct DocumentOptions {
   bool hidden = false;             // --hidden: include dot files and directories
   bool no_ignore = false;          // --no-ignore: .gitignore, .ignore, info/exclude unused
   std::vector<std::string> globs;  // --glob: "GLOB" selects, "!GLOB" excludes (in order)
-  // Compressed files whose content is larger are skipped (kDecompressionLimit).
+  // Compressed files whose content is larger are skipped (kDecompressionLimit), and PDFs whose
+  // text is.
   uint64_t max_decompressed_bytes = 256ULL << 20;
+  // The readers of document kinds beyond text and HTML: man pages as `man` shows them
+  // (documents/roff.h) and PDFs as their text (documents/pdf.h). An index made before they
+  // existed read man pages as plain text and skipped PDFs: its settings lack the key, so both
+  // are off when it is read again (its documents read as they were indexed), and an update
+  // rebuilds it with them on.
+  bool read_man = true;
+  bool read_pdf = true;
 
   // Throws Error(kInvalidArgument) naming the option for an encoding ICU does not know, an
   // empty glob or one holding a newline, or a zero limit.
@@ -25,11 +33,13 @@ struct DocumentOptions {
 
   // The options as key/value strings (keys "documents.encoding", "documents.hidden",
   // "documents.no_ignore", "documents.globs" (newline-separated),
-  // "documents.max_decompressed_bytes").
+  // "documents.max_decompressed_bytes", "documents.readers": the readers on, of "man" and
+  // "pdf", comma-separated).
   std::map<std::string, std::string> ToSettings() const;
   // The inverse of ToSettings; keys without the "documents." prefix are ignored, missing keys
-  // keep their defaults. Throws Error(kCorrupt) for a malformed value or an unknown
-  // "documents." key (settings written by a newer version).
+  // keep their defaults (but a missing "documents.readers" turns both readers off). Throws
+  // Error(kCorrupt) for a malformed value or an unknown "documents." key (settings written by a
+  // newer version).
   static DocumentOptions FromSettings(const std::map<std::string, std::string>& settings);
 
   bool operator==(const DocumentOptions&) const = default;

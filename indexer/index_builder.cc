@@ -838,6 +838,9 @@ bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config) {
   config->sparse_max_df = e.sparse_max_df.value_or(config->sparse_max_df);
   config->max_file_size = e.max_file_size.value_or(config->max_file_size);
   config->documents = documents::DocumentOptions::FromSettings(s);
+  // The readers are not a setting one gives: an update reads with all of them (an index made
+  // before one existed is rebuilt with it).
+  config->documents.read_man = config->documents.read_pdf = true;
   config->tokens = tokenizer::TokenRulesFromSettings(s);
   return true;
 }

@@ -8,7 +8,7 @@
 namespace bitsift::query {
 
 TextState ReadIndexedText(const IndexSet& set, const IndexSet::Segment& segment, uint32_t local,
-                          std::string* text, std::string* detail) {
+                          std::string* text, std::string* detail, documents::LineOrigins* origins) {
   text->clear();
   const IndexSet::Index& index = set.indexes()[segment.index];
   if (index.root.empty()) return TextState::kNoFile;
@@ -20,7 +20,7 @@ TextState ReadIndexedText(const IndexSet& set, const IndexSet::Segment& segment,
   documents::FileFacts facts;
   const documents::SkipReason r =
       documents::ReadDocumentText(index.root, std::string(segment.reader->path(local)),
-                                  max_file_size, options, text, &facts, detail);
+                                  max_file_size, options, text, &facts, detail, origins);
   using documents::SkipReason;
   if (r == SkipReason::kVanished || r == SkipReason::kSymlink || r == SkipReason::kSpecial) {
     text->clear();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "documents/stage.h"
 #include "query/index_set.h"
 
 namespace bitsift::query {
@@ -25,8 +26,10 @@ enum class TextState {
 // MANIFEST. The file's facts are taken from the descriptor read, so a file replaced while it is
 // read is kChanged, never a mix. *detail gets the system's reason for kUnreadable. Safe to
 // call from several threads at once.
+// With `origins`, also where the text's lines come from in the file (documents::LineOrigins).
 TextState ReadIndexedText(const IndexSet& set, const IndexSet::Segment& segment, uint32_t local,
-                          std::string* text, std::string* detail);
+                          std::string* text, std::string* detail,
+                          documents::LineOrigins* origins = nullptr);
 
 }  // namespace bitsift::query
 

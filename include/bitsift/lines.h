@@ -22,9 +22,17 @@ struct LineSpan {
 };
 
 struct MatchLine {
-  uint64_t number = 0;  // counted from 1; lines end at '\n' (a final '\n' starts no line)
-  std::string text;     // the line's bytes of the document's text, without its '\n'
-  bool match = false;   // false: a context line
+  // The line's number in the file as stored, counted from 1, as an editor opens it (`vim
+  // +N`): for plain text (and a compressed file's decompressed text) the line of the text;
+  // for HTML and man pages the line of the source where the text's line starts; for a PDF the
+  // line within its page. Lines of the text end at '\n' (a final '\n' starts no line).
+  uint64_t number = 0;
+  // For a document whose text is extracted (HTML, man page, PDF): the line's number in that
+  // text, counted from 1; 0 for others (whose text's lines are the file's: `number`).
+  uint64_t text_line = 0;
+  uint32_t page = 0;   // a PDF's page, counted from 1; 0 for other documents
+  std::string text;    // the line's bytes of the document's text, without its '\n'
+  bool match = false;  // false: a context line
   // Each occurrence of a positive term, prefix or phrase of the query (not under an
   // exclusion), as the index tokenizes (so `strasse` finds `Straße`): sorted, overlapping and
   // touching ones merged. A phrase across line breaks marks each line holding its words, from

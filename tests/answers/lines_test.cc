@@ -290,3 +290,40 @@ TEST_CASE("a phrase across a blank line marks its words' lines, whatever the bla
     CHECK(marked.size() == 2);
   }
 }
+
+TEST_CASE("lines carry their source lines and a PDF's pages", "[lines][origins]") {
+  bitsift::query::ParsedQuery parsed =
+      bitsift::query::ParseQueryString("word", bitsift::query::QueryMode::kLanguage);
+  REQUIRE(parsed.ok());
+  bitsift::query::QueryMatcher matcher(parsed.root);
+  auto marked = [&](const std::string& text, const bitsift::documents::LineOrigins* origins,
+                    uint64_t context) {
+    LineOptions options;
+    options.before = context;
+    std::vector<std::string> out;  // number:source_line:page:text:span
+    for (const auto& g : bitsift::answers::MatchingLines(text, matcher, options, origins)) {
+      for (const auto& l : g.lines) {
+        // (Appended piece by piece: GCC 12 warns -Wrestrict on ":" + std::string.)
+        std::string s = std::to_string(l.number);
+        s.append(":").append(std::to_string(l.source_line)).append(":");
+        s.append(std::to_string(l.page)).append(":").append(text, l.begin, l.end - l.begin);
+        for (const LineSpan& sp : l.spans)
+          s.append(":").append(text, l.begin + sp.start, sp.end - sp.start);
+        out.push_back(s);
+      }
+    }
+    return out;
+  };
+  // Plain text: no origins, no source lines.
+  CHECK(marked("a\nword\n", nullptr, 0) == std::vector<std::string>{"2:0:0:word:word"});
+  // HTML or a man page: each text line's source line.
+  bitsift::documents::LineOrigins html;
+  html.source_lines = {3, 7, 7, 12};
+  CHECK(marked("title\nfirst\nword here\nlast word\n", &html, 1) ==
+        std::vector<std::string>{"2:7:0:first", "3:7:0:word here:word", "4:12:0:last word:word"});
+  // A PDF: pages start at lines beginning with '\f'; the '\f' is not part of the line.
+  bitsift::documents::LineOrigins pdf;
+  pdf.paged = true;
+  CHECK(marked("one\nword\n\fpage two\nx word\n\f\n\fword\n", &pdf, 0) ==
+        std::vector<std::string>{"2:2:1:word:word", "4:2:2:x word:word", "6:1:4:word:word"});
+}

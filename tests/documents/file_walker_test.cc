@@ -315,7 +315,15 @@ TEST_CASE("DocumentOptions round trip through settings", "[documents][options]")
   CHECK(settings.at("documents.globs") == "*.md\n!secret/**\na b");
   settings["root"] = "/elsewhere";  // other settings of the manifest are left alone
   CHECK(DocumentOptions::FromSettings(settings) == o);
-  CHECK(DocumentOptions::FromSettings({}) == DocumentOptions{});
+  // An index made before the man page and PDF readers lacks their key: read as it was made.
+  DocumentOptions before_readers;
+  before_readers.read_man = before_readers.read_pdf = false;
+  CHECK(DocumentOptions::FromSettings({}) == before_readers);
+  o.read_pdf = false;
+  CHECK(o.ToSettings().at("documents.readers") == "man");
+  CHECK(DocumentOptions::FromSettings(o.ToSettings()) == o);
+  CHECK_THROWS_AS(DocumentOptions::FromSettings({{"documents.readers", "man,epub"}}),
+                  bitsift::Error);
   CHECK_THROWS_AS(DocumentOptions::FromSettings({{"documents.hidden", "yes"}}), bitsift::Error);
   CHECK_THROWS_AS(DocumentOptions::FromSettings({{"documents.max_decompressed_bytes", "-1"}}),
                   bitsift::Error);

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "documents/decode.h"
 #include "test_util.h"
@@ -185,5 +186,40 @@ TEST_CASE("HTML file names", "[documents][html]") {
   }
   for (const char* no : {"html", "a.txt", "a.html.txt", "a.htmlx", "dir.html/file", ".html.d/x"}) {
     CHECK_FALSE(IsHtmlName(no));
+  }
+}
+
+TEST_CASE("each line of an HTML text knows its source line", "[documents][html][lines]") {
+  const std::string html =
+      "<!DOCTYPE html>\n<html><head><title>Title</title></head>\n<body>\n"
+      "<p>first paragraph</p>\n\n<p>second\nspans lines</p><p>third</p>\n"
+      "<script>\nvar x;\n</script>\n<div>after &amp; script</div>\n</body></html>\n";
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{64}, html.size()}) {
+    StringSink sink;
+    std::vector<uint32_t> lines;
+    HtmlToText h(sink, &lines);
+    for (size_t i = 0; i < html.size(); i += piece) h.Write(html.substr(i, piece));
+    h.Close();
+    // Each text line's first word, and the line of the HTML that holds it.
+    std::vector<std::string> text_lines;
+    for (size_t at = 0; at < sink.text.size();) {
+      size_t nl = sink.text.find('\n', at);
+      if (nl == std::string::npos) nl = sink.text.size();
+      text_lines.push_back(sink.text.substr(at, nl - at));
+      at = nl + 1;
+    }
+    REQUIRE(lines.size() == text_lines.size());
+    for (size_t k = 0; k < text_lines.size(); ++k) {
+      const std::string& t = text_lines[k];
+      const size_t word_end = t.find_first_of(" \n");
+      const std::string word = t.substr(0, word_end);
+      if (word.empty() || word.find_first_not_of(" \t") == std::string::npos) continue;
+      // The source line holding the word (each word here is on one line only).
+      size_t line = 1;
+      const size_t at = html.find(word == "after" ? "<div>after" : word);
+      for (size_t i = 0; i < at; ++i) line += html[i] == '\n';
+      INFO("piece " << piece << ", text line " << k + 1 << ": " << t);
+      CHECK(lines[k] == line);
+    }
   }
 }

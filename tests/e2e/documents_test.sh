@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end: what `bitsift index` reads as documents, through the real binary: legacy
-# encodings, BOMs, HTML, compressed files, a decompression bomb, ignore rules and the flags
-# --no-ignore, --glob, --hidden, --encoding. Test files are made here with iconv, gzip, xz,
-# bzip2 and zstd. Usage: documents_test.sh BITSIFT
+# encodings, BOMs, HTML, man pages, PDFs, compressed files, a decompression bomb, ignore rules
+# and the flags --no-ignore, --glob, --hidden, --encoding; the line numbers --lines prints for
+# each kind. Test files are made here with iconv, gzip, xz, bzip2, zstd and tests/data/make-pdf.
+# Usage: documents_test.sh BITSIFT
 source "$(dirname "$0")/lib.sh" "$1"
 for tool in iconv gzip xz bzip2 zstd; do
   command -v "$tool" >/dev/null || { echo "missing $tool (scripts/install-deps)"; exit 2; }
@@ -51,6 +52,34 @@ gzip -c web/page.html > packed/page.html.gz
 head -c 5000000 /dev/zero | tr '\0' 'a' | gzip > packed/bomb.txt.gz
 echo "not really gzip" > packed/broken.gz
 
+# Man pages: roff source read as `man` shows it, under man1/ or named NAME.SECTION, also
+# compressed; a file so named whose text is not roff stays text.
+mkdir -p man/man1 man/other
+cat > man/man1/finder.1 <<'ROFF'
+.\" A comment: commentword
+.TH FINDER 1 "2024-01-02" "finder 1.0" "User Commands"
+.SH NAME
+finder \- find things
+.SH SYNOPSIS
+\fBgrep\fR [\fIOPTION\fR] \fB\-\-colour\fP
+.SH DESCRIPTION
+The
+.B boldword
+and
+.BR joined (1)
+say \(lqquoted\(rq and \*(lqstringed\*(rq.
+.PP
+Tail\fBbold\fRmix line with manlineword.
+ROFF
+cp man/man1/finder.1 man/other/finder.8
+gzip -c man/man1/finder.1 > man/other/packed.1.gz
+printf 'not roff at all: \\fBplaintextword\\fR\n' > man/other/notes.1
+
+# PDFs: made here from text (tests/data/make-pdf), two pages; a damaged one.
+"$SOURCE_DIR/tests/data/make-pdf" pdf-doc.pdf "pdffirstpage words|second line" "other page|pdfpageword here"
+mkdir -p pdfs
+printf '%%PDF-1.4\nthis is not a real pdf\n' > pdfs/broken.pdf
+
 out=$("$BITSIFT" index . --max-decompressed-size 1000000 2>"$WORK/err"); code=$?
 check "index exit" 0 "$code"
 check "summary: bomb skipped" 1 "$(grep -c 'decompression-limit 1' <<<"$out")"
@@ -71,6 +100,38 @@ for word in styleclass scriptvariable scripttext bodyclass commentword hrefword 
   check "html: no $word" 1 "$(status "$BITSIFT" query "$word")"
 done
 check "html: </p><p> is a word break" 1 "$(status "$BITSIFT" query firstsecond)"
+
+# Man pages: the words man shows, not the roff source's.
+check "man: \\fBgrep\\fR is grep" "man/man1/finder.1 man/other/finder.8 man/other/packed.1.gz" "$(q grep)"
+check "man: no fbgrep" 1 "$(status "$BITSIFT" query fbgrep)"
+check "man: no fr" 1 "$(status "$BITSIFT" query fr boldword)"
+check "man: macro arguments" "man/man1/finder.1 man/other/finder.8 man/other/packed.1.gz" "$(q boldword '"joined 1"' quoted stringed colour)"
+check "man: no macro names" 1 "$(status "$BITSIFT" query th sh boldword)"
+check "man: no comments" 1 "$(status "$BITSIFT" query commentword)"
+check "man: font escapes inside a word" "man/man1/finder.1 man/other/finder.8 man/other/packed.1.gz" "$(q tailboldmix)"
+check "man: a name without roff is text" "man/other/notes.1" "$(q fbplaintextword)"
+src=$(grep -n manlineword man/man1/finder.1 | cut -d: -f1)
+check "man --lines: the source line" "man/man1/finder.1:$src:Tailboldmix line with manlineword." "$("$BITSIFT" query --lines manlineword --in man/man1)"
+check "man --lines: a compressed page's decompressed line" "man/other/packed.1.gz:$src:Tailboldmix line with manlineword." "$("$BITSIFT" query --lines manlineword --in man/other/packed.1.gz)"
+
+# PDFs: their text, the page in --lines.
+check "pdf: found by its words" "pdf-doc.pdf" "$(q pdfpageword pdffirstpage)"
+check "pdf --lines: page and line" "pdf-doc.pdf:p2:2:pdfpageword here" "$("$BITSIFT" query --lines pdfpageword)"
+check "pdf --lines: first page" "pdf-doc.pdf:p1:1:pdffirstpage words" "$("$BITSIFT" query --lines pdffirstpage)"
+json=$("$BITSIFT" query --lines --json pdfpageword)
+has "pdf --json: page" '"line":2,"text_line":' "$json"
+has "pdf --json: page number" '"page":2,' "$json"
+check "pdf: damaged one skipped" 1 "$(grep -c 'bad-document 1' <<<"$out")"
+check "pdf: damaged one is a warning" 1 "$(grep -c 'warning: skipped pdfs/broken.pdf (bad-document' "$WORK/err")"
+
+# HTML --lines: the line of the HTML source, the text as a reader sees it.
+src=$(grep -n linktext web/page.html | cut -d: -f1)
+check "html --lines: the source line" "web/page.html:$src:linktext" "$("$BITSIFT" query --lines linktext --in web/page.html)"
+src=$(grep -n '>second<' web/page.html | cut -d: -f1)
+check "html --lines: a line of several paragraphs" "web/page.html:$src:second" "$("$BITSIFT" query --lines second --in web/page.html)"
+has "html --json: text_line" '"text_line":' "$("$BITSIFT" query --lines --json linktext --in web/page.html)"
+check "text --json: no text_line" 0 "$("$BITSIFT" query --lines --json plainword | grep -c text_line)"
+check "gzip --lines: the decompressed line" "packed/notes.txt.gz:1:gzipped plainword" "$("$BITSIFT" query --lines gzipped)"
 
 # Compressed files: by their content, under their own path.
 check "compressed" "packed/notes.txt.bz2 packed/notes.txt.gz packed/notes.txt.xz packed/notes.txt.zst" "$(q plainword)"

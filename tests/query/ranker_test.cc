@@ -1,0 +1,204 @@
+// Ranked answers against an independent reading of BM25: the documents' texts tokenized here
+// (tf of every token, length = words that are not parts), collection statistics counted here,
+// and the same scores whatever the split of the documents into segments and indexes.
+#include <bitsift/bitsift.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using bitsift::Index;
+using bitsift::testing::TempDir;
+
+struct Counted {
+  std::map<std::string, uint32_t> tf;
+  uint32_t length = 0;
+};
+
+Counted Count(const std::string& text) {
+  Counted c;
+  std::vector<bitsift::TextToken> tokens;
+  REQUIRE(bitsift::TokenizeInOrder(text, &tokens).ok());
+  for (const bitsift::TextToken& t : tokens) {
+    ++c.tf[t.token];
+    if (t.role != bitsift::TokenRole::kPart) ++c.length;
+  }
+  return c;
+}
+
+// BM25 of every document holding a term of `terms` (all of them unless `any`), by name.
+std::map<std::string, double> Oracle(const std::vector<bitsift::Document>& docs,
+                                     const std::vector<std::string>& terms, bool any) {
+  std::vector<Counted> counted;
+  double total = 0;
+  for (const bitsift::Document& d : docs) {
+    counted.push_back(Count(d.text));
+    total += counted.back().length;
+  }
+  const double n = static_cast<double>(docs.size());
+  const double avg = std::max(1.0, total / n);
+  std::map<std::string, double> idf;
+  for (const std::string& t : terms) {
+    double df = 0;
+    for (const Counted& c : counted) df += c.tf.count(t) > 0;
+    idf[t] = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+  }
+  std::map<std::string, double> out;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    size_t held = 0;
+    double score = 0;
+    for (const std::string& t : terms) {
+      auto it = counted[i].tf.find(t);
+      if (it == counted[i].tf.end()) continue;
+      ++held;
+      const double tf = it->second;
+      score += idf[t] * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * counted[i].length / avg));
+    }
+    if (any ? held > 0 : held == terms.size()) out[docs[i].name] = score;
+  }
+  return out;
+}
+
+std::vector<bitsift::Document> RandomDocuments(std::mt19937_64& rng, size_t n) {
+  const std::vector<std::string> words = {"alpha", "beta",  "gamma", "delta", "stdio.h", "José",
+                                          "omega", "kappa", "sigma", "tau",   "rho",     "phi"};
+  std::vector<bitsift::Document> docs;
+  for (size_t i = 0; i < n; ++i) {
+    std::string text;
+    const size_t length = 1 + rng() % 40;
+    for (size_t w = 0; w < length; ++w) {
+      // Skewed: early words are common, some documents repeat one word many times.
+      text += words[std::min(rng() % words.size(), rng() % words.size())];
+      text += w % 9 == 8 ? "\n" : " ";
+    }
+    docs.push_back({"d" + std::to_string(1000 + i) + ".txt", text, 0});
+  }
+  return docs;
+}
+
+// Scores by name of `query` on `index` (rank or any).
+std::map<std::string, double> Scores(const Index& index, const std::string& query, bool any) {
+  bitsift::ParsedQuery q;
+  REQUIRE(bitsift::ParsedQuery::Parse(query, bitsift::QuerySyntax::kLanguage, &q).ok());
+  bitsift::QueryOptions options;
+  options.rank = true;
+  options.any = any;
+  bitsift::QueryResult r;
+  REQUIRE(index.Query(q, options, &r).ok());
+  REQUIRE(r.scores.size() == r.documents.size());
+  for (size_t i = 1; i < r.scores.size(); ++i) REQUIRE(r.scores[i - 1] >= r.scores[i]);
+  std::map<std::string, double> out;
+  for (size_t i = 0; i < r.documents.size(); ++i) {
+    out[index.document(r.documents[i]).path] = r.scores[i];
+  }
+  return out;
+}
+
+void RequireSame(const std::map<std::string, double>& want,
+                 const std::map<std::string, double>& got) {
+  REQUIRE(want.size() == got.size());
+  for (const auto& [name, score] : want) {
+    INFO(name);
+    REQUIRE(got.count(name) == 1);
+    REQUIRE(got.at(name) == Approx(score).epsilon(1e-9));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ranked scores equal BM25 computed from the texts", "[rank]") {
+  std::mt19937_64 rng(17);
+  const std::vector<bitsift::Document> docs = RandomDocuments(rng, 300);
+  TempDir dir;
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "one", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "one", &index).ok());
+  const std::vector<std::vector<std::string>> queries = {
+      {"alpha"},           {"rho"},
+      {"alpha", "phi"},    {"stdio"},
+      {"stdio.h", "jose"}, {"tau", "sigma", "rho"}};
+  for (const auto& terms : queries) {
+    std::string text;
+    for (const std::string& t : terms) text += t + " ";
+    INFO(text);
+    RequireSame(Oracle(docs, terms, false), Scores(*index, text, false));
+    RequireSame(Oracle(docs, terms, true), Scores(*index, text, true));
+  }
+}
+
+TEST_CASE("a score does not depend on how the documents are split", "[rank]") {
+  std::mt19937_64 rng(23);
+  std::vector<bitsift::Document> docs = RandomDocuments(rng, 240);
+  TempDir dir;
+  // One segment.
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "one", {}).ok());
+  // Many segments: built in four updates, one of them rewriting and deleting documents
+  // (deleted documents must not count), without merges.
+  bitsift::IndexOptions no_merge;
+  no_merge.merge = false;
+  const std::vector<bitsift::Document> first(docs.begin(), docs.begin() + 60);
+  REQUIRE(bitsift::BuildIndexFromDocuments(first, dir / "many", no_merge).ok());
+  for (size_t at = 60; at < docs.size(); at += 60) {
+    std::vector<bitsift::Document> part(docs.begin() + static_cast<std::ptrdiff_t>(at),
+                                        docs.begin() + static_cast<std::ptrdiff_t>(at + 60));
+    REQUIRE(bitsift::UpdateDocuments(part, {}, dir / "many", no_merge).ok());
+  }
+  std::vector<bitsift::Document> gone = {{"d1001.txt", "phi phi phi alpha", 0},
+                                         {"d1002.txt", "rho rho rho rho", 0}};
+  REQUIRE(bitsift::UpdateDocuments(gone, {"d1003.txt"}, dir / "many", no_merge).ok());
+  docs[1] = gone[0];
+  docs[2] = gone[1];
+  docs.erase(docs.begin() + 3);
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "one", {}).ok());
+  // Two indexes answered as one.
+  const std::vector<bitsift::Document> left(docs.begin(), docs.begin() + 100);
+  const std::vector<bitsift::Document> right(docs.begin() + 100, docs.end());
+  REQUIRE(bitsift::BuildIndexFromDocuments(left, dir / "left", {}).ok());
+  REQUIRE(bitsift::BuildIndexFromDocuments(right, dir / "right", {}).ok());
+
+  std::unique_ptr<Index> one, many, two;
+  REQUIRE(Index::Open(dir / "one", &one).ok());
+  REQUIRE(Index::Open(dir / "many", &many).ok());
+  REQUIRE(Index::Open(std::vector<std::string>{dir / "left", dir / "right"}, &two).ok());
+  REQUIRE(many->Stats().segments.size() >= 4);
+  for (const std::string q : {"alpha", "phi rho", "tau OR sigma", "\"alpha beta\" gamma",
+                              "gam* delta", "alpha -beta", "stdio jose kappa"}) {
+    INFO(q);
+    for (bool any : {false, true}) {
+      const auto want = Scores(*one, q, any);
+      RequireSame(want, Scores(*many, q, any));
+      RequireSame(want, Scores(*two, q, any));
+    }
+  }
+  // And after compaction into one segment.
+  REQUIRE(bitsift::CompactIndex(dir / "many", {}).ok());
+  std::unique_ptr<Index> compacted;
+  REQUIRE(Index::Open(dir / "many", &compacted).ok());
+  RequireSame(Scores(*one, "phi rho alpha", true), Scores(*compacted, "phi rho alpha", true));
+}
+
+TEST_CASE("any makes the top-level parts optional and keeps exclusions", "[rank]") {
+  std::vector<bitsift::Document> docs = {{"a.txt", "gpl license text", 0},
+                                         {"b.txt", "bsd license text", 0},
+                                         {"c.txt", "proprietary license", 0},
+                                         {"d.txt", "nothing relevant", 0}};
+  TempDir dir;
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "i", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "i", &index).ok());
+  const auto all = Scores(*index, "gpl bsd", false);
+  CHECK(all.empty());
+  const auto any = Scores(*index, "gpl bsd license -proprietary", true);
+  CHECK(any.size() == 2);
+  CHECK(any.count("a.txt") == 1);
+  CHECK(any.count("b.txt") == 1);
+}

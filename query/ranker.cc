@@ -15,16 +15,20 @@ namespace {
 
 using Kind = QueryNode::Kind;
 
-void CollectParts(const QueryNode& n, std::vector<const QueryNode*>* parts,
+void CollectParts(const QueryNode& n, std::vector<ScoringPart>* parts,
                   std::vector<std::string>* seen) {
   if (n.kind == Kind::kAnd || n.kind == Kind::kOr) {
     for (const QueryNode& c : n.children) CollectParts(c, parts, seen);
     return;
   }
   std::string key = n.ToString();
-  if (std::find(seen->begin(), seen->end(), key) != seen->end()) return;
+  auto at = std::find(seen->begin(), seen->end(), key);
+  if (at != seen->end()) {
+    ++(*parts)[static_cast<size_t>(at - seen->begin())].repeats;
+    return;
+  }
   seen->push_back(std::move(key));
-  parts->push_back(&n);
+  parts->push_back({&n, 1});
 }
 
 // A part's exact answer over the whole set: sorted global ids.
@@ -44,8 +48,8 @@ bool Holds(const std::vector<uint32_t>& sorted, uint32_t id) {
 
 }  // namespace
 
-std::vector<const QueryNode*> ScoringParts(const QueryNode& query) {
-  std::vector<const QueryNode*> parts;
+std::vector<ScoringPart> ScoringParts(const QueryNode& query) {
+  std::vector<ScoringPart> parts;
   std::vector<std::string> seen;
   CollectParts(query, &parts, &seen);
   return parts;
@@ -85,23 +89,23 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
           : set.Evaluate(ranked, 0, text, parallel, stats, scope, unreadable);
 
   // Collection statistics of the whole set.
-  const std::vector<const QueryNode*> parts = ScoringParts(query);
+  const std::vector<ScoringPart> parts = ScoringParts(query);
   const double n = static_cast<double>(set.live_documents());
   const double avg_length = n > 0 ? std::max(1.0, static_cast<double>(set.live_length()) / n) : 1.0;
   std::vector<std::vector<uint32_t>> answers(parts.size());
   std::vector<double> idf(parts.size());
   SetQueryStats part_stats;
   for (size_t p = 0; p < parts.size(); ++p) {
-    answers[p] = PartAnswer(set, *parts[p], text, parallel, &part_stats);
+    answers[p] = PartAnswer(set, *parts[p].node, text, parallel, &part_stats);
     const double df = static_cast<double>(answers[p].size());
-    idf[p] = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    idf[p] = std::max(1e-6, std::log((n - df + 0.5) / (df + 0.5)));
   }
   // A term part's id in each segment (none where the segment lacks it).
   std::vector<std::vector<std::optional<uint32_t>>> term_ids(parts.size());
   for (size_t p = 0; p < parts.size(); ++p) {
-    if (parts[p]->kind != Kind::kTerm) continue;
+    if (parts[p].node->kind != Kind::kTerm) continue;
     for (const IndexSet::Segment& s : set.segments()) {
-      term_ids[p].push_back(s.reader->dictionary().Find(parts[p]->terms[0]));
+      term_ids[p].push_back(s.reader->dictionary().Find(parts[p].node->terms[0]));
     }
   }
 
@@ -119,13 +123,13 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
     for (size_t p = 0; p < parts.size(); ++p) {
       if (!Holds(answers[p], id)) continue;
       double tf = 1;
-      if (parts[p]->kind == Kind::kTerm && term_ids[p][segment]) {
+      if (parts[p].node->kind == Kind::kTerm && term_ids[p][segment]) {
         auto at = std::lower_bound(ids.begin(), ids.end(), *term_ids[p][segment]);
         if (at != ids.end() && *at == *term_ids[p][segment]) {
           tf = counts.TfAt(static_cast<size_t>(at - ids.begin()));
         }
       }
-      score += idf[p] * tf * (params.k1 + 1) / (tf + norm);
+      score += parts[p].repeats * idf[p] * tf * (params.k1 + 1) / (tf + norm);
     }
     hits.push_back({id, score});
   }

@@ -73,12 +73,13 @@ struct QueryOptions {
   // any); 0 = all.
   uint64_t limit = 0;
   // Rank the answer by BM25, best first (QueryResult::scores), instead of path order. A
-  // document's score is the sum, over the query's terms, phrases and prefixes it matches, of
-  // idf x tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen)), k1 = 1.2, b = 0.75, idf =
-  // ln(1 + (N - df + 0.5) / (df + 0.5)); N, df and avglen are taken over every live document
-  // of every index opened, so a score does not depend on how documents are split into
-  // segments or indexes. tf: a term's occurrences in the document (its parts' too: `stdio`
-  // counts in `stdio.h`); a phrase or a prefix counts once. len: the document's words.
+  // document's score is the sum, over the query's terms, phrases and prefixes it matches (each
+  // as many times as the query names it), of idf x tf (k1 + 1) / (tf + k1 (1 - b + b len /
+  // avglen)), k1 = 1.2, b = 0.75, idf = ln((N - df + 0.5) / (df + 0.5)) floored at 1e-6 (as
+  // FTS5's bm25()); N, df and avglen are taken over every live document of every index
+  // opened, so a score does not depend on how documents are split into segments or indexes.
+  // tf: a term's occurrences in the document (its parts' too: `stdio` counts in `stdio.h`); a
+  // phrase or a prefix counts once. len: the document's words.
   bool rank = false;
   // Make the query's top-level parts optional: documents matching at least one of them are
   // returned (exclusions still exclude), ranked as with `rank` (which it implies). For a

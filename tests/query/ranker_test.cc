@@ -35,7 +35,8 @@ Counted Count(const std::string& text) {
   return c;
 }
 
-// BM25 of every document holding a term of `terms` (all of them unless `any`), by name.
+// BM25 of every document holding a term of `terms` (all of them unless `any`), by name: idf
+// ln((N - df + 0.5) / (df + 0.5)) floored at 1e-6, k1 1.2, b 0.75.
 std::map<std::string, double> Oracle(const std::vector<bitsift::Document>& docs,
                                      const std::vector<std::string>& terms, bool any) {
   std::vector<Counted> counted;
@@ -47,23 +48,25 @@ std::map<std::string, double> Oracle(const std::vector<bitsift::Document>& docs,
   const double n = static_cast<double>(docs.size());
   const double avg = std::max(1.0, total / n);
   std::map<std::string, double> idf;
+  std::map<std::string, int> repeats;  // a term named twice counts twice
+  for (const std::string& t : terms) ++repeats[t];
   for (const std::string& t : terms) {
     double df = 0;
     for (const Counted& c : counted) df += c.tf.count(t) > 0;
-    idf[t] = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    idf[t] = std::max(1e-6, std::log((n - df + 0.5) / (df + 0.5)));
   }
   std::map<std::string, double> out;
   for (size_t i = 0; i < docs.size(); ++i) {
     size_t held = 0;
     double score = 0;
-    for (const std::string& t : terms) {
+    for (const auto& [t, q] : repeats) {
       auto it = counted[i].tf.find(t);
       if (it == counted[i].tf.end()) continue;
       ++held;
       const double tf = it->second;
-      score += idf[t] * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * counted[i].length / avg));
+      score += q * idf[t] * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * counted[i].length / avg));
     }
-    if (any ? held > 0 : held == terms.size()) out[docs[i].name] = score;
+    if (any ? held > 0 : held == repeats.size()) out[docs[i].name] = score;
   }
   return out;
 }

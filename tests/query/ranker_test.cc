@@ -83,7 +83,10 @@ std::vector<bitsift::Document> RandomDocuments(std::mt19937_64& rng, size_t n) {
       text += words[std::min(rng() % words.size(), rng() % words.size())];
       text += w % 9 == 8 ? "\n" : " ";
     }
-    docs.push_back({"d" + std::to_string(1000 + i) + ".txt", text, 0});
+    std::string name = "d";
+    name += std::to_string(1000 + i);
+    name += ".txt";
+    docs.push_back({name, text, 0});
   }
   return docs;
 }
@@ -131,7 +134,10 @@ TEST_CASE("ranked scores equal BM25 computed from the texts", "[rank]") {
       {"stdio.h", "jose"}, {"tau", "sigma", "rho"}};
   for (const auto& terms : queries) {
     std::string text;
-    for (const std::string& t : terms) text += t + " ";
+    for (const std::string& t : terms) {
+      text += t;
+      text += ' ';
+    }
     INFO(text);
     RequireSame(Oracle(docs, terms, false), Scores(*index, text, false));
     RequireSame(Oracle(docs, terms, true), Scores(*index, text, true));

@@ -39,7 +39,8 @@ const QueryForm& QueryForm::Under(const tokenizer::TokenRules& rules) const {
   const bool ascii = std::all_of(texts_.begin(), texts_.end(), [](const std::string& t) {
     return FindNonAscii(t, 0) == t.size();
   });
-  if (rules == tokenizer::TokenRules{} || ascii) return *this;
+  // ASCII text folds alike under either diacritics rule; stems change what a word stands for.
+  if (rules == tokenizer::TokenRules{} || (ascii && !rules.stem_english)) return *this;
   std::call_once(other_made_, [&] {
     auto other = std::make_unique<QueryForm>();
     if (auto error = Parse(texts_, syntax_, arguments_, rules, other.get())) {

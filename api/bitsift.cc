@@ -91,6 +91,7 @@ Status GuardIndex(const std::vector<std::string>& index_dirs, F&& f) {
 tokenizer::TokenRules RulesOf(const IndexOptions& o) {
   tokenizer::TokenRules rules;
   rules.fold_diacritics = !o.keep_diacritics;
+  rules.stem_english = o.stem;
   return rules;
 }
 
@@ -217,6 +218,7 @@ Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
     options->globs = c.documents.globs;
     options->max_decompressed_bytes = c.documents.max_decompressed_bytes;
     options->keep_diacritics = !c.tokens.fold_diacritics;
+    options->stem = c.tokens.stem_english;
   });
 }
 

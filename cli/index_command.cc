@@ -48,7 +48,10 @@ void AddDocumentOptions(po::options_description& d) {
       "skip compressed files whose content is larger than this (bytes, or 512K, 256M, 1G)")(
       "keep-diacritics",
       "keep diacritics in terms: José is found by josé, not by jose (default: folded; kept "
-      "by later updates, --rebuild without it folds again)");
+      "by later updates, --rebuild without it folds again)")(
+      "stem",
+      "index English stems too: an unquoted query word then finds its other forms (model finds "
+      "models); kept by later updates, --rebuild without it drops them");
 }
 
 // Returns false after reporting a bad value on stderr.
@@ -67,6 +70,7 @@ bool ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
   if (vm.count("hidden")) options->hidden = true;
   if (vm.count("no-ignore")) options->no_ignore = true;
   if (vm.count("keep-diacritics")) options->keep_diacritics = true;
+  if (vm.count("stem")) options->stem = true;
   if (vm.count("glob")) options->globs = vm["glob"].as<std::vector<std::string>>();
   std::optional<uint64_t> limit = BytesOption(vm, "max-decompressed-size", 1, "1");
   if (limit && !vm["max-decompressed-size"].defaulted()) options->max_decompressed_bytes = *limit;
@@ -80,7 +84,7 @@ int RunIndex(const std::vector<std::string>& args) {
       "usage: bitsift index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
       "[--sparse-max-df N] [--threads N] [--max-file-size BYTES] [--verbose]\n"
       "                         [--encoding NAME] [--hidden] [--no-ignore] [--glob GLOB]... "
-      "[--max-decompressed-size BYTES] [--keep-diacritics]";
+      "[--max-decompressed-size BYTES] [--keep-diacritics] [--stem]";
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::string>(),

@@ -26,6 +26,7 @@
 #include "indexer/bands.h"
 #include "indexer/signature_rows.h"
 #include "indexer/sparse_lists.h"
+#include "tokenizer/stemmer.h"
 #include "util/error.h"
 
 namespace bitsift::indexer {
@@ -45,8 +46,17 @@ class DistinctTokens : public tokenizer::TokenSink {
     uint32_t tf;           // occurrences
   };
 
+  // With `stems`, every stemmable token also adds its stem term (tokenizer/stemmer.h).
+  explicit DistinctTokens(bool stems = false) : stems_(stems) {}
+
   void OnToken(std::string_view token, tokenizer::TokenRole role) override {
     if (role != tokenizer::TokenRole::kPart) ++words_;
+    Add(token);
+    if (stems_ && tokenizer::Stemmable(token)) Add(tokenizer::StemTerm(token));
+  }
+
+  // Counts one occurrence of the term `token`.
+  void Add(std::string_view token) {
     const uint64_t hash = format::HashTerm(token);
     if ((tokens_.size() + 1) * 2 > table_.size()) Grow();
     const size_t mask = table_.size() - 1;
@@ -104,6 +114,7 @@ class DistinctTokens : public tokenizer::TokenSink {
   std::string bytes_;
   uint64_t words_ = 0;
   bool repeated_ = false;
+  bool stems_ = false;
 };
 
 // The dictionary of a segment: df and hash by final term id, and the encoded sections.
@@ -153,7 +164,7 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
   std::vector<uint8_t> ok(n, 0);
   std::mutex skip_mu;
   tbb::enumerable_thread_specific<tokenizer::Tokenizer> tokenizers(rules_);
-  tbb::enumerable_thread_specific<DistinctTokens> collectors;
+  tbb::enumerable_thread_specific<DistinctTokens> collectors(rules_.stem_english);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
     tokenizer::Tokenizer& tok = tokenizers.local();
     DistinctTokens& tokens = collectors.local();

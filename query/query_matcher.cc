@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tokenizer/stemmer.h"
 #include "util/utf8.h"
 
 namespace bitsift::query {
@@ -17,6 +18,8 @@ QueryMatcher::QueryMatcher(const QueryNode& root, tokenizer::TokenRules rules) :
       const Element& element = pattern.elements[e];
       if (element.prefix) {
         prefixes_.emplace_back(element.text, Hit{p, e});
+      } else if (tokenizer::IsStemTerm(element.text)) {
+        stems_[element.text].push_back(Hit{p, e});
       } else {
         exact_[element.text].push_back(Hit{p, e});
       }
@@ -115,6 +118,11 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
     for (const auto& [prefix, hit] : m_.prefixes_) {
       if (token.substr(0, prefix.size()) == prefix) consider(hit);
     }
+    if (!m_.stems_.empty() && tokenizer::Stemmable(token)) {
+      if (auto it = m_.stems_.find(tokenizer::StemTerm(token)); it != m_.stems_.end()) {
+        for (const Hit& h : it->second) consider(h);
+      }
+    }
     // Patterns active before this token and not touched by it lose their partial matches.
     for (uint32_t p : active_) {
       if (stamp_[p] != index_) {
@@ -151,6 +159,11 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
     }
     for (const auto& [prefix, hit] : m_.prefixes_) {
       if (token.substr(0, prefix.size()) == prefix) consider(hit);
+    }
+    if (!m_.stems_.empty() && tokenizer::Stemmable(token)) {
+      if (auto it = m_.stems_.find(tokenizer::StemTerm(token)); it != m_.stems_.end()) {
+        for (const Hit& h : it->second) consider(h);
+      }
     }
   }
 
@@ -333,9 +346,10 @@ void QueryMatcher::Scan(std::string_view text, bool spans, const std::vector<boo
                         Result* out) {
   out->found.assign(patterns_.size(), false);
   out->spans.clear();
-  if (!spans) {
-    // The phrase's bytes are searched first; an ASCII-only text needs no tokenizing where they
-    // are absent, a text with some non-ASCII bytes is tokenized only near those bytes.
+  if (!spans && stems_.empty()) {
+    // The phrase's bytes are searched first (a stem term has no bytes to search for); an ASCII-only
+    // text needs no tokenizing where they are absent, a text with some non-ASCII bytes is tokenized
+    // only near those bytes.
     const bool ascii = FindNonAscii(text, 0) == text.size();
     lower_.resize(text.size());
     std::transform(text.begin(), text.end(), lower_.begin(),

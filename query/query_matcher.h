@@ -112,7 +112,9 @@ class QueryMatcher {
   std::unordered_map<std::string, std::vector<Hit>, Hash, std::equal_to<>>
       exact_;                                          // token -> elements it matches
   std::vector<std::pair<std::string, Hit>> prefixes_;  // prefix elements
-  size_t longest_ = 1;                                 // elements of the longest pattern
+  std::unordered_map<std::string, std::vector<Hit>, Hash, std::equal_to<>>
+      stems_;           // stem term (tokenizer/stemmer.h) -> elements whose tokens have that stem
+  size_t longest_ = 1;  // elements of the longest pattern
   tokenizer::Tokenizer tokenizer_;
   std::string lower_;         // scratch: the lowered ASCII text
   std::vector<bool> single_;  // scratch: one pattern wanted

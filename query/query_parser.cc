@@ -4,6 +4,7 @@
 #include <exception>
 #include <new>
 
+#include "tokenizer/stemmer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace bitsift::query {
@@ -236,6 +237,11 @@ class Parser {
     std::vector<std::string> tokens;
     std::vector<bool> joined;
     TokenizeQueryText(word.substr(0, word.size() - stars), true, rules_, &tokens, &joined);
+    // A stemmed index reads an unquoted word by its stem (a quoted one stays exact).
+    if (rules_.stem_english && stars == 0 && tokens.size() == 1 &&
+        tokenizer::Stemmable(tokens[0])) {
+      tokens[0] = tokenizer::StemTerm(tokens[0]);
+    }
     if (stars > 0 && tokens.empty()) {
       throw Failure{p.position + word.size() - stars,
                     "a * needs letters or digits before it (it makes a prefix: licen*)"};
@@ -310,6 +316,11 @@ std::vector<std::string> WordTerms(const std::vector<std::string_view>& texts,
     if (!tokenizer::AsciiWordTokens(t, &collect.terms)) tok.Tokenize(t, collect);
   }
   std::vector<std::string>& terms = collect.terms;
+  if (rules.stem_english) {
+    for (std::string& t : terms) {
+      if (tokenizer::Stemmable(t)) t = tokenizer::StemTerm(t);
+    }
+  }
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
   return std::move(terms);

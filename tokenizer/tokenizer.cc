@@ -902,10 +902,12 @@ std::vector<std::string> TokenSet(std::string_view text, TokenRules rules) {
 
 namespace {
 constexpr const char* kKeepDiacritics = "tokens.keep_diacritics";
+constexpr const char* kStem = "tokens.stem";
 }  // namespace
 
 void AddTokenSettings(const TokenRules& rules, std::map<std::string, std::string>* settings) {
   (*settings)[kKeepDiacritics] = rules.fold_diacritics ? "false" : "true";
+  if (rules.stem_english) (*settings)[kStem] = "english";
 }
 
 TokenRules TokenRulesFromSettings(const std::map<std::string, std::string>& settings) {
@@ -913,8 +915,14 @@ TokenRules TokenRulesFromSettings(const std::map<std::string, std::string>& sett
   for (auto it = settings.lower_bound("tokens."); it != settings.end(); ++it) {
     const auto& [key, value] = *it;
     if (key.compare(0, 7, "tokens.") != 0) break;
-    Ensure(key == kKeepDiacritics, ErrorKind::kCorrupt,
+    Ensure(key == kKeepDiacritics || key == kStem, ErrorKind::kCorrupt,
            "unknown setting " + key + " (written by a newer bitsift?)");
+    if (key == kStem) {
+      Ensure(value == "english", ErrorKind::kCorrupt,
+             "setting " + key + ": not a stemmer this bitsift has: " + value);
+      rules.stem_english = true;
+      continue;
+    }
     Ensure(value == "true" || value == "false", ErrorKind::kCorrupt,
            "setting " + key + ": not true or false: " + value);
     rules.fold_diacritics = value == "false";

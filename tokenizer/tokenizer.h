@@ -36,7 +36,13 @@ namespace bitsift::tokenizer {
 // The rules of the contract an index chooses (stored with it: a query must use its index's).
 struct TokenRules {
   bool fold_diacritics = true;  // clause 5's folding of Latin diacritics
-  bool operator==(const TokenRules& o) const { return fold_diacritics == o.fold_diacritics; }
+  // English stems as extra terms (tokenizer/stemmer.h): an index option, read by the indexer
+  // (which adds them) and the query parser (an unquoted word is its stem); the tokens
+  // themselves do not change.
+  bool stem_english = false;
+  bool operator==(const TokenRules& o) const {
+    return fold_diacritics == o.fold_diacritics && stem_english == o.stem_english;
+  }
   bool operator!=(const TokenRules& o) const { return !(*this == o); }
 };
 

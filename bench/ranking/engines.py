@@ -209,11 +209,22 @@ def parse_bitsift(output, queries):
     return [(qid, hits[i]) for i, (qid, _) in enumerate(queries, 1)]
 
 
-def run_bitsift(docs_dir, queries, work, bitsift, flags):
-    idx = os.path.join(work, "bitsift")
+def bitsift_stems(bitsift):
+    """Whether the binary's index command has --stem."""
+    try:
+        out = subprocess.run([bitsift, "index", "--help"], capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--stem" in out.stdout + out.stderr
+
+
+def run_bitsift(docs_dir, queries, work, bitsift, flags, stem=False):
+    idx = os.path.join(work, "bitsift-stem" if stem else "bitsift")
     shutil.rmtree(idx, ignore_errors=True)
     t0 = time.perf_counter()
-    subprocess.run([bitsift, "index", docs_dir, "--index", idx, "--quiet"], check=True)
+    subprocess.run([bitsift, "index", docs_dir, "--index", idx, "--quiet"] +
+                   (["--stem"] if stem else []), check=True)
     build = time.perf_counter() - t0
     size = dir_bytes(idx)
     qfile = os.path.join(work, "bitsift.queries")
@@ -232,7 +243,8 @@ def run_bitsift(docs_dir, queries, work, bitsift, flags):
         out = proc.stdout
     return parse_bitsift(out, queries), {
         "index_bytes": size, "build_s": build, "query_s": secs,
-        "settings": " ".join(["bitsift query"] + flags)}
+        "settings": " ".join((["bitsift index --stem;"] if stem else []) +
+                             ["bitsift query"] + flags)}
 
 
 def main(argv):
@@ -248,6 +260,7 @@ def main(argv):
 
     engines = [
         ("bitsift", None),
+        ("bitsift-stem", None),
         ("fts5", lambda: run_fts5(docs, queries, work)),
         ("xapian", lambda: run_xapian(docs, queries, work, stem=False)),
         ("xapian-stem", lambda: run_xapian(docs, queries, work, stem=True)),
@@ -255,11 +268,14 @@ def main(argv):
     flags = bitsift_flags(bitsift)
     rows = []
     for name, fn in engines:
-        if name == "bitsift":
-            if flags is None:
-                rows.append((name, None, "not available (no --any)"))
+        if name.startswith("bitsift"):
+            stem = name == "bitsift-stem"
+            if flags is None or (stem and not bitsift_stems(bitsift)):
+                rows.append((name, None, "not available (no --any)" if flags is None
+                             else "not available (no --stem)"))
                 continue
-            fn = lambda: run_bitsift(docs_dir, queries, work, bitsift, flags)  # noqa: E731
+            fn = lambda stem=stem: run_bitsift(  # noqa: E731
+                docs_dir, queries, work, bitsift, flags, stem)
         print(f"running {name} ...", file=sys.stderr)
         results, info = fn()
         run_path = os.path.join(work, name + ".run")

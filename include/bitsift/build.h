@@ -55,6 +55,11 @@ struct IndexOptions {
   // Latin letters lose their diacritics: README "What is a term"). Recorded with the index:
   // queries on it read their words the same way.
   bool keep_diacritics = false;
+  // English word forms: each word's Snowball english stem (Porter2) is indexed too, as an
+  // extra term, and an unquoted query word is read by its stem, so `model` finds `models` and
+  // `modelling`; a quoted word ("model") and phrases stay exact. Recorded with the index as
+  // keep_diacritics is. Costs index bytes (a stem term per distinct stemmable word).
+  bool stem = false;
   // Called from worker threads (one at a time) with progress; may be empty.
   std::function<void(const IndexProgress&)> progress;
   // Called (one at a time) for every skipped entry: path relative to the root, reason

@@ -263,3 +263,21 @@ TEST_CASE("parser: random input never throws and errors point inside it", "[pars
     }
   }
 }
+
+TEST_CASE("parser: a stemmed index reads an unquoted word by its stem", "[parser]") {
+  bitsift::tokenizer::TokenRules stem;
+  stem.stem_english = true;
+  auto p = [&](std::string_view text, QueryMode mode = QueryMode::kLanguage) {
+    ParsedQuery q = ParseQueryString(text, mode, stem);
+    return q.ok() ? q.root.ToString() : "error: " + q.error->reason;
+  };
+  CHECK(p("models") == "~model");
+  CHECK(p("modelling Running") == "(and ~model ~run)");
+  CHECK(p("\"models\"") == "models");                      // quoted: exact
+  CHECK(p("\"running models\"") == "\"running models\"");  // phrases: exact positions
+  CHECK(p("model*") == "model*");                          // prefixes: as written
+  CHECK(p("2024 布隆") == "(and 2024 布隆)");              // not stemmed: digits, other scripts
+  CHECK(p("models -running") == "(and ~model -~run)");
+  CHECK(p("Models running", QueryMode::kWords) == "(and ~model ~run)");
+  CHECK(ParseQueryString("models", QueryMode::kLanguage).root.ToString() == "models");
+}

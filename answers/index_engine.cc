@@ -325,7 +325,7 @@ IndexEngine::LinesState IndexEngine::MatchingLines(uint32_t id, const QueryForm&
       m.page = l.page;
       m.text = text.substr(l.begin, l.end - l.begin);
       m.match = l.match;
-      for (const answers::LineSpan& sp : l.spans) m.spans.push_back({sp.start, sp.end});
+      m.spans = std::move(l.spans);
       out.lines.push_back(std::move(m));
     }
     groups->push_back(std::move(out));

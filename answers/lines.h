@@ -8,16 +8,15 @@
 #include <string_view>
 #include <vector>
 
+#include "bitsift/lines.h"
 #include "documents/stage.h"
 #include "query/query_matcher.h"
 
 namespace bitsift::answers {
 
 // A byte range [start, end) within one line.
-struct LineSpan {
-  size_t start = 0, end = 0;
-  bool operator==(const LineSpan& o) const { return start == o.start && end == o.end; }
-};
+// A byte range within one line: the public API's (include/bitsift/lines.h).
+using LineSpan = bitsift::LineSpan;
 
 struct Line {
   uint64_t number = 0;  // counted from 1; lines are split on '\n'
@@ -58,13 +57,10 @@ std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher&
                                      const LineOptions& options,
                                      const documents::LineOrigins* origins = nullptr);
 
-// A line cut to at most `max_columns` code points around its first match.
-struct TrimmedLine {
-  size_t start = 0, end = 0;    // the part of the line kept, in its bytes
-  bool cut_before = false;      // bytes before `start` were cut
-  bool cut_after = false;       // bytes after `end` were cut
-  std::vector<LineSpan> spans;  // the line's spans clipped to the part, relative to `start`
-};
+// A line cut to at most `max_columns` code points around its first match: the public API's
+// LineWindow (the part of the line kept, whether bytes were cut on either side, the spans
+// clipped to the part, relative to its start).
+using TrimmedLine = bitsift::LineWindow;
 
 // Keeps all of `line` if it has at most max_columns code points (or max_columns is 0), else a
 // window of max_columns code points that starts a quarter of the window before the first span

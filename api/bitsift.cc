@@ -314,16 +314,7 @@ std::string ParsedQuery::ToString() const { return rep_ ? rep_->root().ToString(
 bool ParsedQuery::plain() const { return rep_ && rep_->plain(); }
 
 LineWindow TrimLine(const MatchLine& line, size_t max_columns) {
-  std::vector<answers::LineSpan> spans;
-  for (const LineSpan& s : line.spans) spans.push_back({s.start, s.end});
-  answers::TrimmedLine t = answers::TrimLine(line.text, spans, max_columns);
-  LineWindow w;
-  w.start = t.start;
-  w.end = t.end;
-  w.cut_before = t.cut_before;
-  w.cut_after = t.cut_after;
-  for (const answers::LineSpan& s : t.spans) w.spans.push_back({s.start, s.end});
-  return w;
+  return answers::TrimLine(line.text, line.spans, max_columns);
 }
 
 struct Index::Rep {

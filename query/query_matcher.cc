@@ -54,6 +54,21 @@ void QueryMatcher::Collect(const QueryNode& node, bool positive) {
   }
 }
 
+template <typename F>
+void QueryMatcher::ForEachHit(std::string_view token, F&& consider) const {
+  if (auto it = exact_.find(token); it != exact_.end()) {
+    for (const Hit& h : it->second) consider(h);
+  }
+  for (const auto& [prefix, hit] : prefixes_) {
+    if (token.substr(0, prefix.size()) == prefix) consider(hit);
+  }
+  if (!stems_.empty() && tokenizer::Stemmable(token)) {
+    if (auto it = stems_.find(tokenizer::StemTerm(token)); it != stems_.end()) {
+      for (const Hit& h : it->second) consider(h);
+    }
+  }
+}
+
 int QueryMatcher::PatternOf(const QueryNode* node) const {
   for (size_t p = 0; p < patterns_.size(); ++p) {
     if (patterns_[p].node == node) return static_cast<int>(p);
@@ -112,17 +127,7 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
         touched_.push_back(h.pattern);
       }
     };
-    if (auto it = m_.exact_.find(token); it != m_.exact_.end()) {
-      for (const Hit& h : it->second) consider(h);
-    }
-    for (const auto& [prefix, hit] : m_.prefixes_) {
-      if (token.substr(0, prefix.size()) == prefix) consider(hit);
-    }
-    if (!m_.stems_.empty() && tokenizer::Stemmable(token)) {
-      if (auto it = m_.stems_.find(tokenizer::StemTerm(token)); it != m_.stems_.end()) {
-        for (const Hit& h : it->second) consider(h);
-      }
-    }
+    m_.ForEachHit(token, consider);
     // Patterns active before this token and not touched by it lose their partial matches.
     for (uint32_t p : active_) {
       if (stamp_[p] != index_) {
@@ -154,17 +159,7 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
       Found(h.pattern);
       if (spans_ && m_.patterns_[h.pattern].positive) out_->spans.push_back(MatchSpan{begin, end});
     };
-    if (auto it = m_.exact_.find(token); it != m_.exact_.end()) {
-      for (const Hit& h : it->second) consider(h);
-    }
-    for (const auto& [prefix, hit] : m_.prefixes_) {
-      if (token.substr(0, prefix.size()) == prefix) consider(hit);
-    }
-    if (!m_.stems_.empty() && tokenizer::Stemmable(token)) {
-      if (auto it = m_.stems_.find(tokenizer::StemTerm(token)); it != m_.stems_.end()) {
-        for (const Hit& h : it->second) consider(h);
-      }
-    }
+    m_.ForEachHit(token, consider);
   }
 
   void Found(uint32_t p) {

@@ -84,6 +84,10 @@ class QueryMatcher {
   };
 
   void Collect(const QueryNode& node, bool positive);
+  // Calls consider(hit) for every element the token `token` matches: exactly, as a prefix, or
+  // by its stem.
+  template <typename F>
+  void ForEachHit(std::string_view token, F&& consider) const;
   // For a text of ASCII bytes only (lowered A-Z -> a-z in `lower`): whether pattern p occurs,
   // or -1 if this cannot tell (a window too long). NFKC_Casefold maps ASCII only by lowering
   // A-Z, and every ASCII letter or digit is in a kept word segment, so where tokens are adjacent

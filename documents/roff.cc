@@ -11,6 +11,14 @@
 namespace bitsift::documents {
 namespace {
 
+// The bytes of the character that starts at s[i], by its lead byte (a stray byte is one),
+// never past the end of s.
+size_t CharLength(std::string_view s, size_t i) {
+  const unsigned char b = static_cast<unsigned char>(s[i]);
+  const size_t n = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+  return std::min(n, s.size() - i);
+}
+
 // groff's special characters (groff_char(7)) as UTF-8: those man pages use, the accented
 // Latin letters and the Greek alphabet. Other names give nothing.
 const std::unordered_map<std::string_view, std::string_view>& SpecialChars() {
@@ -662,16 +670,7 @@ struct RoffToText::Converter {
     if (!translate.empty()) {
       std::string t;
       for (size_t i = 0; i < o.size();) {
-        size_t n = 1;
-        const unsigned char b = static_cast<unsigned char>(o[i]);
-        if (b >= 0xF0) {
-          n = 4;
-        } else if (b >= 0xE0) {
-          n = 3;
-        } else if (b >= 0xC0) {
-          n = 2;
-        }
-        n = std::min(n, o.size() - i);
+        const size_t n = CharLength(o, i);
         const std::string ch = o.substr(i, n);
         auto it = translate.find(ch);
         t += it != translate.end() ? it->second : ch;
@@ -1083,16 +1082,7 @@ struct RoffToText::Converter {
       const std::string chars = Show(rest);
       std::vector<std::string> cps;
       for (size_t k = 0; k < chars.size();) {
-        size_t n = 1;
-        const unsigned char b = static_cast<unsigned char>(chars[k]);
-        if (b >= 0xF0) {
-          n = 4;
-        } else if (b >= 0xE0) {
-          n = 3;
-        } else if (b >= 0xC0) {
-          n = 2;
-        }
-        n = std::min(n, chars.size() - k);
+        const size_t n = CharLength(chars, k);
         cps.push_back(chars.substr(k, n));
         k += n;
       }

@@ -223,16 +223,7 @@ Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
 }
 
 Status CompareWithTree(const std::string& index_path, TreeStatus* status) {
-  return GuardIndex({index_path}, [&] {
-    indexer::TreeStatus t = indexer::CompareWithTree(index_path);
-    *status = TreeStatus{};
-    status->root = std::move(t.root);
-    status->documents = t.documents;
-    status->unchanged = t.unchanged;
-    status->added = std::move(t.added);
-    status->changed = std::move(t.changed);
-    status->removed = std::move(t.removed);
-  });
+  return GuardIndex({index_path}, [&] { *status = indexer::CompareWithTree(index_path); });
 }
 
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens,

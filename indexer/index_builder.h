@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bitsift/build.h"
 #include "documents/file_walker.h"
 #include "format/index_format.h"
 #include "format/sparse_rows.h"
@@ -95,15 +96,9 @@ void UpdateIndexFromMemory(const std::vector<MemoryDocument>& upserts,
                            const std::vector<std::string>& deletes, const std::string& index_dir,
                            const BuildConfig& config, BuildReport* report);
 
-// How an index differs from the tree it indexes (what the next update would do).
-struct TreeStatus {
-  std::string root;                  // the indexed directory (absolute)
-  uint64_t documents = 0;            // live documents in the index
-  uint64_t unchanged = 0;            // files whose size, mtime, ctime and inode are as indexed
-  std::vector<std::string> added;    // new files an update would index
-  std::vector<std::string> changed;  // indexed files that differ and would be indexed again
-  std::vector<std::string> removed;  // documents whose file is gone or would now be skipped
-};
+// How an index differs from the tree it indexes (what the next update would do): the public
+// API's TreeStatus (include/bitsift/build.h).
+using TreeStatus = bitsift::TreeStatus;
 
 // Compares the index directory `index_dir` with the files now under the root it indexes,
 // classifying them as UpdateIndexFromDirectory does (same walk, same classification), without

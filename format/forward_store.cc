@@ -1,5 +1,6 @@
 #include "format/forward_store.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/varint.h"
@@ -190,6 +191,77 @@ ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, co
     if (!have || cur != want) return ContainsResult::kNo;
   }
   return ContainsResult::kYes;
+}
+
+bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
+                         uint32_t* tf, uint32_t* length) {
+  RecordView r;
+  if (!r.Parse(p, end)) return false;
+  std::fill(tf, tf + n, 0);
+  // The positions in the id list of the wanted ids the record holds, ascending.
+  std::vector<std::pair<uint64_t, size_t>> held;  // (position, i)
+  if (r.n > 0) {
+    uint64_t block = 0;
+    const uint8_t* q = r.data;
+    uint64_t left = r.BlockLength(0);
+    uint64_t cur = 0, at = 0;  // the last id decoded, and its position
+    bool have = false;
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t id = want[i];
+      if (block + 1 < r.blocks && r.FirstId(block + 1) <= id) {
+        uint64_t lo = block + 1, hi = r.blocks - 1;
+        while (lo < hi) {
+          const uint64_t mid = lo + (hi - lo + 1) / 2;
+          if (r.FirstId(mid) <= id) {
+            lo = mid;
+          } else {
+            hi = mid - 1;
+          }
+        }
+        block = lo;
+        q = r.BlockStart(block);
+        if (q == nullptr) return false;
+        left = r.BlockLength(block);
+        have = false;
+      }
+      while ((!have || cur < id) && left > 0) {
+        uint64_t v;
+        if (!GetVarint(&q, end, &v)) return false;
+        at = have ? at + 1 : block * kForwardBlock;
+        cur = have ? cur + v + 1 : v;
+        have = true;
+        --left;
+      }
+      if (have && cur == id) held.emplace_back(at, i);
+    }
+  }
+  // The counts begin after the last block.
+  const uint8_t* q = r.data;
+  if (r.n > 0) {
+    q = r.BlockStart(r.blocks - 1);
+    if (q == nullptr) return false;
+    for (uint64_t k = r.BlockLength(r.blocks - 1); k > 0; --k) {
+      uint64_t v;
+      if (!GetVarint(&q, end, &v)) return false;
+    }
+  }
+  uint64_t words = 0, repeated = 0;
+  if (!GetVarint(&q, end, &words) || !GetVarint(&q, end, &repeated) || words > UINT32_MAX ||
+      repeated > r.n) {
+    return false;
+  }
+  *length = static_cast<uint32_t>(words);
+  for (const auto& [position, i] : held) tf[i] = 1;
+  size_t next = 0;  // the first of `held` not yet passed
+  for (uint64_t k = 0, at = 0; k < repeated && next < held.size(); ++k) {
+    uint64_t gap = 0, f = 0;
+    if (!GetVarint(&q, end, &gap) || !GetVarint(&q, end, &f) || f > UINT32_MAX - 2) return false;
+    at += gap;
+    while (next < held.size() && held[next].first < at) ++next;
+    if (next < held.size() && held[next].first == at)
+      tf[held[next++].second] = static_cast<uint32_t>(f + 2);
+  }
+  return true;
 }
 
 }  // namespace bitsift::format

@@ -60,6 +60,14 @@ enum class ContainsResult { kNo, kYes, kCorrupt };
 ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, const uint32_t* ids,
                                         size_t n);
 
+// The counts of the ids `want` (strictly ascending; none for the length alone) in the record in [p,
+// end): tf[i] the frequency of want[i] (0 if the record does not hold it), *length the document's
+// length. Reads the blocks that can hold them, the last block (where the counts begin) and the
+// counts, not the whole record (and only as far as the last wanted id's count). Returns false if
+// what it reads is damaged; never reads past `end`.
+bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
+                         uint32_t* tf, uint32_t* length);
+
 }  // namespace bitsift::format
 
 #endif  // BITSIFT_FORMAT_FORWARD_STORE_H_

@@ -457,4 +457,12 @@ std::vector<uint32_t> SegmentReader::DocumentTerms(uint32_t id, ForwardCounts* c
   return out;
 }
 
+void SegmentReader::TermCounts(uint32_t id, const uint32_t* want, size_t n, uint32_t* tf,
+                               uint32_t* length) const {
+  auto [begin, end] = Record(id);
+  if (!ForwardRecordCounts(begin, end, want, n, tf, length)) {
+    Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
+  }
+}
+
 }  // namespace bitsift::format

@@ -182,6 +182,11 @@ class SegmentReader {
   // All term ids of a document, ascending, and (if `counts` is not null) its length and term
   // frequencies. Throws Error(kCorrupt) as Contains does.
   std::vector<uint32_t> DocumentTerms(uint32_t id, ForwardCounts* counts = nullptr) const;
+  // The frequencies of the term ids `want` (strictly ascending; none for the length alone) in
+  // document id, 0 for those it lacks, and its length (ForwardRecordCounts: not the whole record).
+  // Throws Error(kCorrupt) as Contains does.
+  void TermCounts(uint32_t id, const uint32_t* want, size_t n, uint32_t* tf,
+                  uint32_t* length) const;
   uint64_t SectionBytes(SectionId id) const { return file_.Section(id).size(); }
   // The raw bytes of a section, verified only after file().VerifyAll() (for the check).
   std::string_view Section(SectionId id) const { return file_.Section(id); }

@@ -35,9 +35,7 @@ void CollectParts(const QueryNode& n, std::vector<ScoringPart>* parts,
 std::vector<uint32_t> PartAnswer(const IndexSet& set, const QueryNode& part,
                                  const IndexSet::SegmentText& text, bool parallel,
                                  SetQueryStats* stats) {
-  std::vector<uint32_t> ids = part.kind == Kind::kTerm
-                                  ? set.Search(part.terms, 0, stats, nullptr, parallel)
-                                  : set.Evaluate(part, 0, text, parallel, stats);
+  std::vector<uint32_t> ids = set.Evaluate(part, 0, text, parallel, stats);
   std::sort(ids.begin(), ids.end());
   return ids;
 }
@@ -100,57 +98,106 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
     const double df = static_cast<double>(answers[p].size());
     idf[p] = std::max(1e-6, std::log((n - df + 0.5) / (df + 0.5)));
   }
-  // A term part's id in each segment (none where the segment lacks it).
-  std::vector<std::vector<std::optional<uint32_t>>> term_ids(parts.size());
-  for (size_t p = 0; p < parts.size(); ++p) {
-    if (parts[p].node->kind != Kind::kTerm) continue;
-    for (const IndexSet::Segment& s : set.segments()) {
-      term_ids[p].push_back(s.reader->dictionary().Find(parts[p].node->terms[0]));
+  // In each segment: the term parts' ids there, ascending and distinct (want), and for each
+  // part the index of its id in want (-1: not a term, or absent from the segment).
+  struct SegmentTerms {
+    std::vector<uint32_t> want;
+    std::vector<int> slot;
+  };
+  std::vector<SegmentTerms> segment_terms(set.segments().size());
+  for (size_t g = 0; g < set.segments().size(); ++g) {
+    SegmentTerms& t = segment_terms[g];
+    std::vector<std::optional<uint32_t>> found(parts.size());
+    for (size_t p = 0; p < parts.size(); ++p) {
+      if (parts[p].node->kind != Kind::kTerm) continue;
+      found[p] = set.segments()[g].reader->dictionary().Find(parts[p].node->terms[0]);
+      if (found[p]) t.want.push_back(*found[p]);
+    }
+    std::sort(t.want.begin(), t.want.end());
+    t.want.erase(std::unique(t.want.begin(), t.want.end()), t.want.end());
+    t.slot.assign(parts.size(), -1);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      if (found[p]) {
+        t.slot[p] = static_cast<int>(std::lower_bound(t.want.begin(), t.want.end(), *found[p]) -
+                                     t.want.begin());
+      }
     }
   }
 
-  std::vector<RankedHit> hits;
-  hits.reserve(matched.size());
-  std::vector<uint32_t> ids;
-  format::ForwardCounts counts;
-  for (uint32_t id : matched) {
+  // A document's exact score, from the counts of its forward record.
+  std::vector<uint32_t> tf;
+  auto score_of = [&](uint32_t id) {
     const IndexSet::Segment& s = set.SegmentOf(id);
-    const size_t segment = static_cast<size_t>(&s - set.segments().data());
-    ids = s.reader->DocumentTerms(id - s.first_id, &counts);
+    const SegmentTerms& t = segment_terms[static_cast<size_t>(&s - set.segments().data())];
+    uint32_t length = 0;
+    tf.assign(t.want.size(), 0);
+    s.reader->TermCounts(id - s.first_id, t.want.data(), t.want.size(), tf.data(), &length);
     const double norm =
-        params.k1 * (1 - params.b + params.b * static_cast<double>(counts.length) / avg_length);
+        params.k1 * (1 - params.b + params.b * static_cast<double>(length) / avg_length);
     double score = 0;
     for (size_t p = 0; p < parts.size(); ++p) {
       if (!Holds(answers[p], id)) continue;
-      double tf = 1;
-      if (parts[p].node->kind == Kind::kTerm && term_ids[p][segment]) {
-        auto at = std::lower_bound(ids.begin(), ids.end(), *term_ids[p][segment]);
-        if (at != ids.end() && *at == *term_ids[p][segment]) {
-          tf = counts.TfAt(static_cast<size_t>(at - ids.begin()));
-        }
-      }
-      score += parts[p].repeats * idf[p] * tf * (params.k1 + 1) / (tf + norm);
+      const double f =
+          t.slot[p] >= 0 ? std::max<uint32_t>(tf[static_cast<size_t>(t.slot[p])], 1) : 1;
+      score += parts[p].repeats * idf[p] * f * (params.k1 + 1) / (f + norm);
     }
-    hits.push_back({id, score});
-  }
-  // Best first; ties in path order (the order of the matched ids, which come in path order
-  // within an index and index by index).
-  std::vector<uint32_t> order(matched.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    return score;
+  };
+  // Best first; ties in path order: position i of `matched` (path order within an index,
+  // index by index) before position j > i.
+  std::vector<double> scores(matched.size(), 0);
   auto better = [&](uint32_t a, uint32_t b) {
-    if (hits[a].score != hits[b].score) return hits[a].score > hits[b].score;
+    if (scores[a] != scores[b]) return scores[a] > scores[b];
     return a < b;
   };
-  if (k != 0 && k < order.size()) {
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
-                      better);
-    order.resize(k);
+  std::vector<uint32_t> order;
+  if (k == 0 || k >= matched.size()) {
+    for (uint32_t i = 0; i < matched.size(); ++i) {
+      scores[i] = score_of(matched[i]);
+      order.push_back(i);
+    }
+    std::sort(order.begin(), order.end(), better);
   } else {
+    // Top k with pruning: a document's score is below the sum of (k1 + 1) idf over the parts
+    // it holds (tf (k1 + 1) / (tf + norm) < k1 + 1), a bound known from the parts' answers
+    // alone. Documents are scored in decreasing bound; once the bound falls below the k-th
+    // best score, no document left can enter the top k (or tie into it: equal bounds are
+    // still scored), and none of their records is read.
+    std::vector<std::pair<uint32_t, uint32_t>> by_id(matched.size());  // (id, position)
+    for (uint32_t i = 0; i < matched.size(); ++i) by_id[i] = {matched[i], i};
+    std::sort(by_id.begin(), by_id.end());
+    std::vector<double> bound(matched.size(), 0);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const double most = parts[p].repeats * idf[p] * (params.k1 + 1);
+      auto at = by_id.begin();
+      for (uint32_t id : answers[p]) {
+        at = std::lower_bound(at, by_id.end(), std::make_pair(id, uint32_t{0}));
+        if (at == by_id.end()) break;
+        if (at->first == id) bound[at->second] += most;
+      }
+    }
+    std::vector<uint32_t> by_bound(matched.size());
+    for (uint32_t i = 0; i < by_bound.size(); ++i) by_bound[i] = i;
+    std::sort(by_bound.begin(), by_bound.end(),
+              [&](uint32_t a, uint32_t b) { return bound[a] > bound[b]; });
+    // order: a heap of the best k so far, the worst on top.
+    for (uint32_t i : by_bound) {
+      if (order.size() == k && bound[i] * (1 + 1e-9) < scores[order.front()]) break;
+      scores[i] = score_of(matched[i]);
+      if (order.size() < k) {
+        order.push_back(i);
+        std::push_heap(order.begin(), order.end(), better);
+      } else if (better(i, order.front())) {
+        std::pop_heap(order.begin(), order.end(), better);
+        order.back() = i;
+        std::push_heap(order.begin(), order.end(), better);
+      }
+    }
     std::sort(order.begin(), order.end(), better);
   }
   std::vector<RankedHit> out;
   out.reserve(order.size());
-  for (uint32_t i : order) out.push_back(hits[i]);
+  for (uint32_t i : order) out.push_back({matched[i], scores[i]});
   if (stats != nullptr) {
     stats->prefix_terms += part_stats.prefix_terms;
     stats->phrase_candidates += part_stats.phrase_candidates;

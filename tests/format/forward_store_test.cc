@@ -43,6 +43,28 @@ TEST_CASE("forward records round-trip and answer containment exactly", "[forward
           DecodeForwardRecord(Bytes(rec), Bytes(rec) + rec.size(), &back, &strict, &got_counts));
       CHECK(got_counts.length == counts.length);
       for (size_t i = 0; i < n; ++i) REQUIRE(got_counts.TfAt(i) == counts.TfAt(i));
+      // The counts of a few ids, present and absent, read without decoding the whole record.
+      for (int q = 0; q < 20; ++q) {
+        std::set<uint32_t> want;
+        const size_t wanted = rng() % 6;
+        while (want.size() < std::min<size_t>(wanted, universe)) {
+          want.insert(!ids.empty() && rng() % 2 ? ids[rng() % ids.size()]
+                                                : static_cast<uint32_t>(rng() % universe));
+        }
+        const std::vector<uint32_t> wv(want.begin(), want.end());
+        std::vector<uint32_t> tf(wv.size(), 99);
+        uint32_t length = 0;
+        REQUIRE(ForwardRecordCounts(Bytes(rec), Bytes(rec) + rec.size(), wv.data(), wv.size(),
+                                    tf.data(), &length));
+        CHECK(length == counts.length);
+        for (size_t i = 0; i < wv.size(); ++i) {
+          auto at = std::lower_bound(ids.begin(), ids.end(), wv[i]);
+          const uint32_t expected = at != ids.end() && *at == wv[i]
+                                        ? counts.TfAt(static_cast<size_t>(at - ids.begin()))
+                                        : 0;
+          REQUIRE(tf[i] == expected);
+        }
+      }
       for (int q = 0; q < 200; ++q) {
         // Queries mixing present and absent ids.
         std::set<uint32_t> query;
@@ -84,6 +106,13 @@ TEST_CASE("damaged forward records are reported, never read past the end", "[for
     CHECK_FALSE(DecodeForwardRecord(part.data(), part.data() + part.size(), &out, nullptr, &got));
     uint32_t q = ids.back();
     ContainsResult r = ForwardRecordContainsAll(part.data(), part.data() + part.size(), &q, 1);
+    // Reading a few counts stops at what it needs: a cut past that goes unseen, but what it
+    // reports is never wrong.
+    uint32_t tf = 0, length = 0;
+    if (ForwardRecordCounts(part.data(), part.data() + part.size(), &ids[0], 1, &tf, &length)) {
+      CHECK(tf == counts.TfAt(0));
+      CHECK(length == counts.length);
+    }
     // Containment reads the ids alone: a record cut in its counts still contains them.
     if (cut < ids_end) CHECK(r != ContainsResult::kYes);
   }

@@ -211,3 +211,47 @@ TEST_CASE("any makes the top-level parts optional and keeps exclusions", "[rank]
   CHECK(any.count("a.txt") == 1);
   CHECK(any.count("b.txt") == 1);
 }
+
+TEST_CASE("the best k with pruning are the first k of the whole ranking", "[rank]") {
+  std::mt19937_64 rng(31);
+  const std::vector<bitsift::Document> docs = RandomDocuments(rng, 400);
+  TempDir dir;
+  bitsift::IndexOptions no_merge;
+  no_merge.merge = false;
+  const std::vector<bitsift::Document> half(docs.begin(), docs.begin() + 200);
+  const std::vector<bitsift::Document> rest(docs.begin() + 200, docs.end());
+  REQUIRE(bitsift::BuildIndexFromDocuments(half, dir / "i", no_merge).ok());
+  REQUIRE(bitsift::UpdateDocuments(rest, {}, dir / "i", no_merge).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "i", &index).ok());
+  const std::vector<std::string> words = {
+      "alpha", "beta", "rho", "phi", "tau", "stdio", "omega", "\"alpha beta\"", "gam*", "-kappa"};
+  for (int round = 0; round < 200; ++round) {
+    std::string query;
+    for (size_t w = 0, n = 1 + rng() % 4; w < n; ++w) {
+      query += words[rng() % words.size()];
+      query += ' ';
+    }
+    bitsift::ParsedQuery q;
+    if (!bitsift::ParsedQuery::Parse(query, bitsift::QuerySyntax::kLanguage, &q).ok()) continue;
+    for (bool any : {false, true}) {
+      bitsift::QueryOptions options;
+      options.rank = true;
+      options.any = any;
+      bitsift::QueryResult all;
+      REQUIRE(index->Query(q, options, &all).ok());
+      for (uint64_t k : {1, 2, 3, 10, 50}) {
+        options.limit = k;
+        bitsift::QueryResult top;
+        REQUIRE(index->Query(q, options, &top).ok());
+        INFO(query << " any=" << any << " k=" << k);
+        const size_t n = std::min<size_t>(k, all.documents.size());
+        REQUIRE(top.documents.size() == n);
+        for (size_t i = 0; i < n; ++i) {
+          REQUIRE(top.documents[i] == all.documents[i]);
+          REQUIRE(top.scores[i] == all.scores[i]);
+        }
+      }
+    }
+  }
+}

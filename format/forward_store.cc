@@ -25,15 +25,20 @@ struct RecordView {
   uint64_t blocks = 0;
   const uint8_t* skips = nullptr;  // (blocks - 1) x 8 bytes
   const uint8_t* data = nullptr;
+  const uint8_t* counts = nullptr;  // data + the id bytes
   const uint8_t* end = nullptr;
 
   bool Parse(const uint8_t* p, const uint8_t* e) {
     if (!GetVarint(&p, e, &n) || n > (1ULL << 32)) return false;
+    uint64_t id_bytes = 0;
+    if (n > 0 && !GetVarint(&p, e, &id_bytes)) return false;
     blocks = (n + kForwardBlock - 1) / kForwardBlock;
     uint64_t skip_bytes = blocks > 1 ? (blocks - 1) * 8 : 0;
     if (static_cast<uint64_t>(e - p) < skip_bytes) return false;
     skips = p;
     data = p + skip_bytes;
+    if (static_cast<uint64_t>(e - data) < id_bytes) return false;
+    counts = data + id_bytes;
     end = e;
     return true;
   }
@@ -60,6 +65,7 @@ void EncodeIds(const std::vector<uint32_t>& ids, std::string& out) {
       PutVarint(ids[i] - ids[i - 1] - 1, data);
     }
   }
+  PutVarint(data.size(), out);
   for (auto [first, offset] : skips) {
     PutU32(first, out);
     PutU32(offset, out);
@@ -148,6 +154,7 @@ bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint3
     prev = id;
   }
   if (strict == nullptr && counts == nullptr) return true;
+  if (q != r.counts) return fail("wrong id byte count");
   std::string why;
   if (!DecodeCounts(q, end, r.n, strict != nullptr, counts, &why)) return fail(why);
   return true;
@@ -235,16 +242,7 @@ bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* w
       if (have && cur == id) held.emplace_back(at, i);
     }
   }
-  // The counts begin after the last block.
-  const uint8_t* q = r.data;
-  if (r.n > 0) {
-    q = r.BlockStart(r.blocks - 1);
-    if (q == nullptr) return false;
-    for (uint64_t k = r.BlockLength(r.blocks - 1); k > 0; --k) {
-      uint64_t v;
-      if (!GetVarint(&q, end, &v)) return false;
-    }
-  }
+  const uint8_t* q = r.counts;
   uint64_t words = 0, repeated = 0;
   if (!GetVarint(&q, end, &words) || !GetVarint(&q, end, &repeated) || words > UINT32_MAX ||
       repeated > r.n) {

@@ -4,6 +4,8 @@
 //
 // Record format (see docs/index_format.md):
 //   varint n                                   number of term ids
+//   if n > 0: varint id bytes                  the length of the block data (where the counts
+//                                              begin)
 //   if n > kForwardBlock: (ceil(n/kForwardBlock) - 1) x {u32 first_id, u32 offset}
 //                                              skip entries for blocks 1.., offsets relative
 //                                              to the start of the block data
@@ -62,7 +64,7 @@ ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, co
 
 // The counts of the ids `want` (strictly ascending; none for the length alone) in the record in [p,
 // end): tf[i] the frequency of want[i] (0 if the record does not hold it), *length the document's
-// length. Reads the blocks that can hold them, the last block (where the counts begin) and the
+// length. Reads the blocks that can hold them and the
 // counts, not the whole record (and only as far as the last wanted id's count). Returns false if
 // what it reads is damaged; never reads past `end`.
 bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,

@@ -29,6 +29,8 @@ const char* SectionName(SectionId id) {
       return "FORWARD_OFFSETS";
     case SectionId::kForwardData:
       return "FORWARD_DATA";
+    case SectionId::kRankBounds:
+      return "RANK_BOUNDS";
     case SectionId::kChunkSums:
       return "CHUNK_SUMS";
     case SectionId::kEncodings:

@@ -30,19 +30,21 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
-// 12: a forward record ends with the document's length and its terms' frequencies (ranking).
-// 11: token contract 2. 10: the living index. 9: DOC_BANDS (format/doc_bands.h) replaces
-// DOC_COLUMNS: a document's band in a few bits and per-block counts, its column following from them
-// (columns follow ids within a band), ~0.55 instead of 4 bytes a document. 8: a document's path is
-// in its DOC_FACTS record (one read per result for its path and facts, not three: DOCS, PATHS,
-// DOC_FACTS); DOCS and PATHS are retired, DOC_COLUMNS holds the columns. 7: DOCS holds 16-byte
-// DocEntry records (path, column); the other fields moved to DOC_FACTS, varint-coded (81 -> ~30
-// bytes a document on linux-paras' 1.2M paragraphs). A term's Bloom positions come from SplitMix64
-// instead of double hashing (format/bloom.h). TERM_FILTER. 6: DocRecord::column. 5: sparse rows
-// (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord of 96 bytes, DICT_TOP,
-// CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS, DF_RUNS). 3: the
-// ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments (0.2).
-inline constexpr uint32_t kFormatVersion = 12;
+// 13: RANK_BOUNDS (format/rank_bounds.h); a forward record names its id bytes, so its counts
+// are found without decoding its ids. 12: a forward record ends with the document's length and its
+// terms' frequencies (ranking). 11: token contract 2. 10: the living index. 9: DOC_BANDS
+// (format/doc_bands.h) replaces DOC_COLUMNS: a document's band in a few bits and per-block counts,
+// its column following from them (columns follow ids within a band), ~0.55 instead of 4 bytes a
+// document. 8: a document's path is in its DOC_FACTS record (one read per result for its path and
+// facts, not three: DOCS, PATHS, DOC_FACTS); DOCS and PATHS are retired, DOC_COLUMNS holds the
+// columns. 7: DOCS holds 16-byte DocEntry records (path, column); the other fields moved to
+// DOC_FACTS, varint-coded (81 -> ~30 bytes a document on linux-paras' 1.2M paragraphs). A term's
+// Bloom positions come from SplitMix64 instead of double hashing (format/bloom.h). TERM_FILTER. 6:
+// DocRecord::column. 5: sparse rows (SPARSE_DATA, SPARSE_INDEX) for the rarest terms, MetaRecord of
+// 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS,
+// DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments
+// (0.2).
+inline constexpr uint32_t kFormatVersion = 13;
 // Throws the error of a segment file that cannot be used: Error(kCorrupt) with "PATH: not a
 // usable bitsift index: WHAT" (the API adds the command that rebuilds it). Every layer that finds
 // a segment damaged, of another version or inconsistent reports it through this.
@@ -85,24 +87,25 @@ enum class SectionId : uint32_t {
   kDocFactsIndex = 23,   // u64 offset into kDocFacts per kDocFactsBlock documents, and the end
   kTermFilter = 24,      // split-block Bloom filter of the dictionary's terms (term_filter.h)
   // 25 held format 8's DOC_COLUMNS (a u32 column per document): retired.
-  kDocBands = 26,  // every document's band, whence its column (format/doc_bands.h)
+  kDocBands = 26,    // every document's band, whence its column (format/doc_bands.h)
+  kRankBounds = 27,  // length codes and common terms' block maxima (format/rank_bounds.h)
 };
 // Sections in a file, and the largest id (spans are indexed by id - 1).
-inline constexpr uint32_t kSectionCount = 19;
-inline constexpr uint32_t kMaxSectionId = 26;
+inline constexpr uint32_t kSectionCount = 20;
+inline constexpr uint32_t kMaxSectionId = 27;
 // The order of the sections in the file and in the section table: CHUNK_SUMS, which covers
 // all the others, and CHUNK_SUMS_INDEX, which covers CHUNK_SUMS, come last (the writer's
 // Finish writes them).
 // The dictionary comes first, so that a merge can stream it into the file while it gives the
 // terms their new ids (which the rows and forward records after it need).
 inline constexpr SectionId kSectionOrder[kSectionCount] = {
-    SectionId::kDictBlocks,     SectionId::kDictIndex,   SectionId::kDictTop,
-    SectionId::kDfRuns,         SectionId::kTermFilter,  SectionId::kMeta,
-    SectionId::kBands,          SectionId::kBandDocs,    SectionId::kRows,
-    SectionId::kDocBands,       SectionId::kDocFacts,    SectionId::kDocFactsIndex,
-    SectionId::kForwardOffsets, SectionId::kForwardData, SectionId::kSparseData,
-    SectionId::kSparseIndex,    SectionId::kEncodings,   SectionId::kChunkSums,
-    SectionId::kChunkSumsIndex};
+    SectionId::kDictBlocks,     SectionId::kDictIndex,     SectionId::kDictTop,
+    SectionId::kDfRuns,         SectionId::kTermFilter,    SectionId::kMeta,
+    SectionId::kBands,          SectionId::kBandDocs,      SectionId::kRows,
+    SectionId::kDocBands,       SectionId::kDocFacts,      SectionId::kDocFactsIndex,
+    SectionId::kForwardOffsets, SectionId::kForwardData,   SectionId::kSparseData,
+    SectionId::kSparseIndex,    SectionId::kEncodings,     SectionId::kRankBounds,
+    SectionId::kChunkSums,      SectionId::kChunkSumsIndex};
 
 // Sections are checksummed in chunks of kChunkBytes (4 KiB), aligned to the section's start (the
 // last chunk of a section is shorter): storage's chunks. A section of L bytes has ChunkCount(L)

@@ -465,4 +465,15 @@ void SegmentReader::TermCounts(uint32_t id, const uint32_t* want, size_t n, uint
   }
 }
 
+const RankBoundsView& SegmentReader::RankBounds() const {
+  std::call_once(rank_bounds_once_, [&] {
+    const uint64_t size = file_.Section(SectionId::kRankBounds).size();
+    static const uint8_t kNone = 0;
+    const uint8_t* bytes = size > 0 ? file_.Touch(SectionId::kRankBounds, 0, size) : &kNone;
+    const std::string problem = rank_bounds_.Parse(bytes, size, meta_.doc_count, meta_.term_count);
+    Check(problem.empty(), path(), "rank bounds: " + problem);
+  });
+  return rank_bounds_;
+}
+
 }  // namespace bitsift::format

@@ -15,6 +15,7 @@
 #include "format/doc_bands.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
+#include "format/rank_bounds.h"
 #include "format/sparse_rows.h"
 #include "util/spin_lock.h"
 
@@ -187,6 +188,9 @@ class SegmentReader {
   // Throws Error(kCorrupt) as Contains does.
   void TermCounts(uint32_t id, const uint32_t* want, size_t n, uint32_t* tf,
                   uint32_t* length) const;
+  // The segment's RANK_BOUNDS (format/rank_bounds.h), read and parsed on the first call.
+  // Thread-safe. Throws Error(kCorrupt) if the section is damaged.
+  const RankBoundsView& RankBounds() const;
   uint64_t SectionBytes(SectionId id) const { return file_.Section(id).size(); }
   // The raw bytes of a section, verified only after file().VerifyAll() (for the check).
   std::string_view Section(SectionId id) const { return file_.Section(id); }
@@ -212,6 +216,8 @@ class SegmentReader {
     std::string path;
   };
   const KeptDoc& LocateByCopy(uint32_t id) const;
+  mutable std::once_flag rank_bounds_once_;
+  mutable RankBoundsView rank_bounds_;
   mutable util::SpinLock kept_mu_;
   mutable std::unordered_map<uint32_t, KeptDoc> kept_;  // (references stay valid as it grows)
   [[noreturn]] void BadFacts(uint32_t id) const;

@@ -22,6 +22,7 @@
 #include "format/doc_table.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
+#include "format/rank_bounds.h"
 #include "format/sparse_rows.h"
 #include "indexer/bands.h"
 #include "indexer/signature_rows.h"
@@ -441,21 +442,26 @@ struct ForwardSections {
   std::vector<uint64_t> offsets;  // one per document, then the end
   std::string data;
   uint64_t total_length = 0;  // of the documents (MetaRecord::total_length)
+  std::string rank_bounds;    // RANK_BOUNDS
 };
 
 // Phase 7: each document's sorted ids encoded (format/forward_store.h); frees them as it goes.
+// RANK_BOUNDS (format/rank_bounds.h) is made from the same records.
 template <typename Docs>
-ForwardSections EncodeForwardStore(Docs& docs) {
+ForwardSections EncodeForwardStore(Docs& docs, const std::vector<uint32_t>& df) {
   ForwardSections out;
   out.offsets.assign(docs.size() + 1, 0);
+  format::RankBoundsWriter bounds(docs.size(), format::BoundedTerms(df, docs.size()));
   for (size_t d = 0; d < docs.size(); ++d) {
     out.offsets[d] = out.data.size();
     format::EncodeForwardRecord(docs[d].ids, docs[d].counts, out.data);
+    bounds.Add(d, docs[d].ids, docs[d].counts.tf, docs[d].counts.length);
     out.total_length += docs[d].counts.length;
     std::vector<uint32_t>().swap(docs[d].ids);
     std::vector<uint32_t>().swap(docs[d].counts.tf);
   }
   out.offsets[docs.size()] = out.data.size();
+  out.rank_bounds = bounds.Finish();
   return out;
 }
 
@@ -517,6 +523,7 @@ uint64_t WriteSegmentFile(const std::string& path, const std::string& root, doub
   w.AddSection(SectionId::kSparseIndex, p.sparse.index);
   const std::string encodings = format::EncodeEncodingTable(p.table.encodings);
   w.AddSection(SectionId::kEncodings, encodings);
+  w.AddSection(SectionId::kRankBounds, p.forward.rank_bounds);
   return w.Finish();
 }
 
@@ -538,7 +545,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
         return docs_[p.plan.band_docs[p.plan.bands[band].first_column + column]].ids;
       });
   p.sparse = BuildSparseSections(docs_, p.terms.df, p.classes);
-  p.forward = EncodeForwardStore(docs_);
+  p.forward = EncodeForwardStore(docs_, p.terms.df);
 
   SegmentSummary s;
   s.file_bytes = WriteSegmentFile(path, root, fp_rate_, p);

@@ -18,6 +18,7 @@
 #include "format/doc_table.h"
 #include "format/forward_store.h"
 #include "format/index_format.h"
+#include "format/rank_bounds.h"
 #include "format/sparse_rows.h"
 #include "indexer/bands.h"
 #include "indexer/signature_rows.h"
@@ -341,13 +342,27 @@ class NewRecords {
   mutable std::atomic<uint64_t> decoded_{0};
 };
 
+// The ids of the new segment's bounded terms (format/rank_bounds.h): ids ascend as df falls, so
+// they are those of the first runs.
+std::vector<uint32_t> BoundedTerms(const MergedTerms& terms, uint64_t doc_count) {
+  std::vector<uint32_t> out;
+  for (size_t r = 0; r < terms.runs.size(); ++r) {
+    if (!format::IsBoundedTerm(terms.runs[r].df, doc_count)) break;
+    const uint64_t end = r + 1 < terms.runs.size() ? terms.runs[r + 1].first_id : terms.count;
+    for (uint64_t id = terms.runs[r].first_id; id < end; ++id)
+      out.push_back(static_cast<uint32_t>(id));
+  }
+  return out;
+}
+
 // Phase 4: every live document's new forward record (into a scratch file in `dir`) and its
 // Bloom-hashed term count (for the bands), in slices of documents (each slice's records in
 // parallel, then appended in order).
 NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const MergedTerms& terms,
                            const std::vector<DocRef>& refs, uint32_t exact_terms,
                            uint32_t sparse_first, const std::string& dir,
-                           std::vector<uint64_t>* bloom_counts, uint64_t* total_length) {
+                           std::vector<uint64_t>* bloom_counts, uint64_t* total_length,
+                           format::RankBoundsWriter* bounds) {
   constexpr size_t kSlice = 4096;
   storage::ScratchFile scratch_file(dir);
   std::vector<uint64_t> offsets(refs.size() + 1, 0);
@@ -358,15 +373,20 @@ NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const Merged
   std::atomic<uint64_t> length{0};
   for (size_t first = 0; first < refs.size(); first += kSlice) {
     const size_t n = std::min(kSlice, refs.size() - first);
+    // Whole blocks of RANK_BOUNDS to each task (kSlice is a multiple of kBoundBlockDocs).
+    static_assert(kSlice % format::kBoundBlockDocs == 0);
+    const size_t blocks = (n + format::kBoundBlockDocs - 1) / format::kBoundBlockDocs;
     tbb::parallel_for(
-        tbb::blocked_range<size_t>(0, n, 64), [&](const tbb::blocked_range<size_t>& range) {
+        tbb::blocked_range<size_t>(0, blocks), [&](const tbb::blocked_range<size_t>& range) {
           std::vector<uint32_t>& ids = scratch.local();
           format::ForwardCounts& counts = scratch_counts.local();
-          for (size_t i = range.begin(); i != range.end(); ++i) {
+          const size_t end = std::min(n, range.end() * format::kBoundBlockDocs);
+          for (size_t i = range.begin() * format::kBoundBlockDocs; i != end; ++i) {
             MappedTerms(sources, terms, refs[first + i], &ids, &counts);
             (*bloom_counts)[first + i] = BloomTermCount(ids, exact_terms, sparse_first);
             records[i].clear();
             format::EncodeForwardRecord(ids, counts, records[i]);
+            bounds->Add(first + i, ids, counts.tf, counts.length);
             length.fetch_add(counts.length, std::memory_order_relaxed);
           }
         });
@@ -538,8 +558,10 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   const uint32_t sparse_first = terms.sparse_first;
   std::vector<uint64_t> bloom_counts;
   uint64_t total_length = 0;
-  const NewRecords records = EncodeDocuments(sources, terms, refs, exact_terms, sparse_first,
-                                             DirectoryOf(path), &bloom_counts, &total_length);
+  format::RankBoundsWriter bounds(refs.size(), BoundedTerms(terms, refs.size()));
+  const NewRecords records =
+      EncodeDocuments(sources, terms, refs, exact_terms, sparse_first, DirectoryOf(path),
+                      &bloom_counts, &total_length, &bounds);
   std::vector<std::vector<uint32_t>>().swap(terms.new_id);  // the records were their last use
   const RowPlan plan = PlanRows(bloom_counts, fp_rate, exact_terms);
   std::vector<uint64_t>().swap(bloom_counts);
@@ -572,6 +594,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   w.EndSection();
   WriteSparseRows(w, records, terms, format::ListFirst(m), sparse_first);
   w.AddSection(SectionId::kEncodings, encodings);
+  w.AddSection(SectionId::kRankBounds, bounds.Finish());
   summary.file_bytes = w.Finish();
   summary.documents = refs.size();
   summary.terms = terms.count;

@@ -9,6 +9,7 @@
 #include "format/doc_bands.h"
 #include "format/doc_table.h"
 #include "format/forward_store.h"
+#include "format/rank_bounds.h"
 #include "format/sparse_rows.h"
 #include "format/term_filter.h"
 #include "util/error.h"
@@ -127,10 +128,12 @@ class ForwardRecords {
 
   // Decodes the record of document `d` into *ids (its term ids, ascending); fails the check if
   // it does not decode completely.
-  void Decode(uint64_t d, std::vector<uint32_t>* ids) const {
+  void Decode(uint64_t d, std::vector<uint32_t>* ids,
+              format::ForwardCounts* counts = nullptr) const {
     std::string why;
     const format::StrictForward strict{index_.meta().term_count, &why};
-    if (!format::DecodeForwardRecord(data_ + offsets_[d], data_ + offsets_[d + 1], ids, &strict)) {
+    if (!format::DecodeForwardRecord(data_ + offsets_[d], data_ + offsets_[d + 1], ids, &strict,
+                                     counts)) {
       Fail(index_, "forward record of document " + std::to_string(d) + ": " + why);
     }
   }
@@ -384,6 +387,24 @@ void CheckLists(const format::SegmentReader& index, const std::vector<uint32_t>&
 
 }  // namespace
 
+// RANK_BOUNDS and the total length in META are what the forward records' counts make of them.
+void CheckRankBounds(const format::SegmentReader& index, const ForwardRecords& forward,
+                     const std::vector<uint32_t>& df) {
+  const uint64_t docs = index.doc_count();
+  format::RankBoundsWriter bounds(docs, format::BoundedTerms(df, docs));
+  std::vector<uint32_t> ids;
+  format::ForwardCounts counts;
+  uint64_t total = 0;
+  for (uint64_t d = 0; d < docs; ++d) {
+    forward.Decode(d, &ids, &counts);
+    bounds.Add(d, ids, counts.tf, counts.length);
+    total += counts.length;
+  }
+  if (total != index.meta().total_length) Fail(index, "document lengths do not add up");
+  if (bounds.Finish() != index.Section(SectionId::kRankBounds))
+    Fail(index, "rank bounds do not match the forward records");
+}
+
 void CheckIndex(const format::SegmentReader& index) {
   // Every byte first: checksums of all sections and chunks, zero padding.
   index.file().VerifyAll();
@@ -395,6 +416,7 @@ void CheckIndex(const format::SegmentReader& index) {
   const DocumentCounts counts = CheckDocuments(index, forward);
   const uint64_t columns = CheckBands(index, forward, hashes, counts.df);
   CheckLists(index, counts.df);
+  CheckRankBounds(index, forward, counts.df);
   if (columns != counts.non_empty) {
     Fail(index, "the bands hold " + Plural(columns, "document", "documents") + ", " +
                     Plural(counts.non_empty, "document has", "documents have") + " terms");

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <string_view>
 #include <utility>
 
 #include "format/forward_store.h"
+#include "format/rank_bounds.h"
 #include "util/error.h"
 
 namespace bitsift::query {
@@ -36,12 +38,128 @@ std::vector<uint32_t> PartAnswer(const IndexSet& set, const QueryNode& part,
                                  const IndexSet::SegmentText& text, bool parallel,
                                  SetQueryStats* stats) {
   std::vector<uint32_t> ids = set.Evaluate(part, 0, text, parallel, stats);
-  std::sort(ids.begin(), ids.end());
+  if (!std::is_sorted(ids.begin(), ids.end())) std::sort(ids.begin(), ids.end());
   return ids;
 }
 
 bool Holds(const std::vector<uint32_t>& sorted, uint32_t id) {
   return std::binary_search(sorted.begin(), sorted.end(), id);
+}
+
+// The best k positions of `matched` (0 < k < its size), best first by `better`, scoring with
+// `score_of` (into scores[position]) only the documents that could enter the top k. A
+// document's bound is the sum, over the parts it holds, of the part's score at the largest
+// frequency the part can have there (its block maximum, RANK_BOUNDS, or none: k1 + 1 for the
+// term's idf; 1 for a phrase or prefix, which counts once) and the floor of its length.
+// Documents are scored in decreasing bound; once the bound falls below the k-th best score, no
+// document left can enter the top k (nor tie into it: equal bounds are still scored), and none
+// of their records is read. Most documents' bounds are never sorted: the 8k highest are found
+// in linear time and scored first, and the rest are sorted only if their bound reaches the
+// k-th score by then.
+template <typename Better, typename ScoreOf>
+std::vector<uint32_t> TopByBound(const IndexSet& set, const std::vector<ScoringPart>& parts,
+                                 const std::vector<std::vector<uint32_t>>& answers,
+                                 const std::vector<double>& idf,
+                                 const std::vector<uint32_t>& matched, uint64_t k,
+                                 double avg_length, const Bm25& params, std::vector<double>& scores,
+                                 const Better& better, const ScoreOf& score_of) {
+  // (id, position in matched), by id.
+  std::vector<std::pair<uint32_t, uint32_t>> by_id(matched.size());
+  for (uint32_t i = 0; i < matched.size(); ++i) by_id[i] = {matched[i], i};
+  if (!std::is_sorted(matched.begin(), matched.end())) std::sort(by_id.begin(), by_id.end());
+  double norm[256];
+  for (int c = 0; c < 256; ++c) {
+    norm[c] = params.k1 *
+              (1 - params.b + params.b * format::LengthFloor(static_cast<uint8_t>(c)) / avg_length);
+  }
+  // slot_of[g * parts + p]: part p's slot among segment g's bounded terms; kOpen: none (a term
+  // without block maxima); kOnce: not a term; kUnknown: not looked up yet.
+  constexpr int64_t kOpen = -1, kOnce = -2, kUnknown = -3;
+  const size_t segments = set.segments().size();
+  std::vector<int64_t> slot_of(segments * parts.size(), kUnknown);
+  std::vector<double> bound(matched.size(), 0);
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const double weight = parts[p].repeats * idf[p];
+    const bool gallop = answers[p].size() * 16 < by_id.size();
+    auto at = by_id.begin();
+    size_t g = segments;
+    uint32_t first = 0, end_id = 0;
+    const format::RankBoundsView* view = nullptr;
+    int64_t slot = kOpen;
+    for (uint32_t id : answers[p]) {
+      if (gallop) {
+        at = std::lower_bound(at, by_id.end(), std::make_pair(id, uint32_t{0}));
+      } else {
+        while (at != by_id.end() && at->first < id) ++at;
+      }
+      if (at == by_id.end()) break;
+      if (at->first != id) continue;
+      if (id < first || id >= end_id) {
+        const IndexSet::Segment& s = set.SegmentOf(id);
+        g = static_cast<size_t>(&s - set.segments().data());
+        first = s.first_id;
+        end_id = s.first_id + static_cast<uint32_t>(s.reader->doc_count());
+        view = &s.reader->RankBounds();
+        int64_t& known = slot_of[g * parts.size() + p];
+        if (known == kUnknown) {
+          known = kOnce;
+          if (parts[p].node->kind == Kind::kTerm) {
+            const std::optional<uint32_t> term =
+                s.reader->dictionary().Find(parts[p].node->terms[0]);
+            known = term ? view->Slot(*term) : kOpen;
+            if (known < 0) known = kOpen;
+          }
+        }
+        slot = known;
+      }
+      const uint32_t local = id - first;
+      double most = weight * (params.k1 + 1);
+      const double f = slot == kOnce ? 1 : slot >= 0 ? view->tf_max(slot, local) : 0;
+      // (0 for a holder would be a damaged section: then no bound but k1 + 1.)
+      if (f > 0 && f < format::kTfMaxOpen) most = most * f / (f + norm[view->length_code(local)]);
+      bound[at->second] += most;
+    }
+  }
+  // (bound, position), the highest bounds first after the selection below.
+  std::vector<std::pair<double, uint32_t>> by_bound(matched.size());
+  for (uint32_t i = 0; i < by_bound.size(); ++i) by_bound[i] = {bound[i], i};
+  std::vector<double>().swap(bound);
+  auto higher = [](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
+    return a.first > b.first;
+  };
+  using It = std::vector<std::pair<double, uint32_t>>::iterator;
+  // order: a heap of the best k so far, the worst on top.
+  std::vector<uint32_t> order;
+  auto score_in_turn = [&](It from, It to) {
+    for (It it = from; it != to; ++it) {
+      const uint32_t i = it->second;
+      if (order.size() == k && it->first * (1 + 1e-9) < scores[order.front()]) return false;
+      scores[i] = score_of(matched[i]);
+      if (order.size() < k) {
+        order.push_back(i);
+        std::push_heap(order.begin(), order.end(), better);
+      } else if (better(i, order.front())) {
+        std::pop_heap(order.begin(), order.end(), better);
+        order.back() = i;
+        std::push_heap(order.begin(), order.end(), better);
+      }
+    }
+    return true;
+  };
+  const It head =
+      by_bound.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(by_bound.size(), 8 * k));
+  std::nth_element(by_bound.begin(), head, by_bound.end(), higher);
+  std::sort(by_bound.begin(), head, higher);
+  if (score_in_turn(by_bound.begin(), head)) {
+    const double kth = scores[order.front()];
+    const It rest = std::partition(head, by_bound.end(), [&](const std::pair<double, uint32_t>& b) {
+      return b.first * (1 + 1e-9) >= kth;
+    });
+    std::sort(head, rest, higher);
+    score_in_turn(head, rest);
+  }
+  std::sort(order.begin(), order.end(), better);
+  return order;
 }
 
 }  // namespace
@@ -78,28 +196,48 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
                             const IndexSet::SegmentText& text, bool parallel, SetQueryStats* stats,
                             const std::vector<IndexScope>* scope, std::vector<uint32_t>* unreadable,
                             const Bm25& params) {
-  // The documents ranked: the query's exact answer (or its parts', with `any`) in the scope.
-  const QueryNode ranked = any ? AnyOf(query) : query;
-  std::vector<std::string> plain;
-  std::vector<uint32_t> matched =
-      IsPlainConjunction(ranked, &plain)
-          ? set.Search(plain, 0, stats, scope, parallel)
-          : set.Evaluate(ranked, 0, text, parallel, stats, scope, unreadable);
-
-  // Collection statistics of the whole set.
   const std::vector<ScoringPart> parts = ScoringParts(query);
   const double n = static_cast<double>(set.live_documents());
   const double avg_length = n > 0 ? std::max(1.0, static_cast<double>(set.live_length()) / n) : 1.0;
+  // Each part's exact answer over the whole set (sorted global ids) and its idf.
   std::vector<std::vector<uint32_t>> answers(parts.size());
   std::vector<double> idf(parts.size());
   SetQueryStats part_stats;
+  bool phrases = false;
   for (size_t p = 0; p < parts.size(); ++p) {
+    phrases = phrases || parts[p].node->kind == Kind::kPhrase;
     answers[p] = PartAnswer(set, *parts[p].node, text, parallel, &part_stats);
     const double df = static_cast<double>(answers[p].size());
     idf[p] = std::max(1e-6, std::log((n - df + 0.5) / (df + 0.5)));
   }
-  // In each segment: the term parts' ids there, ascending and distinct (want), and for each
-  // part the index of its id in want (-1: not a term, or absent from the segment).
+  // Global ids ascend in path order when every index is one segment: then `matched` (below)
+  // may be sorted by id, and a position in it is a position in path order.
+  bool ids_in_path_order = true;
+  for (const IndexSet::Index& index : set.indexes())
+    ids_in_path_order = ids_in_path_order && index.segments.size() <= 1;
+
+  // The documents ranked: the query's exact answer (or its parts', with `any`) in the scope,
+  // in path order. With `any` over the whole set, and no exclusion or phrase (whose texts
+  // could be unreadable), it is the union of the parts' answers.
+  const QueryNode ranked = any ? AnyOf(query) : query;
+  std::vector<uint32_t> matched;
+  std::vector<std::string> plain;
+  if (any && ids_in_path_order && scope == nullptr && !phrases && query.excluded.empty()) {
+    for (const std::vector<uint32_t>& a : answers) {
+      std::vector<uint32_t> both;
+      both.reserve(matched.size() + a.size());
+      std::set_union(matched.begin(), matched.end(), a.begin(), a.end(), std::back_inserter(both));
+      matched.swap(both);
+    }
+  } else if (IsPlainConjunction(ranked, &plain)) {
+    matched = set.Search(plain, 0, stats, scope, parallel);
+  } else {
+    matched = set.Evaluate(ranked, 0, text, parallel, stats, scope, unreadable);
+  }
+
+  // In each segment: the term parts' ids there, ascending and distinct (want), for each part
+  // the index of its id in want (-1: not a term, or absent from the segment), and its slot
+  // among the segment's bounded terms (format/rank_bounds.h; -1: none).
   struct SegmentTerms {
     std::vector<uint32_t> want;
     std::vector<int> slot;
@@ -158,42 +296,8 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
     }
     std::sort(order.begin(), order.end(), better);
   } else {
-    // Top k with pruning: a document's score is below the sum of (k1 + 1) idf over the parts
-    // it holds (tf (k1 + 1) / (tf + norm) < k1 + 1), a bound known from the parts' answers
-    // alone. Documents are scored in decreasing bound; once the bound falls below the k-th
-    // best score, no document left can enter the top k (or tie into it: equal bounds are
-    // still scored), and none of their records is read.
-    std::vector<std::pair<uint32_t, uint32_t>> by_id(matched.size());  // (id, position)
-    for (uint32_t i = 0; i < matched.size(); ++i) by_id[i] = {matched[i], i};
-    std::sort(by_id.begin(), by_id.end());
-    std::vector<double> bound(matched.size(), 0);
-    for (size_t p = 0; p < parts.size(); ++p) {
-      const double most = parts[p].repeats * idf[p] * (params.k1 + 1);
-      auto at = by_id.begin();
-      for (uint32_t id : answers[p]) {
-        at = std::lower_bound(at, by_id.end(), std::make_pair(id, uint32_t{0}));
-        if (at == by_id.end()) break;
-        if (at->first == id) bound[at->second] += most;
-      }
-    }
-    std::vector<uint32_t> by_bound(matched.size());
-    for (uint32_t i = 0; i < by_bound.size(); ++i) by_bound[i] = i;
-    std::sort(by_bound.begin(), by_bound.end(),
-              [&](uint32_t a, uint32_t b) { return bound[a] > bound[b]; });
-    // order: a heap of the best k so far, the worst on top.
-    for (uint32_t i : by_bound) {
-      if (order.size() == k && bound[i] * (1 + 1e-9) < scores[order.front()]) break;
-      scores[i] = score_of(matched[i]);
-      if (order.size() < k) {
-        order.push_back(i);
-        std::push_heap(order.begin(), order.end(), better);
-      } else if (better(i, order.front())) {
-        std::pop_heap(order.begin(), order.end(), better);
-        order.back() = i;
-        std::push_heap(order.begin(), order.end(), better);
-      }
-    }
-    std::sort(order.begin(), order.end(), better);
+    order = TopByBound(set, parts, answers, idf, matched, k, avg_length, params, scores, better,
+                       score_of);
   }
   std::vector<RankedHit> out;
   out.reserve(order.size());

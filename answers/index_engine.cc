@@ -315,6 +315,7 @@ IndexEngine::LinesState IndexEngine::MatchingLines(uint32_t id, const QueryForm&
   answers::LineOptions lo;
   lo.before = options.before;
   lo.after = options.after;
+  lo.best = options.best_lines;
   const bool extracted = origins.paged || !origins.source_lines.empty();
   for (answers::LineGroup& g : answers::MatchingLines(text, matcher, lo, &origins)) {
     bitsift::LineGroup out;

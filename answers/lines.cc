@@ -25,6 +25,7 @@ std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher&
   query::QueryMatcher::Result found;
   matcher.Scan(text, true, std::vector<bool>(matcher.pattern_count(), true), &found);
   std::map<size_t, std::vector<LineSpan>> by_line;
+  std::map<size_t, std::vector<uint32_t>> patterns;  // line -> the patterns on it, as first_alike
   // Each span lies on one line (QueryMatcher cuts an occurrence at the line breaks between its
   // tokens), from a token's begin to a token's end.
   for (const query::MatchSpan& s : found.spans) {
@@ -32,7 +33,27 @@ std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher&
                                          starts.begin()) -
                      1;
     const size_t e = std::min<size_t>(s.end, line_end(l));
-    if (s.begin < e) by_line[l].push_back(LineSpan{s.begin - starts[l], e - starts[l]});
+    if (s.begin < e) {
+      by_line[l].push_back(LineSpan{s.begin - starts[l], e - starts[l]});
+      if (options.best > 0) patterns[l].push_back(matcher.first_alike(s.pattern));
+    }
+  }
+  // The lines that bring their groups: every matching line, or the best ones.
+  std::vector<size_t> chosen;
+  for (const auto& [l, spans] : by_line) chosen.push_back(l);
+  if (options.best > 0 && chosen.size() > options.best) {
+    std::vector<std::pair<size_t, size_t>> ranked;  // (distinct patterns, line)
+    for (auto& [l, ps] : patterns) {
+      std::sort(ps.begin(), ps.end());
+      ranked.emplace_back(static_cast<size_t>(std::unique(ps.begin(), ps.end()) - ps.begin()), l);
+    }
+    // Most patterns first, then the earlier line (stable over the lines in order).
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    ranked.resize(options.best);
+    chosen.clear();
+    for (const auto& [n, l] : ranked) chosen.push_back(l);
+    std::sort(chosen.begin(), chosen.end());
   }
   for (auto& [l, spans] : by_line) {
     std::sort(spans.begin(), spans.end(), [](const LineSpan& a, const LineSpan& b) {
@@ -74,7 +95,7 @@ std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher&
 
   std::vector<LineGroup> groups;
   size_t next = 0;  // the first line not yet printed
-  for (auto& [l, spans] : by_line) {
+  for (const size_t l : chosen) {
     const size_t first = l >= options.before ? l - options.before : 0;
     const size_t last = std::min<uint64_t>(starts.size() - 1, l + options.after);
     if (groups.empty() || first > next) groups.emplace_back();

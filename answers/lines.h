@@ -42,17 +42,20 @@ struct LineGroup {
 struct LineOptions {
   uint64_t before = 0;  // context lines before each matching line (grep -B)
   uint64_t after = 0;   // context lines after each matching line (grep -A)
+  uint64_t best = 0;    // 0: every matching line; N: the N best (bitsift::LineOptions::best_lines)
 };
 
 // The lines of `text` holding at least one match of the query `matcher` was built for: an
 // occurrence of a term, prefix or phrase that is not under an exclusion (so a phrase counts
 // where the phrase occurs, never for its words alone). A phrase across line breaks marks the
 // lines of its words, each from its first word there to its last (not a line between them that
-// holds none of its words, nor what follows its words at a break). With context, a
-// matching line brings the lines around it; overlapping or adjacent ranges form one group. A
-// final '\n' ends the last line (it does not start an empty one). With `origins` (the
-// document stage's, for this text), each line gets its source_line and page. Throws
-// std::runtime_error only if ICU fails.
+// holds none of its words, nor what follows its words at a break). With options.best = N > 0,
+// only the N matching lines that hold the most distinct patterns (QueryMatcher::first_alike;
+// ties: the earlier line) are chosen, and returned in text order. With context, a chosen line
+// brings the lines around it (a matching line among them is still a match line, with its
+// spans); overlapping or adjacent ranges form one group. A final '\n' ends the last line (it
+// does not start an empty one). With `origins` (the document stage's, for this text), each line
+// gets its source_line and page. Throws std::runtime_error only if ICU fails.
 std::vector<LineGroup> MatchingLines(std::string_view text, query::QueryMatcher& matcher,
                                      const LineOptions& options,
                                      const documents::LineOrigins* origins = nullptr);

@@ -79,6 +79,10 @@ std::optional<bool> ColorOption(const po::variables_map& vm) {
 // At most this many --jobs.
 constexpr uint64_t kMaxJobs = 256;
 
+// --snippet-lines' default: a ranked document's lines are a snippet of three, as a search
+// engine's result shows a few fragments, not the whole list of matching lines.
+constexpr uint64_t kSnippetLines = 3;
+
 // A query of a --queries file, and its answer.
 struct BatchQuery {
   uint64_t line = 0;
@@ -124,6 +128,9 @@ po::options_description QueryOptionsDescription() {
       "max-columns", po::value<std::string>()->default_value("0"),
       "with --lines: show at most N characters of a line, around its first match (0 = all; "
       "--json keeps whole lines)")(
+      "snippet-lines", po::value<std::string>()->default_value(std::to_string(kSnippetLines)),
+      "with --rank or --any and --lines: print each document's N best lines, those holding the "
+      "most query terms (ties: the earlier line), in file order (0 = every matching line)")(
       "words", "read the query as plain words, all required (no operators: bitsift 0.1)")(
       "all", "search the whole index, not only the folder you are in")(
       "in", po::value<std::vector<std::string>>(),
@@ -165,12 +172,22 @@ std::optional<int> ReadQueryFlags(const po::variables_map& vm, QueryFlags* out) 
   if (!f.lines && (!vm["max-columns"].defaulted() || !vm["color"].defaulted())) {
     return Fail("--max-columns and --color need --lines");
   }
+  const bool ranked = vm.count("rank") > 0 || vm.count("any") > 0;
+  if (!vm["snippet-lines"].defaulted() && (!f.lines || !ranked)) {
+    return Fail(
+        "--snippet-lines needs --lines and --rank or --any (unranked, --lines prints every "
+        "matching line)");
+  }
   std::optional<uint64_t> limit = WholeOption(vm, "limit", 0, kMaxLimit, "0 = all");
   if (!limit) return kExitError;
   f.options.limit = *limit;
   std::optional<uint64_t> columns = WholeOption(vm, "max-columns", 0, kMaxLimit, "0 = all");
   if (!columns) return kExitError;
   f.max_columns = *columns;
+  std::optional<uint64_t> snippet = WholeOption(vm, "snippet-lines", 0, kMaxLimit, "0 = all");
+  if (!snippet) return kExitError;
+  // Ranked documents show their best lines; path order keeps grep's every matching line.
+  f.context.best_lines = ranked ? *snippet : 0;
   std::optional<bool> color = ColorOption(vm);
   if (!color) return kExitError;
   f.color = *color && !f.json;
@@ -282,7 +299,8 @@ int RunQuery(const std::vector<std::string>& args) {
   const char* usage =
       "usage: bitsift query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
       "                     [--rank] [--any] [--no-check]\n"
-      "                     [--lines [--color WHEN] [-C N] [-A N] [-B N] [--max-columns N]]\n"
+      "                     [--lines [--color WHEN] [-C N] [-A N] [-B N] [--max-columns N]\n"
+      "                              [--snippet-lines N]]\n"
       "                     [--words] [--all | --in PATH...] (QUERY... | --queries FILE [-j N])\n"
       "                     [-- QUERY...]";
   const po::options_description visible = QueryOptionsDescription();

@@ -148,8 +148,9 @@ std::string LineJson(const DocumentInfo& d, const MatchLine& line, const std::st
 }
 
 // Prints the matching lines of the documents of `result` (in its order: path order within each
-// index). A document whose file changed or vanished is not printed (it goes to *stale), nor
-// one that cannot be read. Returns the number of documents whose lines were printed.
+// index, or best first when ranked, each then with its best lines alone: f.context.best_lines).
+// A document whose file changed or vanished is not printed (it goes to *stale), nor one that
+// cannot be read. Returns the number of documents whose lines were printed.
 uint64_t PrintLines(const Index& index, const ParsedQuery& query, const QueryResult& result,
                     const QueryFlags& f, const std::string& text_prefix,
                     const std::string& json_prefix, StaleHits* stale) {

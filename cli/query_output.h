@@ -25,7 +25,7 @@ struct QueryFlags {
   // --lines: matching lines instead of paths.
   bool lines = false;
   bool color = false;        // ANSI colours (--color, NO_COLOR, a terminal)
-  LineOptions context;       // -A/-B/-C
+  LineOptions context;       // -A/-B/-C, and --snippet-lines when ranked
   uint64_t max_columns = 0;  // --max-columns (0 = whole lines)
 };
 

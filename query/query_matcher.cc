@@ -11,8 +11,16 @@ using Kind = QueryNode::Kind;
 
 QueryMatcher::QueryMatcher(const QueryNode& root, tokenizer::TokenRules rules) : tokenizer_(rules) {
   Collect(root, true);
+  std::unordered_map<std::string, uint32_t> seen;  // a pattern's elements, spelled out -> p
   for (uint32_t p = 0; p < patterns_.size(); ++p) {
     const Pattern& pattern = patterns_[p];
+    std::string key;
+    for (const Element& e : pattern.elements) {
+      key.append(std::to_string(e.text.size())).append(":").append(e.text);
+      key.push_back(e.prefix ? '*' : '.');
+      key.push_back(e.joined ? '~' : '.');
+    }
+    first_alike_.push_back(seen.emplace(std::move(key), p).first->second);
     longest_ = std::max(longest_, pattern.elements.size());
     for (uint32_t e = 0; e < pattern.elements.size(); ++e) {
       const Element& element = pattern.elements[e];
@@ -157,7 +165,9 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
     auto consider = [&](const Hit& h) {
       if (m_.patterns_[h.pattern].elements.size() != 1) return;
       Found(h.pattern);
-      if (spans_ && m_.patterns_[h.pattern].positive) out_->spans.push_back(MatchSpan{begin, end});
+      if (spans_ && m_.patterns_[h.pattern].positive) {
+        out_->spans.push_back(MatchSpan{begin, end, h.pattern});
+      }
     };
     m_.ForEachHit(token, consider);
   }
@@ -171,24 +181,24 @@ class QueryMatcher::Sink : public tokenizer::OffsetTokenSink {
 
   void Occurs(uint32_t p, size_t last, uint64_t end) {
     Found(p);
-    if (spans_ && m_.patterns_[p].positive) AddSpans(index_ - last, end);
+    if (spans_ && m_.patterns_[p].positive) AddSpans(p, index_ - last, end);
   }
 
-  // The spans of an occurrence of tokens first..index_ (the last ending at `end`): one for each
-  // line it is on, from its first token there to its last (a line break between two of its
-  // tokens ends a span; a line between them that holds none of its tokens gets none).
-  void AddSpans(uint64_t first, uint64_t end) {
+  // The spans of an occurrence of pattern p in tokens first..index_ (the last ending at `end`):
+  // one for each line it is on, from its first token there to its last (a line break between
+  // two of its tokens ends a span; a line between them that holds none of its tokens gets none).
+  void AddSpans(uint32_t p, uint64_t first, uint64_t end) {
     const size_t ring = begins_.size();
     uint64_t from = begins_[first % ring];
     for (uint64_t k = first; k < index_; ++k) {
       const uint64_t gap = ends_[k % ring], next = begins_[(k + 1) % ring];
       // (Tokens may overlap: the bigrams of a kana/ideographic run share a character.)
       if (next > gap && text_.substr(gap, next - gap).find('\n') != std::string_view::npos) {
-        out_->spans.push_back(MatchSpan{from, gap});
+        out_->spans.push_back(MatchSpan{from, gap, p});
         from = next;
       }
     }
-    out_->spans.push_back(MatchSpan{from, end});
+    out_->spans.push_back(MatchSpan{from, end, p});
   }
 
   QueryMatcher& m_;

@@ -16,10 +16,13 @@
 
 namespace bitsift::query {
 
-// A byte range [begin, end) of a text.
+// A byte range [begin, end) of a text, where pattern `pattern` occurs (QueryMatcher's).
 struct MatchSpan {
   uint64_t begin = 0, end = 0;
-  bool operator==(const MatchSpan& o) const { return begin == o.begin && end == o.end; }
+  uint32_t pattern = 0;
+  bool operator==(const MatchSpan& o) const {
+    return begin == o.begin && end == o.end && pattern == o.pattern;
+  }
 };
 
 // The patterns of a query: one per term, prefix and phrase node of its tree (a term or prefix
@@ -44,13 +47,17 @@ class QueryMatcher {
   bool positive(size_t p) const { return patterns_[p].positive; }
   // Whether pattern p comes from a phrase node.
   bool is_phrase(size_t p) const { return patterns_[p].elements.size() > 1; }
+  // The first pattern with the same elements as p (p itself if none comes before it): a term,
+  // prefix or phrase the query names twice (`a a`, `a OR (a b)`) is one pattern by this.
+  uint32_t first_alike(size_t p) const { return first_alike_[p]; }
 
   struct Result {
     std::vector<bool> found;  // found[p]: pattern p occurs in the text
-    // With spans: every occurrence of every positive pattern, from its first token's begin to
-    // its last token's end, cut at each line break between two of its tokens (one span for each
-    // line holding its tokens: a phrase across lines marks the lines of its words only); a
-    // whole word's span covers the word, a part's its own characters. Neither sorted nor merged.
+    // With spans: every occurrence of every positive pattern (MatchSpan::pattern), from its
+    // first token's begin to its last token's end, cut at each line break between two of its
+    // tokens (one span for each line holding its tokens: a phrase across lines marks the lines
+    // of its words only); a whole word's span covers the word, a part's its own characters.
+    // Neither sorted nor merged.
     std::vector<MatchSpan> spans;
   };
   // Tokenizes text (the offsets tokenizer) and records where the patterns occur. Without
@@ -113,6 +120,7 @@ class QueryMatcher {
   size_t AsciiEnd(size_t p, size_t e, size_t i, std::string_view lower) const;
 
   std::vector<Pattern> patterns_;
+  std::vector<uint32_t> first_alike_;  // first_alike(p)
   std::unordered_map<std::string, std::vector<Hit>, Hash, std::equal_to<>>
       exact_;                                          // token -> elements it matches
   std::vector<std::pair<std::string, Hit>> prefixes_;  // prefix elements

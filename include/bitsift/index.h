@@ -130,7 +130,8 @@ class Index {
 
   // The lines of document `id`'s text that hold an occurrence of a positive term, prefix or
   // phrase of `query` (the lines of a document the query matched: an exclusion marks no line),
-  // in groups with options.before/after context lines. The text is read again as in
+  // or with options.best_lines only the best of them (a snippet), in groups with
+  // options.before/after context lines. The text is read again as in
   // QueryOptions::document_text: for a file, the text the tokenizer got (decoded to UTF-8, an
   // HTML file's extracted text, a compressed file's content), so line numbers are those of the
   // decoded text. Returns ok (no group if nothing occurs), kStale if the file changed or

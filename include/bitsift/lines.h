@@ -49,6 +49,11 @@ struct LineGroup {
 struct LineOptions {
   uint64_t before = 0;  // context lines before each matching line (grep -B)
   uint64_t after = 0;   // context lines after each matching line (grep -A)
+  // 0: every matching line (grep's answer). N > 0: a snippet, the N matching lines that hold
+  // the most distinct terms, prefixes and phrases of the query (one the query names twice
+  // counts once; ties: the earlier line), in the document's order; before/after then apply
+  // around these lines only (a matching line among their context lines stays a match line).
+  uint64_t best_lines = 0;
   // Where the text comes from, as QueryOptions::document_text (empty: the file, re-read).
   DocumentText document_text;
   // Whether MatchingLinesOf may share its documents with the process's helper thread (then

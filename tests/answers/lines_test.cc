@@ -1,6 +1,7 @@
 // Matching lines (answers/lines) against a slow reference: lines split byte by byte, every
 // occurrence of every positive term, prefix and phrase found by trying each token position,
-// spans clipped to lines and merged; context lines and groups counted by hand.
+// spans clipped to lines and merged; the best lines by the distinct nodes on each, as the nodes'
+// text; context lines and groups counted by hand.
 #include "answers/lines.h"
 
 #include <algorithm>
@@ -47,12 +48,17 @@ bool OccursAt(const QueryNode& n, const std::vector<PositionedToken>& toks, size
   return true;
 }
 
+// An occurrence's piece: its bytes [begin, end) and its node, as the node's text.
+struct Piece {
+  uint64_t begin, end;
+  std::string node;
+};
+
 // Byte ranges of every occurrence of the nodes that lie under no exclusion (a term or prefix:
 // of any token, a whole word's included; a phrase: of consecutive phrase positions), each cut
 // where a line break lies between two of its tokens (its pieces, one a line of its words).
 void Occurrences(const std::string& text, const QueryNode& n, bool positive,
-                 const std::vector<PositionedToken>& all,
-                 std::vector<std::pair<uint64_t, uint64_t>>* out) {
+                 const std::vector<PositionedToken>& all, std::vector<Piece>* out) {
   if (n.kind == QueryNode::Kind::kAnd || n.kind == QueryNode::Kind::kOr) {
     for (const QueryNode& c : n.children) Occurrences(text, c, positive, all, out);
     for (const QueryNode& e : n.excluded) Occurrences(text, e, false, all, out);
@@ -69,16 +75,18 @@ void Occurrences(const std::string& text, const QueryNode& n, bool positive,
     for (size_t j = i; j + 1 < i + n.terms.size(); ++j) {
       const std::string gap = text.substr(toks[j].end, toks[j + 1].begin - toks[j].end);
       if (gap.find('\n') != std::string::npos) {
-        out->emplace_back(from, toks[j].end);
+        out->push_back({from, toks[j].end, n.ToString()});
         from = toks[j + 1].begin;
       }
     }
-    out->emplace_back(from, toks[i + n.terms.size() - 1].end);
+    out->push_back({from, toks[i + n.terms.size() - 1].end, n.ToString()});
   }
 }
 
+// The lines MatchingLines should give: every matching line, or with best > 0 the best lines,
+// each with its context.
 std::vector<RefLine> Reference(const std::string& text, const QueryNode& root, uint64_t before,
-                               uint64_t after, std::vector<size_t>* group_starts) {
+                               uint64_t after, uint64_t best, std::vector<size_t>* group_starts) {
   std::vector<std::pair<size_t, size_t>> lines;  // [begin, end) without '\n'
   size_t begin = 0;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -88,15 +96,19 @@ std::vector<RefLine> Reference(const std::string& text, const QueryNode& root, u
     }
   }
   if (begin < text.size()) lines.emplace_back(begin, text.size());
-  std::vector<std::pair<uint64_t, uint64_t>> occ;
+  std::vector<Piece> occ;
   Occurrences(text, root, true, bitsift::tokenizer::TokenSequence(text), &occ);
   std::vector<std::vector<LineSpan>> spans(lines.size());
+  std::vector<std::set<std::string>> nodes(lines.size());  // the distinct nodes on each line
   for (size_t l = 0; l < lines.size(); ++l) {
     std::vector<LineSpan> raw;
-    for (const auto& [b, e] : occ) {
-      const size_t lb = std::max<size_t>(b, lines[l].first);
-      const size_t le = std::min<size_t>(e, lines[l].second);
-      if (lb < le) raw.push_back({lb - lines[l].first, le - lines[l].first});
+    for (const Piece& o : occ) {
+      const size_t lb = std::max<size_t>(o.begin, lines[l].first);
+      const size_t le = std::min<size_t>(o.end, lines[l].second);
+      if (lb < le) {
+        raw.push_back({lb - lines[l].first, le - lines[l].first});
+        nodes[l].insert(o.node);
+      }
     }
     std::sort(raw.begin(), raw.end(), [](const LineSpan& a, const LineSpan& b) {
       return a.start < b.start || (a.start == b.start && a.end < b.end);
@@ -109,9 +121,21 @@ std::vector<RefLine> Reference(const std::string& text, const QueryNode& root, u
       }
     }
   }
-  std::vector<bool> shown(lines.size(), false);
+  // The chosen lines: every matching line; with best, the first `best` matching lines of the
+  // line numbers sorted by distinct nodes, most first, then by number (every pair compared).
+  std::vector<bool> chosen(lines.size(), false);
   for (size_t l = 0; l < lines.size(); ++l) {
     if (spans[l].empty()) continue;
+    size_t better = 0;  // matching lines that come before l in that order
+    for (size_t k = 0; k < lines.size(); ++k) {
+      if (spans[k].empty() || k == l) continue;
+      better += nodes[k].size() > nodes[l].size() || (nodes[k].size() == nodes[l].size() && k < l);
+    }
+    chosen[l] = best == 0 || better < best;
+  }
+  std::vector<bool> shown(lines.size(), false);
+  for (size_t l = 0; l < lines.size(); ++l) {
+    if (!chosen[l]) continue;
     for (size_t k = l >= before ? l - before : 0; k <= std::min(lines.size() - 1, l + after); ++k)
       shown[k] = true;
   }
@@ -176,10 +200,10 @@ std::string MakeQuery(const std::vector<PositionedToken>& toks, std::mt19937_64&
 
 }  // namespace
 
-TEST_CASE("matching lines and spans equal the slow reference", "[lines]") {
+TEST_CASE("matching lines, spans and best lines equal the slow reference", "[lines]") {
   std::mt19937_64 rng(61);
   const std::vector<std::string> vocab = bitsift::testing::MixedVocabulary(60, rng);
-  size_t with_lines = 0, with_context = 0, cases = 0;
+  size_t with_lines = 0, with_context = 0, with_fewer = 0, cases = 0;
   for (int i = 0; i < 600; ++i) {
     const std::string text = Generate(rng, vocab);
     const std::string q = MakeQuery(bitsift::tokenizer::TokenSequence(text), rng);
@@ -190,10 +214,20 @@ TEST_CASE("matching lines and spans equal the slow reference", "[lines]") {
     LineOptions options;
     options.before = rng() % 3 == 0 ? rng() % 3 : 0;
     options.after = rng() % 3 == 0 ? rng() % 3 : 0;
-    INFO("query " << q << " before " << options.before << " after " << options.after);
+    options.best = rng() % 3 == 0 ? 1 + rng() % 3 : 0;
+    INFO("query " << q << " before " << options.before << " after " << options.after << " best "
+                  << options.best);
     std::vector<size_t> starts;
     const std::vector<RefLine> want =
-        Reference(text, parsed.root, options.before, options.after, &starts);
+        Reference(text, parsed.root, options.before, options.after, options.best, &starts);
+    // How many lines a snippet left out.
+    if (options.best > 0) {
+      std::vector<size_t> all_starts;
+      const size_t matching = Reference(text, parsed.root, 0, 0, 0, &all_starts).size();
+      const size_t kept = Reference(text, parsed.root, 0, 0, options.best, &all_starts).size();
+      CHECK(kept == std::min<size_t>(matching, options.best));
+      with_fewer += kept < matching;
+    }
     bitsift::query::QueryMatcher matcher(parsed.root);
     std::vector<RefLine> got;
     std::vector<size_t> got_starts;
@@ -213,6 +247,41 @@ TEST_CASE("matching lines and spans equal the slow reference", "[lines]") {
   }
   CHECK(with_lines > cases / 2);
   CHECK(with_context > 20);
+  CHECK(with_fewer > 20);
+}
+
+TEST_CASE("the best lines hold the most distinct terms, ties to the earlier, in text order",
+          "[lines]") {
+  // Line 1 holds alpha three times (one term), line 2 alpha and beta, line 3 nothing, line 4
+  // alpha, beta and "gamma delta", line 5 beta and "gamma delta", line 6 alpha and beta again.
+  const std::string text =
+      "alpha alpha alpha\nalpha beta\nnothing\ngamma delta beta alpha\nbeta gamma delta\n"
+      "beta alpha\n";
+  // alpha is named twice: it counts once.
+  bitsift::query::ParsedQuery parsed = bitsift::query::ParseQueryString(
+      "alpha OR beta OR \"gamma delta\" OR alpha", bitsift::query::QueryMode::kLanguage);
+  REQUIRE(parsed.ok());
+  bitsift::query::QueryMatcher matcher(parsed.root);
+  auto numbers = [&](uint64_t best, uint64_t before) {
+    LineOptions options;
+    options.best = best;
+    options.before = before;
+    std::vector<std::string> out;  // number, ':' for a match line or '-', per group "--"
+    for (const auto& g : bitsift::answers::MatchingLines(text, matcher, options)) {
+      if (!out.empty()) out.push_back("--");
+      for (const auto& l : g.lines) out.push_back(std::to_string(l.number) + (l.match ? ":" : "-"));
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  CHECK(numbers(0, 0) == V{"1:", "2:", "--", "4:", "5:", "6:"});
+  CHECK(numbers(1, 0) == V{"4:"});
+  CHECK(numbers(2, 0) == V{"2:", "--", "4:"});  // 2, 5 and 6 tie: the earliest
+  // Were alpha counted twice, 2 and 6 would come before 5.
+  CHECK(numbers(3, 0) == V{"2:", "--", "4:", "5:"});
+  CHECK(numbers(9, 0) == numbers(0, 0));
+  // Context around the chosen line; a matching line in it is still a match line.
+  CHECK(numbers(1, 2) == V{"2:", "3-", "4:"});
 }
 
 TEST_CASE("long lines are trimmed around the first match at code point boundaries", "[lines]") {

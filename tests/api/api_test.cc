@@ -436,6 +436,26 @@ TEST_CASE("the query language and matching lines of files, through the library",
   CHECK_FALSE(groups[0].lines[0].match);
   CHECK(groups[0].lines[1].text == "the GPL");
   CHECK(groups[0].lines[1].spans == std::vector<bitsift::LineSpan>{{4, 7}});
+  // A snippet (best_lines): the lines holding the most distinct terms, ties to the earlier, in
+  // the document's order.
+  REQUIRE(bitsift::ParsedQuery::Parse("copyright OR free OR software",
+                                      bitsift::QuerySyntax::kLanguage, &q)
+              .ok());
+  REQUIRE(index->Query(q, {}, &r).ok());
+  REQUIRE(Paths(*index, r).at(0) == "a.txt");
+  bitsift::LineOptions snippet;
+  auto numbers = [&](uint64_t best) {
+    snippet.best_lines = best;
+    std::vector<uint64_t> out;
+    REQUIRE(index->MatchingLines(r.documents[0], q, snippet, &groups).ok());
+    for (const bitsift::LineGroup& g : groups) {
+      for (const bitsift::MatchLine& l : g.lines) out.push_back(l.number);
+    }
+    return out;
+  };
+  CHECK(numbers(0) == std::vector<uint64_t>{1, 2, 3, 4});
+  CHECK(numbers(1) == std::vector<uint64_t>{2});
+  CHECK(numbers(2) == std::vector<uint64_t>{1, 2});
 
   // A changed file: its lines are refused (kStale), and a phrase is not decided from it.
   WriteFile(dir / "t/a.txt", "This is free software, changed.\n");

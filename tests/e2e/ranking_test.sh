@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end: ranked answers (--rank, --any, --limit, --json score, --queries) and English stems
-# (index --stem): best first, scores that do not depend on how the index is split, word forms
-# found by unquoted words while quoted words stay exact.
+# End-to-end: ranked answers (--rank, --any, --limit, --json score, --queries, snippets with
+# --lines) and English stems (index --stem): best first, scores that do not depend on how the
+# index is split, each document's best lines, word forms found by unquoted words while quoted
+# words stay exact.
 # Usage: ranking_test.sh BITSIFT
 source "$(dirname "$0")/lib.sh" "$1"
 mkdir -p "$WORK/t"
@@ -41,6 +42,42 @@ one=$(scores heat conduction slabs)
 printf 'more heat here\n' > extra.txt
 "$BITSIFT" index . -q && rm extra.txt && "$BITSIFT" index . -q
 check "an update in several segments gives the same scores" "$one" "$(scores heat conduction slabs)"
+# Snippets: ranked --lines prints each document's best lines (most distinct query terms, ties
+# to the earlier line), in file order; unranked --lines prints every matching line. A tree of
+# its own, so that the scores above do not change.
+mkdir -p "$WORK/s" && cd "$WORK/s" || exit 2
+long='alpha beta gamma together, and then a long tail of words that goes on and on'
+lines 'alpha on the first line' 'alpha again' 'beta alone' "$long" 'nothing here' \
+  'alpha and beta' 'gamma only' 'beta alpha' > snip.txt
+printf 'gamma\n' > other.txt
+"$BITSIFT" index . -q || { echo "index failed"; exit 2; }
+check "--any --lines: three lines, those with most terms, in file order" \
+  "$(lines "snip.txt:4:$long" 'snip.txt:6:alpha and beta' 'snip.txt:8:beta alpha')" \
+  "$(q --any --lines alpha beta gamma | grep '^snip')"
+check "--rank --lines: ties go to the earlier lines" \
+  "$(lines 'snip.txt:1:alpha on the first line' 'snip.txt:2:alpha again' "snip.txt:4:$long")" \
+  "$(q --rank --lines alpha)"
+check "--lines without --rank prints every matching line" \
+  "$(lines 'snip.txt:1:alpha on the first line' 'snip.txt:2:alpha again' "snip.txt:4:$long" \
+    'snip.txt:6:alpha and beta' 'snip.txt:8:beta alpha')" "$(q --lines alpha)"
+check "--snippet-lines 1" "snip.txt:4:$long" \
+  "$(q --any --lines --snippet-lines 1 alpha beta gamma | grep '^snip')"
+check "--snippet-lines 0: every matching line" "7" \
+  "$(q --any --lines --snippet-lines 0 alpha beta gamma | grep -c '^snip')"
+check "--max-columns cuts a snippet's line" "snip.txt:4:alpha beta gamma tog[...]" \
+  "$(q --any --lines --max-columns 20 --snippet-lines 1 alpha beta gamma | grep '^snip')"
+check "snippets come document by document, best first" "$(q --any alpha beta gamma)" \
+  "$(q --any --lines alpha beta gamma | cut -d: -f1 | uniq)"
+has "--color highlights a snippet" $'\e[1;31mgamma\e[0m' \
+  "$(q --any --lines --color always alpha beta gamma | grep together)"
+check "--json carries the same lines" "4 6 8" \
+  "$(q --any --lines --json alpha beta gamma | grep '"path":"snip.txt"' |
+    grep -o '"line":[0-9]*' | cut -d: -f2 | paste -sd' ')"
+check "--queries: snippets per query" "$(printf '1\tsnip.txt:4:%s' "$long")" \
+  "$(printf 'alpha beta gamma\n' | q --any --lines --snippet-lines 1 --queries - | grep snip)"
+check "--snippet-lines needs --rank or --any" "2" "$(status q --lines --snippet-lines 2 alpha)"
+check "--snippet-lines needs --lines" "2" "$(status q --rank --snippet-lines 2 alpha)"
+cd "$WORK/t" || exit 2
 # English stems.
 check "no stems: model finds only model" "" "$(q model)"
 "$BITSIFT" index . -q --stem

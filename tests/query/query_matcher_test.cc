@@ -27,10 +27,10 @@ std::vector<PositionedToken> Positions(const std::vector<PositionedToken>& all) 
   return out;
 }
 
-// Occurrences of a term, prefix or phrase node by brute force over the token sequence (a term
-// or prefix: any token; a phrase: consecutive positions), each cut where a line break lies
-// between two of its tokens (a span a line of its words).
-std::vector<MatchSpan> Occurrences(const std::string& text, const QueryNode& n,
+// Occurrences of a term, prefix or phrase node (pattern p) by brute force over the token
+// sequence (a term or prefix: any token; a phrase: consecutive positions), each cut where a line
+// break lies between two of its tokens (a span a line of its words).
+std::vector<MatchSpan> Occurrences(const std::string& text, const QueryNode& n, uint32_t p,
                                    const std::vector<PositionedToken>& all) {
   std::vector<MatchSpan> out;
   const size_t m = n.terms.size();
@@ -49,11 +49,11 @@ std::vector<MatchSpan> Occurrences(const std::string& text, const QueryNode& n,
       if (toks[j + 1].begin > toks[j].end &&
           text.substr(toks[j].end, toks[j + 1].begin - toks[j].end).find('\n') !=
               std::string::npos) {
-        out.push_back(MatchSpan{from, toks[j].end});
+        out.push_back(MatchSpan{from, toks[j].end, p});
         from = toks[j + 1].begin;
       }
     }
-    out.push_back(MatchSpan{from, toks[i + m - 1].end});
+    out.push_back(MatchSpan{from, toks[i + m - 1].end, p});
   }
   return out;
 }
@@ -69,7 +69,8 @@ void Leaves(const QueryNode& n, bool positive,
 }
 
 bool Less(const MatchSpan& a, const MatchSpan& b) {
-  return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  if (a.begin != b.begin) return a.begin < b.begin;
+  return a.end != b.end ? a.end < b.end : a.pattern < b.pattern;
 }
 
 }  // namespace
@@ -159,7 +160,7 @@ TEST_CASE("matcher: found patterns and spans equal brute force, the ASCII pre-ch
     for (const auto& [node, positive] : leaves) {
       const int p = matcher.PatternOf(node);
       REQUIRE(p >= 0);
-      std::vector<MatchSpan> occ = Occurrences(text, *node, toks);
+      std::vector<MatchSpan> occ = Occurrences(text, *node, static_cast<uint32_t>(p), toks);
       want_found[p] = !occ.empty();
       if (positive) want_spans.insert(want_spans.end(), occ.begin(), occ.end());
     }
@@ -179,4 +180,29 @@ TEST_CASE("matcher: found patterns and spans equal brute force, the ASCII pre-ch
     matcher.Scan(text, false, one, &without);
     CHECK(without.found[p] == want_found[p]);
   }
+}
+
+TEST_CASE("matcher: a term, prefix or phrase named twice is one pattern by first_alike",
+          "[matcher]") {
+  bitsift::query::ParsedQuery parsed = ParseQueryString(
+      "alpha beta* (alpha OR \"x y\") beta* \"x y\" beta -alpha", QueryMode::kLanguage);
+  REQUIRE(parsed.ok());
+  QueryMatcher matcher(parsed.root);
+  std::vector<std::pair<const QueryNode*, bool>> leaves;
+  Leaves(parsed.root, true, leaves);
+  REQUIRE(leaves.size() == matcher.pattern_count());
+  std::vector<std::string> text(matcher.pattern_count());
+  for (const auto& [node, positive] : leaves) text[matcher.PatternOf(node)] = node->ToString();
+  for (size_t p = 0; p < matcher.pattern_count(); ++p) {
+    const uint32_t first = matcher.first_alike(p);
+    CHECK(first <= p);
+    CHECK(text[first] == text[p]);
+    // No pattern before the first alike is the same.
+    for (size_t q = 0; q < first; ++q) CHECK(text[q] != text[p]);
+  }
+  std::vector<uint32_t> firsts;
+  for (size_t p = 0; p < matcher.pattern_count(); ++p) firsts.push_back(matcher.first_alike(p));
+  std::sort(firsts.begin(), firsts.end());
+  firsts.erase(std::unique(firsts.begin(), firsts.end()), firsts.end());
+  CHECK(firsts.size() == 4);  // alpha, beta*, "x y", beta
 }

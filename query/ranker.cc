@@ -148,8 +148,8 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
   for (size_t j = m; j-- > 0;) suffix[j] = suffix[j + 1] + most[ord[j]];
   double norm[256];
   for (int c = 0; c < 256; ++c) {
-    norm[c] = params.k1 * (1 - params.b +
-                           params.b * format::LengthFloor(static_cast<uint8_t>(c)) / avg_length);
+    norm[c] = params.k1 *
+              (1 - params.b + params.b * format::LengthFloor(static_cast<uint8_t>(c)) / avg_length);
   }
   // bound_slot[g * m + p]: part p's slot among segment g's bounded terms, kOpen for a term
   // without block maxima, kAbsent for a term the segment lacks.
@@ -253,8 +253,8 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
         }
         const uint8_t f = view->tf_max(static_cast<uint64_t>(slot), local);
         if (f == 0 && i > j) continue;  // no document of the block holds it
-        bound += f == 0 || f == format::kTfMaxOpen ? most[q] : PartScore(weight[q], f, doc_norm,
-                                                                        params);
+        bound +=
+            f == 0 || f == format::kTfMaxOpen ? most[q] : PartScore(weight[q], f, doc_norm, params);
       }
       candidates.emplace_back(bound, id);
     }

@@ -192,13 +192,43 @@ QueryNode AnyOf(const QueryNode& query) {
   return out;
 }
 
+void CollectionStats::Add(const CollectionStats& other) {
+  documents += other.documents;
+  length += other.length;
+  if (part_documents.size() < other.part_documents.size()) {
+    part_documents.resize(other.part_documents.size(), 0);
+  }
+  for (size_t p = 0; p < other.part_documents.size(); ++p) {
+    part_documents[p] += other.part_documents[p];
+  }
+}
+
+CollectionStats CollectionStatsOf(const IndexSet& set, const QueryNode& query,
+                                  const IndexSet::SegmentText& text, bool parallel,
+                                  SetQueryStats* stats) {
+  CollectionStats out;
+  out.documents = set.live_documents();
+  out.length = out.documents > 0 ? set.live_length() : 0;
+  for (const ScoringPart& part : ScoringParts(query)) {
+    out.part_documents.push_back(PartAnswer(set, *part.node, text, parallel, stats).size());
+  }
+  return out;
+}
+
 std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool any, uint64_t k,
                             const IndexSet::SegmentText& text, bool parallel, SetQueryStats* stats,
                             const std::vector<IndexScope>* scope, std::vector<uint32_t>* unreadable,
-                            const Bm25& params) {
+                            const Bm25& params, const CollectionStats* global) {
   const std::vector<ScoringPart> parts = ScoringParts(query);
-  const double n = static_cast<double>(set.live_documents());
-  const double avg_length = n > 0 ? std::max(1.0, static_cast<double>(set.live_length()) / n) : 1.0;
+  Ensure(global == nullptr || global->part_documents.size() == parts.size(),
+         ErrorKind::kInvalidArgument,
+         "ranking statistics for " + std::to_string(global ? global->part_documents.size() : 0) +
+             " query parts, but the query has " + std::to_string(parts.size()));
+  const double n = static_cast<double>(global ? global->documents : set.live_documents());
+  const double total_length = static_cast<double>(global  ? global->length
+                                                  : n > 0 ? set.live_length()
+                                                          : 0);
+  const double avg_length = n > 0 ? std::max(1.0, total_length / n) : 1.0;
   // Each part's exact answer over the whole set (sorted global ids) and its idf.
   std::vector<std::vector<uint32_t>> answers(parts.size());
   std::vector<double> idf(parts.size());
@@ -207,7 +237,7 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
   for (size_t p = 0; p < parts.size(); ++p) {
     phrases = phrases || parts[p].node->kind == Kind::kPhrase;
     answers[p] = PartAnswer(set, *parts[p].node, text, parallel, &part_stats);
-    const double df = static_cast<double>(answers[p].size());
+    const double df = static_cast<double>(global ? global->part_documents[p] : answers[p].size());
     idf[p] = std::max(1e-6, std::log((n - df + 0.5) / (df + 0.5)));
   }
   // Global ids ascend in path order when every index is one segment: then `matched` (below)

@@ -317,7 +317,27 @@ Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
 }
 
 Status CompareWithTree(const std::string& index_path, TreeStatus* status) {
-  return GuardIndex({index_path}, [&] { *status = indexer::CompareWithTree(index_path); });
+  if (!format::IsShardedIndex(index_path)) {
+    return GuardIndex({index_path}, [&] { *status = indexer::CompareWithTree(index_path); });
+  }
+  // A sharded index: each shard against its files, the lists merged in path order.
+  return Guard([&] {
+    const format::ShardMap map = indexer::ReadShardMapOf(index_path);
+    TreeStatus all;
+    all.root = map.root;
+    for (const std::string& d : map.dirs) {
+      const TreeStatus one = indexer::CompareWithTree(index_path + "/" + d);
+      all.documents += one.documents;
+      all.unchanged += one.unchanged;
+      all.added.insert(all.added.end(), one.added.begin(), one.added.end());
+      all.changed.insert(all.changed.end(), one.changed.begin(), one.changed.end());
+      all.removed.insert(all.removed.end(), one.removed.begin(), one.removed.end());
+    }
+    std::sort(all.added.begin(), all.added.end());
+    std::sort(all.changed.begin(), all.changed.end());
+    std::sort(all.removed.begin(), all.removed.end());
+    *status = std::move(all);
+  });
 }
 
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens,

@@ -279,6 +279,8 @@ Status MergeAnswers(const Index& all, const std::vector<std::string>& answers,
   };
   std::vector<Hit> hits;
   const bool ranked = options.rank || options.any;
+  // A count needs how many, not which: no path is read to order the documents.
+  const bool count_only = options.count_only && !ranked;
   for (size_t rank = 0; rank < answers.size(); ++rank) {
     Reader r(answers[rank]);
     Status s = GetStatus(&r);
@@ -322,8 +324,8 @@ Status MergeAnswers(const Index& all, const std::vector<std::string>& answers,
     }
     result->scoped = result->scoped || r.GetU64() != 0;
     for (size_t i = 0; i < ids.size(); ++i) {
-      hits.push_back(
-          {ids[i], ranked && i < scores.size() ? scores[i] : 0, all.document_path(ids[i]).path});
+      hits.push_back({ids[i], ranked && i < scores.size() ? scores[i] : 0,
+                      count_only ? std::string_view() : all.document_path(ids[i]).path});
     }
   }
   // One index orders its documents by path bytes (one tree: one root), and ranks them best
@@ -335,7 +337,7 @@ Status MergeAnswers(const Index& all, const std::vector<std::string>& answers,
   };
   if (ranked) {
     std::sort(hits.begin(), hits.end(), best);
-  } else {
+  } else if (!count_only) {
     std::sort(hits.begin(), hits.end(), by_path);
   }
   if (options.limit != 0 && hits.size() > options.limit) hits.resize(options.limit);
@@ -366,6 +368,9 @@ int RunQuery(const std::vector<std::string>& args) {
   // Every rank reads the same command line the same way: all go on, or all stop here.
   if (auto code = cli::ParseQueryCommand(args, "bitsift-mpi", &c)) return *code;
   if (c.jobs != 1) return cli::Fail("bitsift-mpi answers one query at a time: no --jobs");
+  // The ranks are the parallelism: no helper thread polling beside each (with the MPI library
+  // polling too, a small machine's cores would spin instead of answering).
+  c.flags.options.parallel = false;
   if (c.index_flags.size() > 1) return cli::Fail("bitsift-mpi answers one sharded index");
   std::string path;
   if (c.index_flags.empty()) {

@@ -10,12 +10,13 @@
 source "$(dirname "$0")/lib.sh" "$1"
 BITSIFT_MPI=$(realpath "$2")
 MPIEXEC=$3
-# Local ranks on a small machine; as root Open MPI wants to be told; -q: no notice from mpirun
+# Local ranks on a small machine (oversubscribed: ranks yield when idle, or 4 spinning ranks
+# starve each other on 2 cores); as root Open MPI wants to be told; -q: no notice from mpirun
 # when the run exits 1 (no match).
 mpi() {
   local np=$1
   shift
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 \
     "$MPIEXEC" -q --oversubscribe -np "$np" "$BITSIFT_MPI" "$@"
 }
 

@@ -283,6 +283,18 @@ Status UpdateDocuments(const std::vector<Document>& upserts,
 
 Status CompactIndex(const std::string& index_path, const IndexOptions& options,
                     IndexSummary* summary) {
+  if (format::IsShardedIndex(index_path)) {  // each shard in turn
+    IndexSummary all;
+    format::ShardMap map;
+    Status s = Guard([&] { map = indexer::ReadShardMapOf(index_path); });
+    for (uint32_t i = 0; s.ok() && i < map.count; ++i) {
+      IndexSummary one;
+      s = CompactIndex(index_path + "/" + map.dirs[i], options, &one);
+      AddSummary(one, &all);
+    }
+    if (s.ok() && summary != nullptr) *summary = all;
+    return s;
+  }
   return GuardIndex({index_path}, [&] {
     indexer::BuildReport report;
     indexer::CompactIndex(index_path, ConfigOf(options), &report);

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -101,6 +102,25 @@ Status AgreeOn(const Status& mine) {
 // ---------------------------------------------------------------------------------------------
 // index
 
+// Whether an update of the shard at `path` with `o` would only recommit it: its recorded
+// settings are `o`'s and no file of its shard was added, changed or removed (a walk of the
+// tree, a stat a file). *status then holds its counts. An unchanged shard is left as it is, so
+// an update writes only to the shards whose files changed.
+bool Unchanged(const std::string& path, const IndexOptions& o, TreeStatus* status) {
+  if (o.rebuild) return false;
+  IndexOptions stored;
+  if (!ReadIndexOptions(path, &stored).ok()) return false;
+  const bool same = stored.fp_rate == o.fp_rate && stored.sparse_max_df == o.sparse_max_df &&
+                    stored.max_file_size == o.max_file_size && stored.encoding == o.encoding &&
+                    stored.hidden == o.hidden && stored.no_ignore == o.no_ignore &&
+                    stored.globs == o.globs &&
+                    stored.max_decompressed_bytes == o.max_decompressed_bytes &&
+                    stored.keep_diacritics == o.keep_diacritics && stored.stem == o.stem &&
+                    stored.shard_count == o.shard_count && stored.shard == o.shard;
+  return same && CompareWithTree(path, status).ok() && status->added.empty() &&
+         status->changed.empty() && status->removed.empty();
+}
+
 // Builds this rank's shards of the sharded index `index_path` of `dir` (a new index: one shard
 // per rank; an existing one keeps its shard count), then rank 0 writes the shard map. The
 // summary is every shard's, added up; the status the first failure, naming its shard. Collective.
@@ -128,6 +148,19 @@ Status BuildShards(const std::string& dir, const std::string& index_path,
     o.shard = shard;
     if (rank != 0) o.progress = nullptr;
     IndexSummary one;
+    TreeStatus unchanged;
+    if (Unchanged(paths[shard], o, &unchanged)) {
+      sum.documents += unchanged.documents;
+      sum.unchanged += unchanged.unchanged;
+      // Its segments and bytes, as a summary counts them: the files of its directory.
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(paths[shard], ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("seg-", 0) == 0) ++sum.segments;
+        if (name.rfind("seg-", 0) == 0 || name == "MANIFEST") sum.index_bytes += e.file_size(ec);
+      }
+      continue;
+    }
     Status s = BuildIndex(dir, paths[shard], o, &one);
     if (!s.ok()) {
       mine = Status(s.code(), "shard " + std::to_string(shard) + " (" + paths[shard] + ", rank " +

@@ -119,6 +119,17 @@ want=$(cd tree/d2 && "$BITSIFT" query --index ../../one alpha)
 got=$(cd tree/d2 && mpi 2 query --index ../../sharded alpha)
 check "a subfolder's answer, relative paths" "$want" "$got"
 
+# An update writes only to the shards whose files changed.
+before=$(md5sum sharded/shard-*/MANIFEST)
+mpi 3 index tree --index sharded -q
+check "a no-op update changes no shard" "$before" "$(md5sum sharded/shard-*/MANIFEST)"
+echo "one more bloom" > tree/d1/one-more.txt
+mpi 3 index tree --index sharded -q
+check "an update with one new file changes one shard" "1" \
+  "$(diff <(echo "$before") <(md5sum sharded/shard-*/MANIFEST) | grep -c '^>')"
+rm tree/d1/one-more.txt
+mpi 3 index tree --index sharded -q
+
 # A slow rank: the same answer.
 want=$("$BITSIFT" query --index one --queries queries --rank --limit 5)
 got=$(BITSIFT_MPI_SLOW_RANK=1 mpi 3 query --index sharded --queries queries --rank --limit 5)

@@ -140,7 +140,8 @@ Status UpdateDocuments(const std::vector<Document>& upserts,
                        const IndexOptions& options, IndexSummary* summary = nullptr);
 
 // Merges all segments of `index_path` into one and drops deleted documents (atomic as
-// BuildIndex; a sharded index's shards one after another). Its memory is that of building one segment of every live document.
+// BuildIndex; a sharded index's shards one after another). Its memory is that of building one
+// segment of every live document.
 Status CompactIndex(const std::string& index_path, const IndexOptions& options,
                     IndexSummary* summary = nullptr);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/error.h"
 #include "util/varint.h"
 
 namespace bitsift::format {
@@ -12,6 +13,12 @@ void PutU32(uint32_t v, std::string& out) {
   char b[4];
   std::memcpy(b, &v, 4);
   out.append(b, 4);
+}
+
+uint64_t VarintLength(uint64_t v) {
+  uint64_t n = 1;
+  for (; v >= 128; v >>= 7) ++n;
+  return n;
 }
 
 uint32_t GetU32(const uint8_t* p) {
@@ -73,19 +80,118 @@ void EncodeIds(const std::vector<uint32_t>& ids, std::string& out) {
   out += data;
 }
 
+// The frequencies as one Elias-gamma code per id, least significant bit first: for tf with
+// z = floor(log2 tf), z zero bits, a one bit, then tf's z low bits (least significant first).
+// A frequency of 1 is a single bit.
+class GammaWriter {
+ public:
+  explicit GammaWriter(std::string& out) : out_(out) {}
+  void Put(uint32_t tf) {
+    const int z = 31 - __builtin_clz(tf);
+    Bits(uint64_t{1} << z, z + 1);
+    if (z > 0) Bits(tf & ((uint64_t{1} << z) - 1), z);
+  }
+  void Finish() {
+    if (have_ > 0) out_.push_back(static_cast<char>(window_));
+  }
+
+ private:
+  void Bits(uint64_t v, int n) {
+    window_ |= v << have_;
+    have_ += n;
+    while (have_ >= 8) {
+      out_.push_back(static_cast<char>(window_ & 0xff));
+      window_ >>= 8;
+      have_ -= 8;
+    }
+  }
+  std::string& out_;
+  uint64_t window_ = 0;
+  int have_ = 0;
+};
+
+// Bits of a gamma stream: the codes in order, reading no byte at or past `end`.
+class GammaReader {
+ public:
+  GammaReader(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {}
+  // The next frequency; false if the stream ends inside a code or a code is too long.
+  bool Next(uint32_t* tf) {
+    Refill();
+    if (have_ == 0) return false;
+    if (window_ & 1) {  // a frequency of 1
+      window_ >>= 1;
+      --have_;
+      *tf = 1;
+      return true;
+    }
+    if (window_ == 0) return false;  // more than 56 zeros in a row: no code is that long
+    const int z = __builtin_ctzll(window_);
+    if (z > 31 || z + 1 > have_) return false;
+    window_ >>= z + 1;
+    have_ -= z + 1;
+    Refill();
+    if (z > have_) return false;
+    *tf = static_cast<uint32_t>((uint64_t{1} << z) | (window_ & ((uint64_t{1} << z) - 1)));
+    window_ >>= z;
+    have_ -= z;
+    return true;
+  }
+  // Skips up to `n` frequencies of 1 in a row at once; returns how many it skipped.
+  uint64_t SkipOnes(uint64_t n) {
+    Refill();
+    const uint64_t ones = have_ == 64 && ~window_ == 0 ? 64 : __builtin_ctzll(~window_);
+    const uint64_t k = std::min<uint64_t>({ones, n, static_cast<uint64_t>(have_)});
+    window_ = k == 64 ? 0 : window_ >> k;
+    have_ -= static_cast<int>(k);
+    return k;
+  }
+  // Where the bytes read so far end (after the last byte a code used), and whether the bits
+  // left in the window's last byte are zero.
+  const uint8_t* ByteEnd() const { return p_ - have_ / 8; }
+  bool RestIsZero() const { return (window_ & ((uint64_t{1} << (have_ % 8)) - 1)) == 0; }
+
+ private:
+  void Refill() {
+    while (have_ <= 56 && p_ < end_) {
+      window_ |= static_cast<uint64_t>(*p_++) << have_;
+      have_ += 8;
+    }
+  }
+  const uint8_t* p_;
+  const uint8_t* end_;
+  uint64_t window_ = 0;
+  int have_ = 0;
+};
+
 // The counts after the ids, in [q, end): into *counts (if not null) for `n` ids.
 bool DecodeCounts(const uint8_t* q, const uint8_t* end, uint64_t n, bool strict,
                   ForwardCounts* counts, std::string* why) {
-  uint64_t length = 0, repeated = 0;
-  if (!GetVarint(&q, end, &length) || !GetVarint(&q, end, &repeated) || length > UINT32_MAX ||
-      repeated > n) {
+  uint64_t length = 0, form = 0;
+  if (!GetVarint(&q, end, &length) || !GetVarint(&q, end, &form) || length > UINT32_MAX ||
+      (form & 1 ? form != 1 || n == 0 : (form >> 1) > n)) {
     *why = "bad counts";
     return false;
   }
-  if (counts != nullptr) {
-    counts->length = static_cast<uint32_t>(length);
-    counts->tf.assign(repeated > 0 ? n : 0, 1);
+  if (counts != nullptr) counts->length = static_cast<uint32_t>(length);
+  if (form == 1) {
+    GammaReader bits(q, end);
+    if (counts != nullptr) counts->tf.assign(n, 1);
+    for (uint64_t i = 0; i < n; ++i) {
+      uint32_t tf = 0;
+      if (!bits.Next(&tf)) {
+        *why = "bad term frequencies";
+        return false;
+      }
+      if (counts != nullptr) counts->tf[i] = tf;
+    }
+    if (strict && (bits.ByteEnd() != end || !bits.RestIsZero())) {
+      *why = "bytes after the counts";
+      return false;
+    }
+    return true;
   }
+  const uint64_t repeated = form >> 1;
+  if (counts != nullptr) counts->tf.assign(repeated > 0 ? n : 0, 1);
   for (uint64_t k = 0, at = 0; k < repeated; ++k) {
     uint64_t gap = 0, tf = 0;
     if (!GetVarint(&q, end, &gap) || !GetVarint(&q, end, &tf) || tf > UINT32_MAX - 2 ||
@@ -105,14 +211,62 @@ bool DecodeCounts(const uint8_t* q, const uint8_t* end, uint64_t n, bool strict,
 
 }  // namespace
 
+std::string EncodeForwardOffsets(const std::vector<uint64_t>& offsets) {
+  const uint64_t docs = offsets.size() - 1;
+  std::string out;
+  out.reserve(ForwardOffsetsBytes(docs));
+  for (uint64_t b = 0; b < ForwardOffsetBases(docs); ++b) {
+    const uint64_t base = offsets[b * kOffsetBlock];
+    out.append(reinterpret_cast<const char*>(&base), 8);
+  }
+  for (uint64_t i = 0; i < offsets.size(); ++i) {
+    const uint64_t rel = offsets[i] - offsets[i / kOffsetBlock * kOffsetBlock];
+    Ensure(rel <= UINT32_MAX, ErrorKind::kInvalidArgument,
+           "64 documents whose term records take 4 GiB or more");
+    PutU32(static_cast<uint32_t>(rel), out);
+  }
+  return out;
+}
+
+bool DecodeForwardOffsets(std::string_view section, uint64_t doc_count,
+                          std::vector<uint64_t>* offsets) {
+  if (section.size() != ForwardOffsetsBytes(doc_count)) return false;
+  const auto* p = reinterpret_cast<const uint8_t*>(section.data());
+  const uint8_t* rel = p + ForwardOffsetBases(doc_count) * 8;
+  offsets->resize(doc_count + 1);
+  for (uint64_t i = 0; i <= doc_count; ++i) {
+    uint64_t base;
+    std::memcpy(&base, p + i / kOffsetBlock * 8, 8);
+    const uint32_t r = GetU32(rel + 4 * i);
+    if (i % kOffsetBlock == 0 && r != 0) return false;
+    (*offsets)[i] = base + r;
+  }
+  return true;
+}
+
 void EncodeForwardRecord(const std::vector<uint32_t>& ids, const ForwardCounts& counts,
                          std::string& out) {
   PutVarint(ids.size(), out);
   if (!ids.empty()) EncodeIds(ids, out);
   PutVarint(counts.length, out);
-  uint64_t repeated = 0;
-  for (uint32_t tf : counts.tf) repeated += tf > 1;
-  PutVarint(repeated, out);
+  // The smaller of two forms: (index gap, tf - 2) for each id that repeats, or a gamma code
+  // for every id (documents where many ids repeat).
+  uint64_t repeated = 0, pair_bytes = 0, gamma_bits = 0;
+  for (size_t i = 0, last = 0; i < counts.tf.size(); ++i) {
+    gamma_bits += 2 * static_cast<uint64_t>(31 - __builtin_clz(counts.tf[i])) + 1;
+    if (counts.tf[i] <= 1) continue;
+    ++repeated;
+    pair_bytes += VarintLength(i - last) + VarintLength(counts.tf[i] - 2);
+    last = i;
+  }
+  if (repeated > 0 && (gamma_bits + 7) / 8 + 1 < VarintLength(repeated << 1) + pair_bytes) {
+    PutVarint(1, out);
+    GammaWriter bits(out);
+    for (uint32_t tf : counts.tf) bits.Put(tf);
+    bits.Finish();
+    return;
+  }
+  PutVarint(repeated << 1, out);
   for (size_t i = 0, last = 0; i < counts.tf.size(); ++i) {
     if (counts.tf[i] <= 1) continue;
     PutVarint(i - last, out);
@@ -243,13 +397,32 @@ bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* w
     }
   }
   const uint8_t* q = r.counts;
-  uint64_t words = 0, repeated = 0;
-  if (!GetVarint(&q, end, &words) || !GetVarint(&q, end, &repeated) || words > UINT32_MAX ||
-      repeated > r.n) {
+  uint64_t words = 0, form = 0;
+  if (!GetVarint(&q, end, &words) || !GetVarint(&q, end, &form) || words > UINT32_MAX ||
+      (form & 1 ? form != 1 : (form >> 1) > r.n)) {
     return false;
   }
   *length = static_cast<uint32_t>(words);
   for (const auto& [position, i] : held) tf[i] = 1;
+  if (form == 1) {
+    // Walk the codes to each held position, runs of 1s a window at a time.
+    GammaReader bits(q, end);
+    uint64_t at = 0;
+    for (const auto& [position, i] : held) {
+      while (at < position) {
+        const uint64_t skipped = bits.SkipOnes(position - at);
+        at += skipped;
+        if (at == position) break;
+        uint32_t f = 0;
+        if (!bits.Next(&f)) return false;
+        ++at;
+      }
+      if (!bits.Next(&tf[i])) return false;
+      ++at;
+    }
+    return true;
+  }
+  const uint64_t repeated = form >> 1;
   size_t next = 0;  // the first of `held` not yet passed
   for (uint64_t k = 0, at = 0; k < repeated && next < held.size(); ++k) {
     uint64_t gap = 0, f = 0;

@@ -10,16 +10,20 @@
 //                                              skip entries for blocks 1.., offsets relative
 //                                              to the start of the block data
 //   block data: per block, varint first id, then varint (gap - 1) for each following id
-//   counts (for ranking): varint length (the document's words), varint k, then for each of
-//                         the k ids that occur more than once, varint (index gap), varint (tf - 2)
-//                         (index gap: its position in the id list minus the previous one's, or
-//                         its position for the first)
+//   counts (for ranking): varint length (the document's words), then varint h and either
+//     h even: for each of the h / 2 ids that occur more than once, varint (index gap),
+//             varint (tf - 2) (index gap: its position in the id list minus the previous
+//             one's, or its position for the first), or
+//     h = 1:  an Elias-gamma code of every id's tf, least significant bit first (for tf with
+//             z = floor(log2 tf): z zero bits, a one bit, tf's z low bits), zero-padded to a
+//             byte; the encoder takes whichever is smaller
 #ifndef BITSIFT_FORMAT_FORWARD_STORE_H_
 #define BITSIFT_FORMAT_FORWARD_STORE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bitsift::format {
@@ -34,6 +38,23 @@ struct ForwardCounts {
   // The frequency of the i-th id.
   uint32_t TfAt(size_t i) const { return tf.empty() ? 1 : tf[i]; }
 };
+
+// FORWARD_OFFSETS: where each record starts in FORWARD_DATA, for doc_count + 1 offsets (the
+// last is FORWARD_DATA's size): u64 bases[ForwardOffsetBases(doc_count)] (base b: offset 64 b),
+// then u32 rel[doc_count + 1] (offset i = bases[i / 64] + rel[i]; rel of every 64th is 0).
+// 4.1 bytes a document instead of 8.
+inline constexpr uint64_t kOffsetBlock = 64;
+inline uint64_t ForwardOffsetBases(uint64_t doc_count) { return doc_count / kOffsetBlock + 1; }
+inline uint64_t ForwardOffsetsBytes(uint64_t doc_count) {
+  return ForwardOffsetBases(doc_count) * 8 + (doc_count + 1) * 4;
+}
+// The section for `offsets` (doc_count + 1 of them, ascending). Throws Error(kInvalidArgument)
+// if 64 records take 4 GiB or more.
+std::string EncodeForwardOffsets(const std::vector<uint64_t>& offsets);
+// The offsets back from the section's bytes (`doc_count` documents); false if its size is wrong
+// or an offset is not its block's (rel of a 64th not 0).
+bool DecodeForwardOffsets(std::string_view section, uint64_t doc_count,
+                          std::vector<uint64_t>* offsets);
 
 // Appends the record of `sorted_ids` (strictly ascending) and `counts` (tf empty or aligned
 // with sorted_ids, each >= 1) to out.

@@ -40,9 +40,10 @@ SegmentReader::SegmentReader(const std::string& path, IndexFile::Access access)
   Check(terms <= UINT32_MAX, path, "term count");
   expect(SectionId::kBands, meta_.band_count, sizeof(BandRecord), "bands");
   expect(SectionId::kDocFactsIndex, DocFactsIndexEntries(docs), 8, "document facts index");
-  expect(SectionId::kForwardOffsets, docs + 1, 8, "forward offsets");
+  expect(SectionId::kForwardOffsets, ForwardOffsetsBytes(docs), 1, "forward offsets");
   bands_ = file_.SectionAs<BandRecord>(SectionId::kBands);
-  forward_offsets_ = file_.SectionAs<uint64_t>(SectionId::kForwardOffsets);
+  forward_bases_ = file_.SectionAs<uint64_t>(SectionId::kForwardOffsets);
+  forward_rel_ = reinterpret_cast<const uint32_t*>(forward_bases_ + ForwardOffsetBases(docs));
   forward_ = reinterpret_cast<const uint8_t*>(file_.Section(SectionId::kForwardData).data());
 
   Check(meta_.exact_terms <= terms, path, "exact term count");
@@ -201,7 +202,7 @@ std::pair<const uint8_t*, const uint8_t*> SegmentReader::Record(uint32_t id) con
   if (id >= meta_.doc_count) [[unlikely]]
     BadDocId(id);
   uint64_t range[2];
-  file_.Read(SectionId::kForwardOffsets, uint64_t{id} * 8, 16, range);
+  ReadRecordRange(id, range);
   if (range[0] > range[1]) [[unlikely]] {
     Check(false, path(), "forward store offsets of document " + std::to_string(id));
   }
@@ -210,6 +211,18 @@ std::pair<const uint8_t*, const uint8_t*> SegmentReader::Record(uint32_t id) con
   const uint8_t* p =
       file_.ReadView(SectionId::kForwardData, range[0], range[1] - range[0], &buffer);
   return {p, p + (range[1] - range[0])};
+}
+
+void SegmentReader::ReadRecordRange(uint32_t id, uint64_t range[2]) const {
+  uint32_t rel[2];
+  file_.Read(SectionId::kForwardOffsets, ForwardOffsetBases(meta_.doc_count) * 8 + uint64_t{id} * 4,
+             8, rel);
+  uint64_t bases[2];
+  const uint64_t b = id / kOffsetBlock;
+  const bool next_block = (id + 1) % kOffsetBlock == 0;
+  file_.Read(SectionId::kForwardOffsets, b * 8, next_block ? 16 : 8, bases);
+  range[0] = bases[0] + rel[0];
+  range[1] = (next_block ? bases[1] : bases[0]) + rel[1];
 }
 
 void SegmentReader::BadColumn(uint32_t id, uint32_t column) const {
@@ -243,18 +256,22 @@ bool SegmentReader::HasExactTermInColumn(uint32_t id, uint32_t column, uint32_t 
 void SegmentReader::WillNeedRecords(const uint32_t* ids, size_t n) const {
   if (!file_.random_access()) return;
   const uint64_t docs = meta_.doc_count;
+  const uint64_t rel_at = ForwardOffsetBases(docs) * 8;
   file_.WillNeedPieces(SectionId::kForwardOffsets, n, [&](size_t i) {
-    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} * 8, 16};
+    return std::pair<uint64_t, uint64_t>{rel_at + uint64_t{ids[i]} * 4, 8};
+  });
+  file_.WillNeedPieces(SectionId::kForwardOffsets, n, [&](size_t i) {
+    return std::pair<uint64_t, uint64_t>{uint64_t{ids[i]} / kOffsetBlock * 8, 16};
   });
   // The offsets are read unverified: a hint only (WillNeedPieces ignores what is out of range).
   file_.WillNeedPieces(SectionId::kForwardData, n, [&](size_t i) {
     if (ids[i] >= docs) return std::pair<uint64_t, uint64_t>{0, 0};
     uint64_t range[2];
     if (file_.copies(SectionId::kForwardOffsets)) {  // not the mapping: read (verified) by copy
-      file_.Read(SectionId::kForwardOffsets, uint64_t{ids[i]} * 8, 16, range);
+      ReadRecordRange(ids[i], range);
     } else {
-      range[0] = forward_offsets_[ids[i]];
-      range[1] = forward_offsets_[ids[i] + 1];
+      range[0] = RawOffset(ids[i]);
+      range[1] = RawOffset(ids[i] + 1);
     }
     return std::pair<uint64_t, uint64_t>{range[0], range[1] > range[0] ? range[1] - range[0] : 0};
   });

@@ -151,7 +151,7 @@ class SegmentReader {
   void PrefetchRecord(uint32_t id) const {
     // (By copy the mapping is not read: the offset's load would fault its page in.)
     if (id < meta_.doc_count && !file_.copies(SectionId::kForwardOffsets))
-      __builtin_prefetch(forward_ + forward_offsets_[id]);
+      __builtin_prefetch(forward_ + RawOffset(id));
   }
   // For a reader of scattered pages (a query's): IndexFile::AdviseRandomAccess. Call
   // it before the reader is shared between threads.
@@ -254,8 +254,15 @@ class SegmentReader {
   bool prefer_lists_ = false;  // see PreferLists
   std::string_view root_;
   const BandRecord* bands_ = nullptr;
-  const uint64_t* forward_offsets_ = nullptr;  // raw: for PrefetchRecord only
-  const uint8_t* forward_ = nullptr;           // raw: for PrefetchRecord only
+  // Offset i of FORWARD_OFFSETS read through the mapping, unverified: for hints only.
+  uint64_t RawOffset(uint64_t i) const {
+    return forward_bases_[i / kOffsetBlock] + forward_rel_[i];
+  }
+  // Offsets id and id + 1 of FORWARD_OFFSETS, verified (Read).
+  void ReadRecordRange(uint32_t id, uint64_t range[2]) const;
+  const uint64_t* forward_bases_ = nullptr;  // raw: for hints only
+  const uint32_t* forward_rel_ = nullptr;    // raw: for hints only
+  const uint8_t* forward_ = nullptr;         // raw: for PrefetchRecord only
   DictionaryView dict_;
   std::vector<std::string> encodings_;
 };

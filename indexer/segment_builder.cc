@@ -517,7 +517,7 @@ uint64_t WriteSegmentFile(const std::string& path, const std::string& root, doub
     w.AddSection(SectionId::kDocFacts, facts.pending());
     w.AddSection(SectionId::kDocFactsIndex, index);
   }
-  w.AddSection(SectionId::kForwardOffsets, p.forward.offsets);
+  w.AddSection(SectionId::kForwardOffsets, format::EncodeForwardOffsets(p.forward.offsets));
   w.AddSection(SectionId::kForwardData, p.forward.data);
   w.AddSection(SectionId::kSparseData, p.sparse.data);
   w.AddSection(SectionId::kSparseIndex, p.sparse.index);

@@ -588,7 +588,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   ::malloc_trim(0);
   const std::string encodings =
       WriteDocuments(w, sources, refs, plan, &summary.input_bytes, &summary.postings);
-  w.AddSection(SectionId::kForwardOffsets, records.offsets());
+  w.AddSection(SectionId::kForwardOffsets, format::EncodeForwardOffsets(records.offsets()));
   w.BeginSection(SectionId::kForwardData);
   records.CopyTo(w);
   w.EndSection();

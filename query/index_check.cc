@@ -98,7 +98,9 @@ void CheckStructure(const format::SegmentReader& index) {
                       " names)");
     }
   }
-  const std::vector<uint64_t> forward = SectionArray<uint64_t>(index, SectionId::kForwardOffsets);
+  std::vector<uint64_t> forward;
+  if (!format::DecodeForwardOffsets(index.Section(SectionId::kForwardOffsets), docs, &forward))
+    Fail(index, "forward store offsets are not in their blocks' form");
   const uint64_t forward_size = index.Section(SectionId::kForwardData).size();
   for (uint64_t d = 0; d < docs; ++d) {
     if (forward[d] > forward[d + 1] || forward[d + 1] > forward_size) {
@@ -119,11 +121,19 @@ class ForwardRecords {
   explicit ForwardRecords(const format::SegmentReader& index)
       : index_(index),
         data_(reinterpret_cast<const uint8_t*>(index.Section(SectionId::kForwardData).data())),
-        offsets_(SectionArray<uint64_t>(index, SectionId::kForwardOffsets)) {
+        offsets_(Offsets(index)) {
     if (offsets_[0] != 0 ||
         offsets_[index.doc_count()] != index.Section(SectionId::kForwardData).size()) {
       Fail(index, "forward offsets do not cover the forward store");
     }
+  }
+
+  static std::vector<uint64_t> Offsets(const format::SegmentReader& index) {
+    std::vector<uint64_t> offsets;
+    if (!format::DecodeForwardOffsets(index.Section(SectionId::kForwardOffsets), index.doc_count(),
+                                      &offsets))
+      Fail(index, "forward store offsets are not in their blocks' form");
+    return offsets;
   }
 
   // Decodes the record of document `d` into *ids (its term ids, ascending); fails the check if

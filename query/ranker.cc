@@ -46,6 +46,242 @@ bool Holds(const std::vector<uint32_t>& sorted, uint32_t id) {
   return std::binary_search(sorted.begin(), sorted.end(), id);
 }
 
+// A query's term parts in one segment: their ids there, ascending and distinct (want); for each
+// part the index of its id in want (-1: not a term, or absent from the segment), and the id
+// itself (found).
+struct SegmentTerms {
+  std::vector<uint32_t> want;
+  std::vector<int> slot;
+  std::vector<std::optional<uint32_t>> found;
+};
+
+std::vector<SegmentTerms> SegmentTermsOf(const IndexSet& set,
+                                         const std::vector<ScoringPart>& parts) {
+  std::vector<SegmentTerms> out(set.segments().size());
+  for (size_t g = 0; g < set.segments().size(); ++g) {
+    SegmentTerms& t = out[g];
+    t.found.resize(parts.size());
+    for (size_t p = 0; p < parts.size(); ++p) {
+      if (parts[p].node->kind != Kind::kTerm) continue;
+      t.found[p] = set.segments()[g].reader->dictionary().Find(parts[p].node->terms[0]);
+      if (t.found[p]) t.want.push_back(*t.found[p]);
+    }
+    std::sort(t.want.begin(), t.want.end());
+    t.want.erase(std::unique(t.want.begin(), t.want.end()), t.want.end());
+    t.slot.assign(parts.size(), -1);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      if (t.found[p]) {
+        t.slot[p] = static_cast<int>(std::lower_bound(t.want.begin(), t.want.end(), *t.found[p]) -
+                                     t.want.begin());
+      }
+    }
+  }
+  return out;
+}
+
+// BM25's part score at frequency f for a document whose length normalization is `norm`
+// (k1 (1 - b + b len / avglen)), `weight` = repeats x idf.
+inline double PartScore(double weight, double f, double norm, const Bm25& params) {
+  return weight * f * (params.k1 + 1) / (f + norm);
+}
+
+// Whether `ranked` is a term, prefix or phrase, or an OR of them, with nothing excluded: its
+// answer is the union of its parts' answers.
+bool OrOfLeaves(const QueryNode& ranked) {
+  auto leaf = [](const QueryNode& n) { return n.kind != Kind::kAnd && n.kind != Kind::kOr; };
+  if (!ranked.excluded.empty()) return false;
+  if (ranked.kind != Kind::kOr) return leaf(ranked);
+  return std::all_of(ranked.children.begin(), ranked.children.end(), leaf);
+}
+
+// Whether the top k of `query` with `any` can be found by MaxScore over its terms alone
+// (TopTermsByMaxScore): every part is a term operand of the top-level OR, nothing is excluded,
+// every index is one segment without deleted documents (so a term's document frequency is the
+// dictionaries' and global ids ascend in path order), and no scope narrows the documents.
+bool TermsOnly(const IndexSet& set, const QueryNode& ranked, const std::vector<IndexScope>* scope) {
+  if (scope != nullptr || !ranked.excluded.empty()) return false;
+  if (ranked.kind == Kind::kOr) {
+    for (const QueryNode& c : ranked.children) {
+      if (c.kind != Kind::kTerm) return false;
+    }
+  } else if (ranked.kind != Kind::kTerm) {
+    return false;
+  }
+  for (const IndexSet::Index& index : set.indexes()) {
+    if (index.segments.size() > 1) return false;
+  }
+  for (const IndexSet::Segment& s : set.segments()) {
+    if (!s.deleted.empty()) return false;
+  }
+  return true;
+}
+
+// The top k (k > 0) of an `any` query that TermsOnly accepts, best first, ties in path order
+// (ascending global id), by MaxScore (Turtle and Flood): the parts in decreasing largest
+// contribution W = repeats idf (k1 + 1); part j's answer is read only while the sum of W over
+// parts j.. can still reach the k-th best score, since a document none of parts 0..j-1 holds
+// scores at most that sum. A document first met in part j's answer holds none of the parts
+// before it; its bound adds, for each part from j on, the part's score at its block maximum and
+// the document's length floor (RANK_BOUNDS; 0 where the block holds the term nowhere, W for a
+// term without block maxima). Documents are scored in decreasing bound as TopByBound does.
+// `global_df`, if not null, gives each part's df (Rank's `global`) instead of the set's.
+std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
+                                          const std::vector<ScoringPart>& parts, uint64_t k,
+                                          double n, double avg_length, const Bm25& params,
+                                          bool parallel, SetQueryStats* stats,
+                                          const std::vector<uint64_t>* global_df) {
+  const std::vector<SegmentTerms> segment_terms = SegmentTermsOf(set, parts);
+  const size_t m = parts.size();
+  std::vector<double> weight(m), most(m);
+  for (size_t p = 0; p < m; ++p) {
+    uint64_t df = 0;
+    for (size_t g = 0; g < set.segments().size(); ++g) {
+      const std::optional<uint32_t>& id = segment_terms[g].found[p];
+      if (id) df += set.segments()[g].reader->dictionary().Df(*id);
+    }
+    if (global_df != nullptr) df = (*global_df)[p];  // the whole collection's (CollectionStats)
+    const double d = static_cast<double>(df);
+    weight[p] = parts[p].repeats * std::max(1e-6, std::log((n - d + 0.5) / (d + 0.5)));
+    most[p] = weight[p] * (params.k1 + 1);
+  }
+  std::vector<size_t> ord(m);
+  for (size_t i = 0; i < m; ++i) ord[i] = i;
+  std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return most[a] > most[b]; });
+  std::vector<double> suffix(m + 1, 0);
+  for (size_t j = m; j-- > 0;) suffix[j] = suffix[j + 1] + most[ord[j]];
+  double norm[256];
+  for (int c = 0; c < 256; ++c) {
+    norm[c] = params.k1 *
+              (1 - params.b + params.b * format::LengthFloor(static_cast<uint8_t>(c)) / avg_length);
+  }
+  // bound_slot[g * m + p]: part p's slot among segment g's bounded terms, kOpen for a term
+  // without block maxima, kAbsent for a term the segment lacks.
+  constexpr int64_t kOpen = -1, kAbsent = -2;
+  const size_t segments = set.segments().size();
+  std::vector<int64_t> bound_slot(segments * m, kAbsent);
+  std::vector<const format::RankBoundsView*> views(segments, nullptr);
+  auto view_of = [&](size_t g) {
+    if (views[g] == nullptr) {
+      views[g] = &set.segments()[g].reader->RankBounds();
+      for (size_t p = 0; p < m; ++p) {
+        const std::optional<uint32_t>& id = segment_terms[g].found[p];
+        if (!id) continue;
+        const int64_t slot = views[g]->Slot(*id);
+        bound_slot[g * m + p] = slot >= 0 ? slot : kOpen;
+      }
+    }
+    return views[g];
+  };
+
+  struct Entry {
+    double score;
+    uint32_t id;
+  };
+  auto better = [](const Entry& a, const Entry& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.id < b.id;
+  };
+  std::vector<Entry> heap;  // the best k so far, the worst on top
+  auto kth = [&] { return heap.size() == k ? heap.front().score : -1.0; };
+  std::vector<uint32_t> tf;
+  auto score_of = [&](uint32_t id) {
+    const IndexSet::Segment& s = set.SegmentOf(id);
+    const SegmentTerms& t = segment_terms[static_cast<size_t>(&s - set.segments().data())];
+    uint32_t length = 0;
+    tf.assign(t.want.size(), 0);
+    s.reader->TermCounts(id - s.first_id, t.want.data(), t.want.size(), tf.data(), &length);
+    const double doc_norm =
+        params.k1 * (1 - params.b + params.b * static_cast<double>(length) / avg_length);
+    double score = 0;
+    for (size_t p = 0; p < m; ++p) {
+      if (t.slot[p] < 0) continue;
+      const uint32_t f = tf[static_cast<size_t>(t.slot[p])];
+      if (f > 0) score += PartScore(weight[p], f, doc_norm, params);
+    }
+    return score;
+  };
+
+  std::vector<uint64_t> seen((set.id_count() + 63) / 64, 0);
+  std::vector<std::pair<double, uint32_t>> candidates;  // (bound, id)
+  auto higher = [](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
+    return a.first > b.first;
+  };
+  using It = std::vector<std::pair<double, uint32_t>>::iterator;
+  auto score_in_turn = [&](It from, It to) {
+    for (It it = from; it != to; ++it) {
+      if (heap.size() == k && it->first * (1 + 1e-9) < kth()) return false;
+      const Entry e{score_of(it->second), it->second};
+      if (heap.size() < k) {
+        heap.push_back(e);
+        std::push_heap(heap.begin(), heap.end(), better);
+      } else if (better(e, heap.front())) {
+        std::pop_heap(heap.begin(), heap.end(), better);
+        heap.back() = e;
+        std::push_heap(heap.begin(), heap.end(), better);
+      }
+    }
+    return true;
+  };
+  for (size_t j = 0; j < m; ++j) {
+    if (heap.size() == k && suffix[j] * (1 + 1e-9) < kth()) break;
+    const size_t p = ord[j];
+    const std::vector<uint32_t> answer =
+        set.Search({parts[p].node->terms[0]}, 0, stats, nullptr, parallel);
+    candidates.clear();
+    size_t g = segments;
+    uint32_t first = 0, end_id = 0;
+    const format::RankBoundsView* view = nullptr;
+    for (uint32_t id : answer) {
+      uint64_t& word = seen[id / 64];
+      const uint64_t bit = uint64_t{1} << (id % 64);
+      if (word & bit) continue;
+      word |= bit;
+      if (id < first || id >= end_id) {
+        const IndexSet::Segment& s = set.SegmentOf(id);
+        g = static_cast<size_t>(&s - set.segments().data());
+        first = s.first_id;
+        end_id = s.first_id + static_cast<uint32_t>(s.reader->doc_count());
+        view = view_of(g);
+      }
+      const uint32_t local = id - first;
+      const double doc_norm = norm[view->length_code(local)];
+      double bound = 0;
+      for (size_t i = j; i < m; ++i) {
+        const size_t q = ord[i];
+        const int64_t slot = bound_slot[g * m + q];
+        if (slot == kAbsent) continue;
+        if (slot == kOpen) {
+          bound += most[q];
+          continue;
+        }
+        const uint8_t f = view->tf_max(static_cast<uint64_t>(slot), local);
+        if (f == 0 && i > j) continue;  // no document of the block holds it
+        bound +=
+            f == 0 || f == format::kTfMaxOpen ? most[q] : PartScore(weight[q], f, doc_norm, params);
+      }
+      candidates.emplace_back(bound, id);
+    }
+    It from = candidates.begin(), end = candidates.end();
+    while (from != end) {
+      const It head = from + static_cast<std::ptrdiff_t>(
+                                 std::min<uint64_t>(static_cast<uint64_t>(end - from), 8 * k));
+      std::nth_element(from, head, end, higher);
+      std::sort(from, head, higher);
+      if (!score_in_turn(from, head)) break;
+      const double at_least = kth();
+      end = std::partition(head, end, [&](const std::pair<double, uint32_t>& c) {
+        return c.first * (1 + 1e-9) >= at_least;
+      });
+      from = head;
+    }
+  }
+  std::sort(heap.begin(), heap.end(), better);
+  std::vector<RankedHit> out;
+  out.reserve(heap.size());
+  for (const Entry& e : heap) out.push_back({e.id, e.score});
+  return out;
+}
+
 // The best k positions of `matched` (0 < k < its size), best first by `better`, scoring with
 // `score_of` (into scores[position]) only the documents that could enter the top k. A
 // document's bound is the sum, over the parts it holds, of the part's score at the largest
@@ -54,8 +290,8 @@ bool Holds(const std::vector<uint32_t>& sorted, uint32_t id) {
 // Documents are scored in decreasing bound; once the bound falls below the k-th best score, no
 // document left can enter the top k (nor tie into it: equal bounds are still scored), and none
 // of their records is read. Most documents' bounds are never sorted: the 8k highest are found
-// in linear time and scored first, and the rest are sorted only if their bound reaches the
-// k-th score by then.
+// in linear time and scored, then the next 8k of those whose bound still reaches the k-th
+// score, and so on.
 template <typename Better, typename ScoreOf>
 std::vector<uint32_t> TopByBound(const IndexSet& set, const std::vector<ScoringPart>& parts,
                                  const std::vector<std::vector<uint32_t>>& answers,
@@ -146,17 +382,20 @@ std::vector<uint32_t> TopByBound(const IndexSet& set, const std::vector<ScoringP
     }
     return true;
   };
-  const It head =
-      by_bound.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(by_bound.size(), 8 * k));
-  std::nth_element(by_bound.begin(), head, by_bound.end(), higher);
-  std::sort(by_bound.begin(), head, higher);
-  if (score_in_turn(by_bound.begin(), head)) {
+  // The next 8k highest bounds are found in linear time (nth_element) and scored; the rest are
+  // cut to those whose bound reaches the k-th score, until none is left or scoring stops.
+  It from = by_bound.begin(), end = by_bound.end();
+  while (from != end) {
+    const It head = from + static_cast<std::ptrdiff_t>(
+                               std::min<uint64_t>(static_cast<uint64_t>(end - from), 8 * k));
+    std::nth_element(from, head, end, higher);
+    std::sort(from, head, higher);
+    if (!score_in_turn(from, head)) break;
     const double kth = scores[order.front()];
-    const It rest = std::partition(head, by_bound.end(), [&](const std::pair<double, uint32_t>& b) {
+    end = std::partition(head, end, [&](const std::pair<double, uint32_t>& b) {
       return b.first * (1 + 1e-9) >= kth;
     });
-    std::sort(head, rest, higher);
-    score_in_turn(head, rest);
+    from = head;
   }
   std::sort(order.begin(), order.end(), better);
   return order;
@@ -229,6 +468,10 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
                                                   : n > 0 ? set.live_length()
                                                           : 0);
   const double avg_length = n > 0 ? std::max(1.0, total_length / n) : 1.0;
+  if (any && k > 0 && TermsOnly(set, AnyOf(query), scope)) {
+    return TopTermsByMaxScore(set, parts, k, n, avg_length, params, parallel, stats,
+                              global ? &global->part_documents : nullptr);
+  }
   // Each part's exact answer over the whole set (sorted global ids) and its idf.
   std::vector<std::vector<uint32_t>> answers(parts.size());
   std::vector<double> idf(parts.size());
@@ -252,7 +495,7 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
   const QueryNode ranked = any ? AnyOf(query) : query;
   std::vector<uint32_t> matched;
   std::vector<std::string> plain;
-  if (any && ids_in_path_order && scope == nullptr && !phrases && query.excluded.empty()) {
+  if (any && ids_in_path_order && scope == nullptr && !phrases && OrOfLeaves(ranked)) {
     for (const std::vector<uint32_t>& a : answers) {
       std::vector<uint32_t> both;
       both.reserve(matched.size() + a.size());
@@ -265,32 +508,7 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
     matched = set.Evaluate(ranked, 0, text, parallel, stats, scope, unreadable);
   }
 
-  // In each segment: the term parts' ids there, ascending and distinct (want), for each part
-  // the index of its id in want (-1: not a term, or absent from the segment), and its slot
-  // among the segment's bounded terms (format/rank_bounds.h; -1: none).
-  struct SegmentTerms {
-    std::vector<uint32_t> want;
-    std::vector<int> slot;
-  };
-  std::vector<SegmentTerms> segment_terms(set.segments().size());
-  for (size_t g = 0; g < set.segments().size(); ++g) {
-    SegmentTerms& t = segment_terms[g];
-    std::vector<std::optional<uint32_t>> found(parts.size());
-    for (size_t p = 0; p < parts.size(); ++p) {
-      if (parts[p].node->kind != Kind::kTerm) continue;
-      found[p] = set.segments()[g].reader->dictionary().Find(parts[p].node->terms[0]);
-      if (found[p]) t.want.push_back(*found[p]);
-    }
-    std::sort(t.want.begin(), t.want.end());
-    t.want.erase(std::unique(t.want.begin(), t.want.end()), t.want.end());
-    t.slot.assign(parts.size(), -1);
-    for (size_t p = 0; p < parts.size(); ++p) {
-      if (found[p]) {
-        t.slot[p] = static_cast<int>(std::lower_bound(t.want.begin(), t.want.end(), *found[p]) -
-                                     t.want.begin());
-      }
-    }
-  }
+  const std::vector<SegmentTerms> segment_terms = SegmentTermsOf(set, parts);
 
   // A document's exact score, from the counts of its forward record.
   std::vector<uint32_t> tf;
@@ -304,9 +522,16 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
         params.k1 * (1 - params.b + params.b * static_cast<double>(length) / avg_length);
     double score = 0;
     for (size_t p = 0; p < parts.size(); ++p) {
-      if (!Holds(answers[p], id)) continue;
-      const double f =
-          t.slot[p] >= 0 ? std::max<uint32_t>(tf[static_cast<size_t>(t.slot[p])], 1) : 1;
+      // A term is held when the record counts it (the document is live); a phrase or prefix
+      // when its answer holds the document.
+      double f = 1;
+      if (parts[p].node->kind == Kind::kTerm) {
+        if (t.slot[p] < 0) continue;
+        f = tf[static_cast<size_t>(t.slot[p])];
+        if (f == 0) continue;
+      } else if (!Holds(answers[p], id)) {
+        continue;
+      }
       score += parts[p].repeats * idf[p] * f * (params.k1 + 1) / (f + norm);
     }
     return score;

@@ -25,10 +25,18 @@ TEST_CASE("forward records round-trip and answer containment exactly", "[forward
       // Counts: no repeats, a few, or many (large frequencies included).
       ForwardCounts counts;
       counts.length = static_cast<uint32_t>(rng() % 100000);
-      if (rng() % 3 != 0) {
+      // Both forms of the counts: pairs for the few repeated ids, gamma codes when many repeat.
+      const uint64_t mode = rng() % 4;
+      if (mode != 0) {
         for (size_t i = 0; i < n; ++i) {
-          const uint64_t r = rng() % 10;
-          counts.tf.push_back(r < 6 ? 1 : r < 9 ? 2 + rng() % 5 : 1 + rng() % 1000000);
+          const uint64_t r = rng() % 100;
+          if (mode == 1) {
+            counts.tf.push_back(r < 60 ? 1 : r < 90 ? 2 + rng() % 5 : 1 + rng() % 1000000);
+          } else if (mode == 2) {
+            counts.tf.push_back(r < 98 ? 1 : 2 + rng() % 3);
+          } else {
+            counts.tf.push_back(r < 10 ? 1 : r < 99 ? 2 + rng() % 3 : UINT32_MAX - rng() % 3);
+          }
         }
       }
       std::string rec;

@@ -261,3 +261,53 @@ TEST_CASE("the best k with pruning are the first k of the whole ranking", "[rank
     }
   }
 }
+
+TEST_CASE("the best k of optional words equal the first k of the whole ranking", "[rank]") {
+  // A Zipf-like vocabulary: a few words in most documents, many in a few, and lengths from 1 to
+  // 400 words, so that the rare words' documents decide the k-th score early and the common
+  // words' documents are skipped (or not) by their bounds.
+  std::mt19937_64 rng(77);
+  std::vector<std::string> vocabulary;
+  for (int w = 0; w < 300; ++w) vocabulary.push_back("w" + std::to_string(w));
+  auto word = [&] {
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    return vocabulary[static_cast<size_t>(std::pow(u, 3) * vocabulary.size())];
+  };
+  std::vector<bitsift::Document> docs;
+  for (int i = 0; i < 700; ++i) {
+    std::string text;
+    const size_t length = 1 + (rng() % 4 == 0 ? rng() % 400 : rng() % 30);
+    for (size_t w = 0; w < length; ++w) text += word() + (w % 11 == 10 ? "\n" : " ");
+    docs.push_back({"d" + std::to_string(10000 + i) + ".txt", text, 0});
+  }
+  TempDir dir;
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "i", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "i", &index).ok());
+  for (int round = 0; round < 300; ++round) {
+    std::string query;
+    for (size_t w = 0, n = 1 + rng() % 5; w < n; ++w) {
+      // Uniform over the vocabulary: rare words as often as common ones.
+      query += rng() % 3 == 0 ? word() : vocabulary[rng() % vocabulary.size()];
+      query += ' ';
+    }
+    bitsift::ParsedQuery q;
+    REQUIRE(bitsift::ParsedQuery::Parse(query, bitsift::QuerySyntax::kLanguage, &q).ok());
+    bitsift::QueryOptions options;
+    options.any = true;
+    bitsift::QueryResult all;
+    REQUIRE(index->Query(q, options, &all).ok());
+    for (uint64_t k : {1, 2, 5, 10, 40}) {
+      options.limit = k;
+      bitsift::QueryResult top;
+      REQUIRE(index->Query(q, options, &top).ok());
+      INFO(query << " k=" << k);
+      const size_t n = std::min<size_t>(k, all.documents.size());
+      REQUIRE(top.documents.size() == n);
+      for (size_t i = 0; i < n; ++i) {
+        REQUIRE(top.documents[i] == all.documents[i]);
+        REQUIRE(top.scores[i] == Approx(all.scores[i]).epsilon(1e-12));
+      }
+    }
+  }
+}

@@ -225,8 +225,8 @@ TEST_CASE("check finds damage hidden behind recomputed checksums", "[check]") {
   // DOC_FACTS: document 0's record follows block 0's table of record starts
   // (format/doc_table.h): kDocFactsFields varints, then its path.
   const auto [facts_at, facts_len] = SectionSpan(good, SectionId::kDocFacts);
-  const auto [offsets_at, offsets_len] = SectionSpan(good, SectionId::kForwardOffsets);
-  const uint64_t docs = offsets_len / 8 - 1;
+  const auto [meta_at, meta_len] = SectionSpan(good, SectionId::kMeta);
+  const uint64_t docs = Load<bitsift::format::MetaRecord>(good, meta_at).doc_count;
   const uint64_t record0 =
       facts_at + 2 * (std::min<uint64_t>(docs, bitsift::format::kDocFactsBlock) - 1);
   REQUIRE(facts_len >= record0 - facts_at + bitsift::format::kDocFactsFields);

@@ -151,12 +151,40 @@ std::vector<query::IndexScope> ScopeOf(const query::IndexSet& set,
   return out;
 }
 
+namespace {
+
+// OpenOptions::shards, sorted and distinct, or null for every shard.
+std::optional<std::vector<uint32_t>> SortedShards(const OpenOptions& options) {
+  if (!options.shards) return std::nullopt;
+  std::vector<uint32_t> s = *options.shards;
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
+}
+
+}  // namespace
+
 IndexEngine::IndexEngine(const std::vector<std::string>& paths, const OpenOptions& options)
-    : set_(paths,
+    : shards_(SortedShards(options)),
+      set_(paths,
            options.one_shot ? format::IndexFile::Access::kOneShot
                             : format::IndexFile::Access::kRandom,
-           options.map_ahead),
+           options.map_ahead, shards_ ? &*shards_ : nullptr),
       paths_(paths) {}
+
+RankStatistics IndexEngine::Statistics(const QueryForm& form, const QueryOptions& options) const {
+  const QueryForm& q = form.Under(set_.rules());
+  query::IndexSet::SegmentText text = [&](const query::IndexSet::Segment& s, uint32_t local,
+                                          std::string* out) {
+    if (options.document_text) return options.document_text(Document(s.first_id + local), out);
+    std::string detail;
+    return query::ReadIndexedText(set_, s, local, out, &detail) == query::TextState::kRead;
+  };
+  query::SetQueryStats st;
+  const query::CollectionStats c =
+      query::CollectionStatsOf(set_, q.root(), text, options.parallel, &st);
+  return {c.documents, c.length, c.part_documents};
+}
 
 std::vector<query::IndexScope> IndexEngine::Scope(const QueryOptions& options) const {
   if (options.scope.empty() && options.working_dir.empty()) {
@@ -199,9 +227,15 @@ QueryResult IndexEngine::Answer(const QueryForm& form, const QueryOptions& optio
     std::vector<uint32_t> documents;
     if (options.rank || options.any) {
       result.scores.clear();
+      std::optional<query::CollectionStats> global;
+      if (options.statistics != nullptr) {
+        global = query::CollectionStats{options.statistics->documents, options.statistics->length,
+                                        options.statistics->part_documents};
+      }
       for (const query::RankedHit& h :
            query::Rank(set_, q.root(), options.any, ask, text, options.parallel, &st,
-                       result.scoped ? &scope : nullptr, &result.unreadable)) {
+                       result.scoped ? &scope : nullptr, &result.unreadable, {},
+                       global ? &*global : nullptr)) {
         documents.push_back(h.id);
         result.scores.push_back(h.score);
       }

@@ -34,6 +34,10 @@ class IndexEngine {
   // the set's rules cannot read.
   QueryResult Answer(const QueryForm& form, const QueryOptions& options, double parse_us) const;
 
+  // bitsift::Index::RankStatisticsOf: the set's statistics for `form`'s scoring parts. Throws
+  // as Answer does.
+  RankStatistics Statistics(const QueryForm& form, const QueryOptions& options) const;
+
   // What became of document `id`'s file when its lines were asked for.
   enum class LinesState { kRead, kChanged, kVanished };
   // The matching lines of document `id` (bitsift::Index::MatchingLines) into *groups, or the
@@ -62,6 +66,7 @@ class IndexEngine {
   // the result (throws Error(kCorrupt) for a damaged one).
   void SetAsideStaleFiles(QueryResult* result, std::vector<std::optional<FileState>>* known) const;
 
+  std::optional<std::vector<uint32_t>> shards_;  // OpenOptions::shards, sorted
   query::IndexSet set_;
   std::vector<std::string> paths_;
   mutable std::mutex scope_mu_;

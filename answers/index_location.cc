@@ -7,6 +7,7 @@
 
 #include "answers/shell_paths.h"
 #include "format/manifest.h"
+#include "format/shard_map.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -45,7 +46,7 @@ std::string ResolveIndexPath(const std::string& path) {
   const std::string inner = (path == "/" ? "" : path) + "/" + kDefaultIndexName;
   struct stat st;
   if (::stat((path + "/" + format::kManifestName).c_str(), &st) != 0 &&
-      ::stat(inner.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      !format::IsShardedIndex(path) && ::stat(inner.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return inner;
   }
   return path;
@@ -53,6 +54,13 @@ std::string ResolveIndexPath(const std::string& path) {
 
 std::string RebuildCommand(const std::string& index_dir) {
   std::string root = "DIR";
+  if (format::IsShardedIndex(index_dir)) {
+    try {
+      root = format::ReadShardMap(index_dir).root;
+    } catch (const Error&) {
+    }
+    return IndexCommand(root, index_dir, /*rebuild=*/true);
+  }
   try {
     format::Manifest m = format::ReadManifest(index_dir);
     root = format::EngineSettings::From(m.settings).RootOf(index_dir);

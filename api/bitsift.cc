@@ -106,6 +106,8 @@ indexer::BuildConfig ConfigOf(const IndexOptions& o) {
   c.documents.no_ignore = o.no_ignore;
   c.documents.globs = o.globs;
   c.documents.max_decompressed_bytes = o.max_decompressed_bytes;
+  c.documents.shard_count = o.shard_count;
+  c.documents.shard = o.shard;
   c.tokens = RulesOf(o);
   c.memory_budget = o.memory_budget;
   c.rebuild = o.rebuild;
@@ -150,6 +152,34 @@ void Summarize(const indexer::BuildReport& r, IndexSummary* s) {
   s->seconds = r.seconds;
 }
 
+// Adds the counts of `one` (a shard's update) to *all.
+void AddSummary(const IndexSummary& one, IndexSummary* all) {
+  all->documents += one.documents;
+  for (const auto& [reason, n] : one.skipped) {
+    auto at = std::find_if(all->skipped.begin(), all->skipped.end(),
+                           [&](const auto& x) { return x.first == reason; });
+    if (at == all->skipped.end()) {
+      all->skipped.emplace_back(reason, n);
+    } else {
+      at->second += n;
+    }
+  }
+  all->added += one.added;
+  all->changed += one.changed;
+  all->removed += one.removed;
+  all->unchanged += one.unchanged;
+  all->rebuilt = all->rebuilt || one.rebuilt;
+  if (all->why_rebuilt.empty()) all->why_rebuilt = one.why_rebuilt;
+  all->segments_written += one.segments_written;
+  all->merges += one.merges;
+  all->segments += one.segments;
+  all->terms += one.terms;
+  all->postings += one.postings;
+  all->input_bytes += one.input_bytes;
+  all->index_bytes += one.index_bytes;
+  all->seconds += one.seconds;
+}
+
 double MicrosSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
 }
@@ -165,11 +195,67 @@ std::vector<indexer::MemoryDocument> MemoryDocuments(const std::vector<Document>
 
 Status BuildIndex(const std::string& dir, const std::string& index_path,
                   const IndexOptions& options, IndexSummary* summary) {
+  if (format::IsShardedIndex(index_path)) {
+    // Each shard in turn, with its own recorded shard (a sharded index built by bitsift-mpi,
+    // updated without MPI); the summary adds them up.
+    IndexSummary all;
+    format::ShardMap map;
+    Status s = Guard([&] { map = indexer::ReadShardMapOf(index_path); });
+    if (!s.ok()) return s;
+    for (uint32_t i = 0; i < map.count; ++i) {
+      IndexOptions o = options;
+      o.shard_count = map.count;
+      o.shard = i;
+      IndexSummary one;
+      const std::string shard_dir = index_path + "/" + map.dirs[i];
+      s = GuardIndex({shard_dir}, [&] {
+        indexer::BuildReport report;
+        indexer::UpdateIndexFromDirectory(dir, shard_dir, ConfigOf(o), &report);
+        Summarize(report, &one);
+      });
+      if (!s.ok()) return s;
+      AddSummary(one, &all);
+    }
+    if (summary != nullptr) *summary = all;
+    return Status();
+  }
   return GuardIndex({index_path}, [&] {
     indexer::BuildReport report;
     indexer::UpdateIndexFromDirectory(dir, index_path, ConfigOf(options), &report);
     Summarize(report, summary);
   });
+}
+
+uint32_t ShardOfPath(std::string_view relative_path, uint32_t shards) {
+  return documents::ShardOfPath(relative_path, shards);
+}
+
+bool IsShardedIndex(const std::string& index_path) { return format::IsShardedIndex(index_path); }
+
+Status ReadShardMap(const std::string& index_path, ShardMapInfo* map) {
+  return Guard([&] {
+    const format::ShardMap m = indexer::ReadShardMapOf(index_path);
+    map->count = m.count;
+    map->root = m.root;
+    map->paths.clear();
+    for (const std::string& d : m.dirs) map->paths.push_back(index_path + "/" + d);
+  });
+}
+
+Status PrepareShardedIndex(const std::string& dir, const std::string& index_path, uint32_t count,
+                           std::vector<std::string>* shard_paths) {
+  return Guard([&] {
+    indexer::PrepareShardedIndex(dir, index_path, count);
+    if (shard_paths == nullptr) return;
+    shard_paths->clear();
+    for (uint32_t i = 0; i < count; ++i) {
+      shard_paths->push_back(index_path + "/" + format::ShardDirName(i));
+    }
+  });
+}
+
+Status WriteShardMap(const std::string& dir, const std::string& index_path, uint32_t count) {
+  return Guard([&] { indexer::WriteShardMapOf(dir, index_path, count); });
 }
 
 Status BuildIndexFromDocuments(const std::vector<Document>& documents,
@@ -197,6 +283,18 @@ Status UpdateDocuments(const std::vector<Document>& upserts,
 
 Status CompactIndex(const std::string& index_path, const IndexOptions& options,
                     IndexSummary* summary) {
+  if (format::IsShardedIndex(index_path)) {  // each shard in turn
+    IndexSummary all;
+    format::ShardMap map;
+    Status s = Guard([&] { map = indexer::ReadShardMapOf(index_path); });
+    for (uint32_t i = 0; s.ok() && i < map.count; ++i) {
+      IndexSummary one;
+      s = CompactIndex(index_path + "/" + map.dirs[i], options, &one);
+      AddSummary(one, &all);
+    }
+    if (s.ok() && summary != nullptr) *summary = all;
+    return s;
+  }
   return GuardIndex({index_path}, [&] {
     indexer::BuildReport report;
     indexer::CompactIndex(index_path, ConfigOf(options), &report);
@@ -207,8 +305,14 @@ Status CompactIndex(const std::string& index_path, const IndexOptions& options,
 Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
   return Guard([&] {
     indexer::BuildConfig c = ConfigOf(*options);
-    Ensure(indexer::ReadStoredSettings(index_path, &c), ErrorKind::kNotFound,
+    // A sharded index's settings are its first shard's (all were built with the same), but
+    // for the shard itself, which BuildIndex sets for each.
+    const std::string dir = format::IsShardedIndex(index_path)
+                                ? index_path + "/" + indexer::ReadShardMapOf(index_path).dirs.at(0)
+                                : index_path;
+    Ensure(indexer::ReadStoredSettings(dir, &c), ErrorKind::kNotFound,
            index_path + ": no index here");
+    if (dir != index_path) c.documents.shard_count = c.documents.shard = 0;
     options->fp_rate = c.fp_rate;
     options->sparse_max_df = c.sparse_max_df;
     options->max_file_size = c.max_file_size;
@@ -219,11 +323,33 @@ Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
     options->max_decompressed_bytes = c.documents.max_decompressed_bytes;
     options->keep_diacritics = !c.tokens.fold_diacritics;
     options->stem = c.tokens.stem_english;
+    options->shard_count = c.documents.shard_count;
+    options->shard = c.documents.shard;
   });
 }
 
 Status CompareWithTree(const std::string& index_path, TreeStatus* status) {
-  return GuardIndex({index_path}, [&] { *status = indexer::CompareWithTree(index_path); });
+  if (!format::IsShardedIndex(index_path)) {
+    return GuardIndex({index_path}, [&] { *status = indexer::CompareWithTree(index_path); });
+  }
+  // A sharded index: each shard against its files, the lists merged in path order.
+  return Guard([&] {
+    const format::ShardMap map = indexer::ReadShardMapOf(index_path);
+    TreeStatus all;
+    all.root = map.root;
+    for (const std::string& d : map.dirs) {
+      const TreeStatus one = indexer::CompareWithTree(index_path + "/" + d);
+      all.documents += one.documents;
+      all.unchanged += one.unchanged;
+      all.added.insert(all.added.end(), one.added.begin(), one.added.end());
+      all.changed.insert(all.changed.end(), one.changed.begin(), one.changed.end());
+      all.removed.insert(all.removed.end(), one.removed.begin(), one.removed.end());
+    }
+    std::sort(all.added.begin(), all.added.end());
+    std::sort(all.changed.begin(), all.changed.end());
+    std::sort(all.removed.begin(), all.removed.end());
+    *status = std::move(all);
+  });
 }
 
 Status Tokenize(std::string_view text, std::vector<std::string>* tokens,
@@ -450,6 +576,24 @@ std::string ShellPath(const DocumentInfo& d, const std::string& from_dir) {
   std::string out;
   ShellPathTo(d.root, d.path, from_dir, &out);
   return out;
+}
+
+Status Index::RankStatisticsOf(const ParsedQuery& query, const QueryOptions& options,
+                               RankStatistics* statistics) const {
+  return GuardIndex(rep_->engine.opened_paths(), [&] {
+    *statistics = RankStatistics{};
+    Ensure(!query.empty(), ErrorKind::kInvalidArgument, "query: not parsed (no query)");
+    *statistics = rep_->engine.Statistics(*query.rep_, options);
+  });
+}
+
+ShardDocument Index::shard_document(uint32_t id) const {
+  const query::IndexSet::ShardPosition p = rep_->engine.set().ShardOf(id);
+  return {p.index, p.shard, p.id};
+}
+
+bool Index::FromShardDocument(const ShardDocument& d, uint32_t* id) const {
+  return rep_->engine.set().FromShard({d.index, d.shard, d.id}, id);
 }
 
 uint64_t Index::document_count() const { return rep_->engine.set().id_count(); }

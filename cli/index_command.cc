@@ -79,12 +79,17 @@ bool ReadDocumentOptions(const po::variables_map& vm, IndexOptions* options) {
 
 }  // namespace
 
-int RunIndex(const std::vector<std::string>& args) {
-  const char* usage =
-      "usage: bitsift index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
+int RunIndex(const std::vector<std::string>& args) { return RunIndexWith(args, "bitsift", {}); }
+
+int RunIndexWith(const std::vector<std::string>& args, const char* program,
+                 const IndexBuilder& build) {
+  const std::string usage_text =
+      std::string("usage: ") + program +
+      " index DIR [--index PATH] [--rebuild] [--memory BYTES] [--fp-rate P] "
       "[--sparse-max-df N] [--threads N] [--max-file-size BYTES] [--verbose]\n"
       "                         [--encoding NAME] [--hidden] [--no-ignore] [--glob GLOB]... "
       "[--max-decompressed-size BYTES] [--keep-diacritics] [--stem]";
+  const char* usage = usage_text.c_str();
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")(
       "index", po::value<std::string>(),
@@ -157,7 +162,8 @@ int RunIndex(const std::vector<std::string>& args) {
                  detail.empty() ? "" : ": ", detail.c_str());
   };
   IndexSummary summary;
-  Status s = BuildIndex(dir, index_path, options, &summary);
+  Status s = build ? build(dir, index_path, options, &summary)
+                   : BuildIndex(dir, index_path, options, &summary);
   if (tty) std::fputs("\r\033[K", stderr);
   if (!s.ok()) return Fail(s.message());
   if (!quiet && !summary.why_rebuilt.empty()) {

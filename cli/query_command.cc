@@ -1,4 +1,6 @@
 // `bitsift query`: answer a query, or a file of queries, on one index or several.
+#include "cli/query_command.h"
+
 #include <bitsift/bitsift.h>
 #include <unistd.h>
 
@@ -86,6 +88,7 @@ constexpr uint64_t kSnippetLines = 3;
 // A query of a --queries file, and its answer.
 struct BatchQuery {
   uint64_t line = 0;
+  std::string text;  // the line
   ParsedQuery query;
   double parse_us = 0;  // the time its line took to parse
   Status status;
@@ -207,8 +210,9 @@ std::optional<int> ReadQueryFlags(const po::variables_map& vm, QueryFlags* out) 
 // Answers the queries of `file` ('-' = stdin), one a line (blank lines skipped), on `jobs`
 // threads, printing them in the file's order, each output line prefixed with its query's line
 // number, then the run's stale hits. Returns the exit code.
-int AnswerQueryFile(const Index& index, const std::string& file, QuerySyntax syntax, uint64_t jobs,
-                    QueryFlags f, const std::vector<std::string>& index_paths) {
+int AnswerQueryFile(const Index& index, const QueryAnswerer& answer, const std::string& file,
+                    QuerySyntax syntax, uint64_t jobs, QueryFlags f,
+                    const std::vector<std::string>& index_paths) {
   StaleHits stale;
   std::ifstream in_file;
   if (file != "-") {
@@ -242,13 +246,14 @@ int AnswerQueryFile(const Index& index, const std::string& file, QuerySyntax syn
         continue;
       }
       q->line = line_no;
+      q->text = std::move(line);
       return true;
     }
     return false;
   };
   if (jobs == 1) {
     for (BatchQuery q; next_query(&q);) {
-      note(AnswerOne(index, q.query, q.parse_us, f, q.line, &stale));
+      note(AnswerOne(index, answer, q.query, q.text, q.parse_us, f, q.line, &stale));
     }
   } else {
     // Windows of 4 x jobs queries: answered on `jobs` threads, printed in order. The run's
@@ -282,10 +287,11 @@ int AnswerQueryFile(const Index& index, const std::string& file, QuerySyntax syn
 }
 
 // Answers the query of the command line, then reports its stale hits. Returns the exit code.
-int AnswerArguments(const Index& index, const ParsedQuery& query, double parse_us,
-                    const QueryFlags& f, const std::vector<std::string>& index_paths) {
+int AnswerArguments(const Index& index, const QueryAnswerer& answer, const ParsedQuery& query,
+                    const std::string& text, double parse_us, const QueryFlags& f,
+                    const std::vector<std::string>& index_paths) {
   StaleHits stale;
-  std::optional<uint64_t> n = AnswerOne(index, query, parse_us, f, 0, &stale);
+  std::optional<uint64_t> n = AnswerOne(index, answer, query, text, parse_us, f, 0, &stale);
   std::fflush(stdout);
   ReportStale(index, stale, f.cwd, index_paths);
   if (!n) return kExitError;
@@ -295,9 +301,12 @@ int AnswerArguments(const Index& index, const ParsedQuery& query, double parse_u
 
 }  // namespace
 
-int RunQuery(const std::vector<std::string>& args) {
-  const char* usage =
-      "usage: bitsift query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
+std::optional<int> ParseQueryCommand(const std::vector<std::string>& args, const char* program,
+                                     QueryCommand* out) {
+  QueryCommand& c = *out;
+  const std::string usage =
+      std::string("usage: ") + program +
+      " query [--index PATH]... [--count] [--json] [--limit N] [--stats] [-0]\n"
       "                     [--rank] [--any] [--no-check]\n"
       "                     [--lines [--color WHEN] [-C N] [-A N] [-B N] [--max-columns N]\n"
       "                              [--snippet-lines N]]\n"
@@ -313,13 +322,13 @@ int RunQuery(const std::vector<std::string>& args) {
   auto dashes = std::find(args.begin(), args.end(), "--");
   const std::vector<std::string> late_terms(dashes == args.end() ? dashes : dashes + 1, args.end());
   po::variables_map vm;
-  if (auto code = Parse({args.begin(), dashes}, usage, visible, all, pos, vm, ExclusionHint,
+  if (auto code = Parse({args.begin(), dashes}, usage.c_str(), visible, all, pos, vm, ExclusionHint,
                         kQueryLanguage)) {
     return *code;
   }
-  QueryFlags f;
+  QueryFlags& f = c.flags;
   if (auto code = ReadQueryFlags(vm, &f)) return *code;
-  const QuerySyntax syntax = vm.count("words") ? QuerySyntax::kWords : QuerySyntax::kLanguage;
+  c.syntax = vm.count("words") ? QuerySyntax::kWords : QuerySyntax::kLanguage;
   // Every match's file is looked at (one lstat) unless --no-check: a vanished one is left out
   // of the listing and of --count alike. With --no-check, --count reads no record either.
   f.options.check_files = !vm.count("no-check");
@@ -328,29 +337,46 @@ int RunQuery(const std::vector<std::string>& args) {
   f.options.any = vm.count("any") > 0;
   f.cwd = WorkingDirectory();
   SetQueryScope(vm, &f);
-  std::vector<std::string> terms;
+  std::vector<std::string>& terms = c.terms;
   if (vm.count("term")) terms = vm["term"].as<std::vector<std::string>>();
   terms.insert(terms.end(), late_terms.begin(), late_terms.end());
-  const bool batch = vm.count("queries") > 0;
+  c.batch = vm.count("queries") > 0;
   std::optional<uint64_t> jobs = WholeOption(vm, "jobs", 1, kMaxJobs, "queries at once");
   if (!jobs) return kExitError;
-  if (!batch && !vm["jobs"].defaulted()) return Fail("--jobs needs --queries");
-  if (batch == !terms.empty()) {
+  c.jobs = *jobs;
+  if (!c.batch && !vm["jobs"].defaulted()) return Fail("--jobs needs --queries");
+  if (c.batch == !terms.empty()) {
     return Fail(
-        std::string(batch ? "give either a QUERY or --queries, not both\n" : "no query terms\n") +
+        std::string(c.batch ? "give either a QUERY or --queries, not both\n" : "no query terms\n") +
         usage);
   }
-  ParsedQuery query;
-  double parse_us = 0;
-  if (!batch) {
+  if (c.batch) c.queries = vm["queries"].as<std::string>();
+  c.index_flags = IndexFlags(vm);
+  if (!c.batch) {
     QueryError error;
-    Status s = TimedParse(
-        [&] { return ParsedQuery::ParseArguments(terms, syntax, &query, &error); }, &parse_us);
+    Status s =
+        TimedParse([&] { return ParsedQuery::ParseArguments(terms, c.syntax, &c.query, &error); },
+                   &c.parse_us);
     if (!s.ok()) {
       ReportParseError(s, error, terms.at(std::min(error.argument, terms.size() - 1)), 0);
       return kExitError;
     }
+    for (size_t i = 0; i < terms.size(); ++i) c.text += (i ? " " : "") + terms[i];
   }
+  return std::nullopt;
+}
+
+int AnswerQueryCommand(const Index& index, const QueryCommand& c,
+                       const std::vector<std::string>& index_paths, const QueryAnswerer& answer) {
+  QueryFlags f = c.flags;
+  f.several = index_paths.size() > 1;
+  if (!c.batch) return AnswerArguments(index, answer, c.query, c.text, c.parse_us, f, index_paths);
+  return AnswerQueryFile(index, answer, c.queries, c.syntax, c.jobs, f, index_paths);
+}
+
+int RunQuery(const std::vector<std::string>& args) {
+  QueryCommand c;
+  if (auto code = ParseQueryCommand(args, "bitsift", &c)) return *code;
   std::unique_ptr<Index> index;
   // main ends the process right after this command (std::_Exit): the index stays mapped for
   // the kernel to take down with the rest of the address space.
@@ -360,12 +386,10 @@ int RunQuery(const std::vector<std::string>& args) {
   } leave_mapped{index};
   std::vector<std::string> index_paths;
   OpenOptions open;
-  open.one_shot = !batch;  // one query, then exit: keep the resident set small
-  Status s = OpenIndex(IndexFlags(vm), &index, &index_paths, open);
+  open.one_shot = !c.batch;  // one query, then exit: keep the resident set small
+  Status s = OpenIndex(c.index_flags, &index, &index_paths, open);
   if (!s.ok()) return Fail(s.message());
-  f.several = index_paths.size() > 1;
-  if (!batch) return AnswerArguments(*index, query, parse_us, f, index_paths);
-  return AnswerQueryFile(*index, vm["queries"].as<std::string>(), syntax, *jobs, f, index_paths);
+  return AnswerQueryCommand(*index, c, index_paths, {});
 }
 
 }  // namespace bitsift::cli

@@ -355,10 +355,13 @@ void ChargeParse(double parse_us, QueryResult* result) {
   result->stats.total_us += parse_us;
 }
 
-std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, double parse_us,
-                                  const QueryFlags& f, uint64_t line, StaleHits* stale) {
+std::optional<uint64_t> AnswerOne(const Index& index, const QueryAnswerer& answer,
+                                  const ParsedQuery& query, const std::string& text,
+                                  double parse_us, const QueryFlags& f, uint64_t line,
+                                  StaleHits* stale) {
   QueryResult result;
-  Status s = index.Query(query, f.options, &result);
+  Status s =
+      answer ? answer(query, text, f.options, &result) : index.Query(query, f.options, &result);
   ChargeParse(parse_us, &result);
   return PrintAnswer(index, query, f, line, s, result, stale);
 }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -71,10 +72,19 @@ std::optional<uint64_t> PrintAnswer(const Index& index, const ParsedQuery& query
 // time theirs (from the text to the complete list of matches).
 void ChargeParse(double parse_us, QueryResult* result);
 
-// Answers one query and prints it (PrintAnswer). line: its line in a --queries file, 0 for
-// the command line's query.
-std::optional<uint64_t> AnswerOne(const Index& index, const ParsedQuery& query, double parse_us,
-                                  const QueryFlags& f, uint64_t line, StaleHits* stale);
+// Answers a query for the command that prints it: `query`, parsed from `text` (a line of a
+// --queries file, or the command line's arguments joined with spaces), with `options`, into
+// *result, as Index::Query does. `bitsift query` answers from its index; bitsift-mpi asks
+// every rank (mpi/).
+using QueryAnswerer = std::function<Status(const ParsedQuery& query, const std::string& text,
+                                           const QueryOptions& options, QueryResult* result)>;
+
+// Answers one query (with `answer`, or index.Query if it is empty) and prints it
+// (PrintAnswer). line: its line in a --queries file, 0 for the command line's query.
+std::optional<uint64_t> AnswerOne(const Index& index, const QueryAnswerer& answer,
+                                  const ParsedQuery& query, const std::string& text,
+                                  double parse_us, const QueryFlags& f, uint64_t line,
+                                  StaleHits* stale);
 
 // Reports a query that does not parse: the reason, the text with a caret under the place (for
 // a query of one line), and how to search for the characters literally. `line` > 0: a line of

@@ -311,7 +311,10 @@ std::vector<std::string> WalkDirectory(const std::string& root, const DocumentOp
     auto& [name, is_dir] = top.entries[top.next++];
     std::string rel = Join(top.dir, name);
     if (!is_dir) {
-      files.push_back(std::move(rel));
+      // Another shard's file is not this index's document, nor a skip to report.
+      if (options.shard_count == 0 || ShardOfPath(rel, options.shard_count) == options.shard) {
+        files.push_back(std::move(rel));
+      }
       continue;
     }
     Frame child;

@@ -1,7 +1,12 @@
 #include "documents/options.h"
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "documents/decode.h"
 #include "util/error.h"
@@ -15,6 +20,7 @@ constexpr const char* kNoIgnore = "documents.no_ignore";
 constexpr const char* kGlobs = "documents.globs";
 constexpr const char* kMaxDecompressed = "documents.max_decompressed_bytes";
 constexpr const char* kReaders = "documents.readers";
+constexpr const char* kShard = "documents.shard";
 
 bool ParseBool(const std::string& key, const std::string& v) {
   if (v == "true") return true;
@@ -33,18 +39,28 @@ void DocumentOptions::Validate() const {
   }
   Ensure(max_decompressed_bytes > 0, ErrorKind::kInvalidArgument,
          "the decompressed size limit must be positive");
+  Ensure(
+      shard_count == 0 || shard < shard_count, ErrorKind::kInvalidArgument,
+      "shard " + std::to_string(shard) + " of " + std::to_string(shard_count) + ": no such shard");
+}
+
+uint32_t ShardOfPath(std::string_view relative_path, uint32_t shards) {
+  return static_cast<uint32_t>(XXH3_64bits(relative_path.data(), relative_path.size()) % shards);
 }
 
 std::map<std::string, std::string> DocumentOptions::ToSettings() const {
   std::string joined;
   for (size_t i = 0; i < globs.size(); ++i) joined += (i ? "\n" : "") + globs[i];
-  return {{kEncoding, encoding},
-          {kHidden, hidden ? "true" : "false"},
-          {kNoIgnore, no_ignore ? "true" : "false"},
-          {kGlobs, joined},
-          {kMaxDecompressed, std::to_string(max_decompressed_bytes)},
-          {kReaders, std::string(read_man ? "man" : "") + (read_man && read_pdf ? "," : "") +
-                         (read_pdf ? "pdf" : "")}};
+  std::map<std::string, std::string> out = {
+      {kEncoding, encoding},
+      {kHidden, hidden ? "true" : "false"},
+      {kNoIgnore, no_ignore ? "true" : "false"},
+      {kGlobs, joined},
+      {kMaxDecompressed, std::to_string(max_decompressed_bytes)},
+      {kReaders, std::string(read_man ? "man" : "") + (read_man && read_pdf ? "," : "") +
+                     (read_pdf ? "pdf" : "")}};
+  if (shard_count > 0) out[kShard] = std::to_string(shard) + "/" + std::to_string(shard_count);
+  return out;
 }
 
 DocumentOptions DocumentOptions::FromSettings(const std::map<std::string, std::string>& settings) {
@@ -90,6 +106,14 @@ DocumentOptions DocumentOptions::FromSettings(const std::map<std::string, std::s
         }
         start = comma + 1;
       }
+    } else if (key == kShard) {
+      unsigned long long shard = 0, count = 0;
+      char tail = 0;
+      Ensure(std::sscanf(value.c_str(), "%llu/%llu%c", &shard, &count, &tail) == 2 && count > 0 &&
+                 shard < count && count <= UINT32_MAX,
+             ErrorKind::kCorrupt, "setting " + key + ": not SHARD/COUNT: " + value);
+      o.shard = static_cast<uint32_t>(shard);
+      o.shard_count = static_cast<uint32_t>(count);
     } else {
       throw Error(ErrorKind::kCorrupt, "unknown setting " + key + " (written by a newer bitsift?)");
     }

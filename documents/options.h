@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bitsift::documents {
@@ -26,6 +27,12 @@ struct DocumentOptions {
   // rebuilds it with them on.
   bool read_man = true;
   bool read_pdf = true;
+  // A shard of the tree (bitsift-mpi, docs/shards.md): with shard_count > 0, only the files
+  // whose relative path ShardOfPath puts in shard `shard` are documents; the others are absent,
+  // as if they were not in the tree (so a rename that moves a file to another shard deletes it
+  // here). 0 = the whole tree.
+  uint32_t shard_count = 0;
+  uint32_t shard = 0;  // < shard_count
 
   // Throws Error(kInvalidArgument) naming the option for an encoding ICU does not know, an
   // empty glob or one holding a newline, or a zero limit.
@@ -34,7 +41,8 @@ struct DocumentOptions {
   // The options as key/value strings (keys "documents.encoding", "documents.hidden",
   // "documents.no_ignore", "documents.globs" (newline-separated),
   // "documents.max_decompressed_bytes", "documents.readers": the readers on, of "man" and
-  // "pdf", comma-separated).
+  // "pdf", comma-separated; "documents.shard": "SHARD/COUNT", only when shard_count > 0, so
+  // that an index of a whole tree records what it always did).
   std::map<std::string, std::string> ToSettings() const;
   // The inverse of ToSettings; keys without the "documents." prefix are ignored, missing keys
   // keep their defaults (but a missing "documents.readers" turns both readers off). Throws
@@ -44,6 +52,12 @@ struct DocumentOptions {
 
   bool operator==(const DocumentOptions&) const = default;
 };
+
+// The shard (0 .. shards - 1) of the file at `relative_path` (relative to the indexed
+// directory, as documents are named): XXH3-64 of the path's bytes modulo `shards`. Depends on
+// the path alone, so every process that sees the same tree puts a file in the same shard, and
+// a renamed file goes where its new path hashes. Precondition: shards > 0.
+uint32_t ShardOfPath(std::string_view relative_path, uint32_t shards);
 
 }  // namespace bitsift::documents
 

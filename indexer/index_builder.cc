@@ -571,8 +571,15 @@ documents::IndexMark ManifestMark() {
 }
 
 std::function<bool(const std::string&)> IndexExcluder(const std::string& root_abs,
-                                                      const std::string& index_dir) {
+                                                      const std::string& index_dir,
+                                                      const documents::DocumentOptions& rules) {
   std::string index_abs = AbsolutePath(index_dir);
+  // A shard's index lies in the sharded index's directory, with its map and the other shards:
+  // none of it is a file of the tree.
+  if (rules.shard_count > 0) {
+    const size_t slash = index_abs.find_last_of('/');
+    if (slash != std::string::npos && slash > 0) index_abs.resize(slash);
+  }
   return [root_abs, index_abs](const std::string& rel) {
     std::string abs = root_abs + "/" + rel;
     return abs == index_abs || abs.compare(0, index_abs.size() + 1, index_abs + "/") == 0 ||
@@ -753,7 +760,8 @@ void UpdateIndexFromDirectory(const std::string& root, const std::string& index_
   *report = BuildReport{};
   Validate(config);
   const std::string root_abs = AbsolutePath(root);
-  const std::function<bool(const std::string&)> own_index = IndexExcluder(root_abs, index_dir);
+  const std::function<bool(const std::string&)> own_index =
+      IndexExcluder(root_abs, index_dir, config.documents);
   std::mutex mu;
   SkipCallback on_skip = [&](const std::string& path, SkipReason why, const std::string& detail) {
     // The index being written (or its temporary files) is no file of the tree: not reported,
@@ -871,9 +879,9 @@ TreeStatus CompareWithTree(const std::string& index_dir) {
   // The document rules the index records (defaults for those it does not).
   const documents::DocumentOptions rules =
       documents::DocumentOptions::FromSettings(manifest.settings);
-  std::vector<std::string> names =
-      WalkDirectory(status.root, rules, ManifestMark(), IndexExcluder(status.root, index_dir),
-                    [](const std::string&, SkipReason, const std::string&) {});
+  std::vector<std::string> names = WalkDirectory(
+      status.root, rules, ManifestMark(), IndexExcluder(status.root, index_dir, rules),
+      [](const std::string&, SkipReason, const std::string&) {});
   const TreePlan plan = ClassifyTree(status.root, std::move(names), segments);
   status.unchanged = plan.unchanged;
   for (auto [s, id] : plan.gone) status.removed.emplace_back(segments[s].reader().path(id));
@@ -975,6 +983,49 @@ void CompactIndex(const std::string& index_dir, const BuildConfig& config, Build
     state.Commit(report);
   });
   report->seconds = SecondsSince(start);
+}
+
+format::ShardMap ReadShardMapOf(const std::string& index_dir) {
+  return format::ReadShardMap(index_dir);
+}
+
+void PrepareShardedIndex(const std::string& root, const std::string& index_dir, uint32_t count) {
+  Ensure(count > 0, ErrorKind::kInvalidArgument, "a sharded index needs at least one shard");
+  struct stat st;
+  if (::stat(root.c_str(), &st) != 0) {
+    const int err = errno;
+    throw Error(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo,
+                ErrnoMessage(root, "cannot index", err));
+  }
+  Ensure(S_ISDIR(st.st_mode), ErrorKind::kInvalidArgument, root + ": not a directory");
+  // The directory and its parents, as `mkdir -p`.
+  for (size_t at = 1; at <= index_dir.size(); ++at) {
+    if (at < index_dir.size() && index_dir[at] != '/') continue;
+    const std::string part = index_dir.substr(0, at);
+    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw Error(ErrorKind::kIo, ErrnoMessage(part, "cannot create the index directory", errno));
+    }
+  }
+  Ensure(::stat(index_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode), ErrorKind::kInvalidArgument,
+         index_dir + ": exists and is not a directory; choose another --index path");
+  if (format::IsShardedIndex(index_dir)) {
+    const format::ShardMap map = format::ReadShardMap(index_dir);
+    Ensure(map.root == AbsolutePath(root), ErrorKind::kInvalidArgument,
+           index_dir + ": a sharded index of " + map.root + ", not of " + AbsolutePath(root));
+    Ensure(map.count == count, ErrorKind::kInvalidArgument,
+           index_dir + ": a sharded index of " + std::to_string(map.count) + " shards, not " +
+               std::to_string(count));
+  }
+  const std::string ignore = index_dir + "/" + format::kGitignoreName;
+  if (::access(ignore.c_str(), F_OK) != 0) {
+    storage::AtomicFileWriter w(ignore);
+    w.Append("*\n", 2);
+    w.Commit();
+  }
+}
+
+void WriteShardMapOf(const std::string& root, const std::string& index_dir, uint32_t count) {
+  format::WriteShardMap(index_dir, format::MakeShardMap(count, AbsolutePath(root)));
 }
 
 }  // namespace bitsift::indexer

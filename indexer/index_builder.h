@@ -15,6 +15,7 @@
 #include "bitsift/build.h"
 #include "documents/file_walker.h"
 #include "format/index_format.h"
+#include "format/shard_map.h"
 #include "format/sparse_rows.h"
 #include "tokenizer/tokenizer.h"
 
@@ -120,6 +121,18 @@ bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config);
 // each), not with its postings. It runs whatever the budget says (it was asked for). Throws
 // Error.
 void CompactIndex(const std::string& index_dir, const BuildConfig& config, BuildReport* report);
+
+// The shard map of the sharded index `index_dir` (format/shard_map.h): ReadShardMap's,
+// throwing as it throws.
+format::ShardMap ReadShardMapOf(const std::string& index_dir);
+
+// Makes `index_dir` (and its parents) for a sharded index of `root`. Throws Error(kNotFound or
+// kInvalidArgument) if `root` is not a directory, Error(kIo) if the directory cannot be made,
+// Error(kInvalidArgument) if it holds a map of another root or shard count.
+void PrepareShardedIndex(const std::string& root, const std::string& index_dir, uint32_t count);
+
+// Writes the shard map of `count` shards of `root` into `index_dir`. Throws Error(kIo).
+void WriteShardMapOf(const std::string& root, const std::string& index_dir, uint32_t count);
 
 }  // namespace bitsift::indexer
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <system_error>
 
+#include "format/shard_map.h"
 #include "query/index_check.h"
 #include "query/rank_merge.h"
 #include "util/error.h"
@@ -37,7 +38,7 @@ std::atomic<bool> segments_in_parallel{false};
 void ShareSegmentsFromNowOn() { segments_in_parallel.store(true, std::memory_order_relaxed); }
 
 IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile::Access access,
-                   bool map_ahead) {
+                   bool map_ahead, const std::vector<uint32_t>* shards) {
   std::set<std::pair<dev_t, ino_t>> seen;  // the index directories opened
   for (const std::string& dir : index_dirs) {
     // A directory named again (by another spelling, or through a link) is opened once, at its
@@ -45,43 +46,84 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
     struct stat st;
     if (::stat(dir.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) continue;
     const uint32_t i = static_cast<uint32_t>(indexes_.size());
-    std::vector<Segment> opened;
-    format::Manifest manifest = format::OpenManifestSegments(dir, [&](format::Manifest& m) {
-      opened.clear();
-      for (format::ManifestSegment& e : m.segments) {
-        Segment s;
-        const std::string path = dir + "/" + format::SegmentFileName(e.number);
-        // Queries touch scattered pages: no read-around, their own read-ahead requests, from
-        // the open on.
-        s.reader = std::make_unique<format::SegmentReader>(path, access);
-        Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
-               ErrorKind::kCorrupt, path + ": does not match the index manifest");
-        s.searcher = std::make_unique<Searcher>(*s.reader);
-        s.index = i;
-        s.number = e.number;
-        s.deleted = std::move(e.deleted);  // (a bitmap viewed in the manifest's mapping)
-        opened.push_back(std::move(s));
-      }
-    });
+    // The index directories that make up this index of the set: `dir`, or its shards.
+    std::vector<std::pair<std::string, uint32_t>> parts;  // {directory, shard}
     Index index;
     index.dir = dir;
-    index.root = format::EngineSettings::From(manifest.settings).RootOf(dir);
-    index.rules = tokenizer::TokenRulesFromSettings(manifest.settings);
+    if (format::IsShardedIndex(dir)) {
+      const format::ShardMap map = format::ReadShardMap(dir);
+      index.shard_count = map.count;
+      index.root = map.root;
+      for (uint32_t k = 0; k < map.count; ++k) {
+        if (shards == nullptr || std::binary_search(shards->begin(), shards->end(), k)) {
+          parts.emplace_back(dir + "/" + map.dirs[k], k);
+        }
+      }
+    } else {
+      parts.emplace_back(dir, 0);
+    }
+    for (const auto& [part_dir, shard] : parts) {
+      std::vector<Segment> opened;
+      format::Manifest manifest;
+      try {
+        manifest = format::OpenManifestSegments(part_dir, [&](format::Manifest& m) {
+          opened.clear();
+          for (format::ManifestSegment& e : m.segments) {
+            Segment s;
+            const std::string path = part_dir + "/" + format::SegmentFileName(e.number);
+            // Queries touch scattered pages: no read-around, their own read-ahead requests,
+            // from the open on.
+            s.reader = std::make_unique<format::SegmentReader>(path, access);
+            Ensure(s.reader->doc_count() == e.doc_count && s.reader->file_size() == e.file_size,
+                   ErrorKind::kCorrupt, path + ": does not match the index manifest");
+            s.searcher = std::make_unique<Searcher>(*s.reader);
+            s.index = i;
+            s.number = e.number;
+            s.shard = shard;
+            s.deleted = std::move(e.deleted);  // (a bitmap viewed in the manifest's mapping)
+            opened.push_back(std::move(s));
+          }
+        });
+      } catch (const Error& e) {
+        if (index.shard_count == 0) throw;
+        // Say which shard: the message of a missing or damaged index names a file in it.
+        throw Error(e.kind(), "shard " + std::to_string(shard) + " of " + dir + ": " + e.what());
+      }
+      const std::string root = format::EngineSettings::From(manifest.settings).RootOf(part_dir);
+      const tokenizer::TokenRules rules = tokenizer::TokenRulesFromSettings(manifest.settings);
+      if (index.shard_count == 0) {
+        index.root = root;
+      } else {
+        Ensure(root == index.root, ErrorKind::kCorrupt,
+               part_dir + ": an index of " + root + ", not of " + index.root +
+                   " as its shard map says");
+      }
+      if (!index.shards.empty()) {
+        Ensure(rules == index.rules, ErrorKind::kCorrupt,
+               part_dir + ": this shard reads words differently from the others");
+      } else {
+        index.rules = rules;
+        index.manifest = std::move(manifest);  // the first shard's settings stand for all
+      }
+      index.shards.push_back(shard);
+      index.shard_first_ids.push_back(static_cast<uint32_t>(id_count_));
+      const uint64_t ids_before = id_count_;
+      for (Segment& s : opened) {
+        Ensure(id_count_ + s.reader->doc_count() < UINT32_MAX, ErrorKind::kInvalidArgument,
+               "too many documents in the indexes opened together");
+        s.first_id = static_cast<uint32_t>(id_count_);
+        id_count_ += s.reader->doc_count();
+        live_ += s.reader->doc_count() - s.deleted.size();
+        index.segments.push_back(segments_.size());
+        segments_.push_back(std::move(s));
+      }
+      index.shard_id_counts.push_back(static_cast<uint32_t>(id_count_ - ids_before));
+    }
     if (!indexes_.empty() && index.rules != indexes_.front().rules) {
       throw Error(ErrorKind::kInvalidArgument,
                   "the indexes " + indexes_.front().dir + " and " + dir +
                       " read words differently (one keeps diacritics, the other folds them): "
                       "query them one at a time, or rebuild one like the other");
-    }
-    index.manifest = std::move(manifest);
-    for (Segment& s : opened) {
-      Ensure(id_count_ + s.reader->doc_count() < UINT32_MAX, ErrorKind::kInvalidArgument,
-             "too many documents in the indexes opened together");
-      s.first_id = static_cast<uint32_t>(id_count_);
-      id_count_ += s.reader->doc_count();
-      live_ += s.reader->doc_count() - s.deleted.size();
-      index.segments.push_back(segments_.size());
-      segments_.push_back(std::move(s));
     }
     indexes_.push_back(std::move(index));
   }
@@ -144,6 +186,25 @@ const IndexSet::Segment& IndexSet::SegmentOf(uint32_t id) const {
     n -= half;
   }
   return *base;
+}
+
+IndexSet::ShardPosition IndexSet::ShardOf(uint32_t id) const {
+  const Segment& s = SegmentOf(id);
+  const Index& index = indexes_[s.index];
+  const size_t k = static_cast<size_t>(
+      std::lower_bound(index.shards.begin(), index.shards.end(), s.shard) - index.shards.begin());
+  return {s.index, s.shard, id - index.shard_first_ids[k]};
+}
+
+bool IndexSet::FromShard(const ShardPosition& p, uint32_t* id) const {
+  if (p.index >= indexes_.size()) return false;
+  const Index& index = indexes_[p.index];
+  auto at = std::lower_bound(index.shards.begin(), index.shards.end(), p.shard);
+  if (at == index.shards.end() || *at != p.shard) return false;
+  const size_t k = static_cast<size_t>(at - index.shards.begin());
+  if (p.id >= index.shard_id_counts[k]) return false;
+  *id = index.shard_first_ids[k] + p.id;
+  return true;
 }
 
 uint64_t IndexSet::live_length() const {

@@ -51,9 +51,14 @@ class IndexSet {
   // process that answers a query and exits). With kRandom (a set for many queries) and
   // `map_ahead`, a thread of the set maps the segment files' pages the page cache holds
   // (MapAhead, below).
+  // A sharded index (a directory holding a shard map, format/shard_map.h) is one index of the
+  // set: the segments of all its shards (or, if `shards` is not null, of those shards alone,
+  // positions in its map, ascending) answer as the segments of one index do, merged in path
+  // order; its root is the map's. Throws Error(kNotFound) naming the shard for a shard
+  // directory that is missing, Error(kCorrupt) for a damaged one or a bad map.
   explicit IndexSet(const std::vector<std::string>& index_dirs,
                     format::IndexFile::Access access = format::IndexFile::Access::kRandom,
-                    bool map_ahead = true);
+                    bool map_ahead = true, const std::vector<uint32_t>* shards = nullptr);
   // Stops the MapAhead thread (within one piece) and waits for it.
   ~IndexSet();
 
@@ -64,6 +69,7 @@ class IndexSet {
     uint32_t index = 0;           // position of its index in the set
     uint64_t number = 0;          // its file is format::SegmentFileName(number)
     uint32_t first_id = 0;        // the global id of its local document 0
+    uint32_t shard = 0;           // its shard in its index's shard map (0 if not sharded)
     bool is_deleted(uint32_t local) const { return deleted.contains(local); }
   };
   struct Index {
@@ -72,7 +78,24 @@ class IndexSet {
     format::Manifest manifest;     // its deletion sets moved to the segments (Segment::deleted)
     std::vector<size_t> segments;  // positions in segments()
     tokenizer::TokenRules rules;   // the token rules it was built with (its settings)
+    uint32_t shard_count = 0;      // shards in its map; 0: not a sharded index
+    // The shards opened (ascending) and the global id of each one's first document: a shard's
+    // documents have consecutive global ids, in its segments' order.
+    std::vector<uint32_t> shards;
+    std::vector<uint32_t> shard_first_ids;
+    std::vector<uint32_t> shard_id_counts;  // the ids of each (deleted documents' included)
   };
+  // A document as its shard numbers it: the same in every set that opens the shard's state,
+  // whichever other shards it opens (for passing results between processes).
+  struct ShardPosition {
+    uint32_t index = 0;  // in indexes()
+    uint32_t shard = 0;  // in that index's shard map (0 if not sharded)
+    uint32_t id = 0;     // among the shard's ids (its segments in order, deleted ones included)
+  };
+  // Precondition: id < id_count().
+  ShardPosition ShardOf(uint32_t id) const;
+  // The global id of `p`; false if its shard is not open here or its id is out of range.
+  bool FromShard(const ShardPosition& p, uint32_t* id) const;
 
   const std::vector<Segment>& segments() const { return segments_; }
   const std::vector<Index>& indexes() const { return indexes_; }

@@ -124,10 +124,12 @@ bool TermsOnly(const IndexSet& set, const QueryNode& ranked, const std::vector<I
 // before it; its bound adds, for each part from j on, the part's score at its block maximum and
 // the document's length floor (RANK_BOUNDS; 0 where the block holds the term nowhere, W for a
 // term without block maxima). Documents are scored in decreasing bound as TopByBound does.
+// `global_df`, if not null, gives each part's df (Rank's `global`) instead of the set's.
 std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
                                           const std::vector<ScoringPart>& parts, uint64_t k,
                                           double n, double avg_length, const Bm25& params,
-                                          bool parallel, SetQueryStats* stats) {
+                                          bool parallel, SetQueryStats* stats,
+                                          const std::vector<uint64_t>* global_df) {
   const std::vector<SegmentTerms> segment_terms = SegmentTermsOf(set, parts);
   const size_t m = parts.size();
   std::vector<double> weight(m), most(m);
@@ -137,6 +139,7 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
       const std::optional<uint32_t>& id = segment_terms[g].found[p];
       if (id) df += set.segments()[g].reader->dictionary().Df(*id);
     }
+    if (global_df != nullptr) df = (*global_df)[p];  // the whole collection's (CollectionStats)
     const double d = static_cast<double>(df);
     weight[p] = parts[p].repeats * std::max(1e-6, std::log((n - d + 0.5) / (d + 0.5)));
     most[p] = weight[p] * (params.k1 + 1);
@@ -428,15 +431,46 @@ QueryNode AnyOf(const QueryNode& query) {
   return out;
 }
 
+void CollectionStats::Add(const CollectionStats& other) {
+  documents += other.documents;
+  length += other.length;
+  if (part_documents.size() < other.part_documents.size()) {
+    part_documents.resize(other.part_documents.size(), 0);
+  }
+  for (size_t p = 0; p < other.part_documents.size(); ++p) {
+    part_documents[p] += other.part_documents[p];
+  }
+}
+
+CollectionStats CollectionStatsOf(const IndexSet& set, const QueryNode& query,
+                                  const IndexSet::SegmentText& text, bool parallel,
+                                  SetQueryStats* stats) {
+  CollectionStats out;
+  out.documents = set.live_documents();
+  out.length = out.documents > 0 ? set.live_length() : 0;
+  for (const ScoringPart& part : ScoringParts(query)) {
+    out.part_documents.push_back(PartAnswer(set, *part.node, text, parallel, stats).size());
+  }
+  return out;
+}
+
 std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool any, uint64_t k,
                             const IndexSet::SegmentText& text, bool parallel, SetQueryStats* stats,
                             const std::vector<IndexScope>* scope, std::vector<uint32_t>* unreadable,
-                            const Bm25& params) {
+                            const Bm25& params, const CollectionStats* global) {
   const std::vector<ScoringPart> parts = ScoringParts(query);
-  const double n = static_cast<double>(set.live_documents());
-  const double avg_length = n > 0 ? std::max(1.0, static_cast<double>(set.live_length()) / n) : 1.0;
+  Ensure(global == nullptr || global->part_documents.size() == parts.size(),
+         ErrorKind::kInvalidArgument,
+         "ranking statistics for " + std::to_string(global ? global->part_documents.size() : 0) +
+             " query parts, but the query has " + std::to_string(parts.size()));
+  const double n = static_cast<double>(global ? global->documents : set.live_documents());
+  const double total_length = static_cast<double>(global  ? global->length
+                                                  : n > 0 ? set.live_length()
+                                                          : 0);
+  const double avg_length = n > 0 ? std::max(1.0, total_length / n) : 1.0;
   if (any && k > 0 && TermsOnly(set, AnyOf(query), scope)) {
-    return TopTermsByMaxScore(set, parts, k, n, avg_length, params, parallel, stats);
+    return TopTermsByMaxScore(set, parts, k, n, avg_length, params, parallel, stats,
+                              global ? &global->part_documents : nullptr);
   }
   // Each part's exact answer over the whole set (sorted global ids) and its idf.
   std::vector<std::vector<uint32_t>> answers(parts.size());
@@ -446,7 +480,7 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
   for (size_t p = 0; p < parts.size(); ++p) {
     phrases = phrases || parts[p].node->kind == Kind::kPhrase;
     answers[p] = PartAnswer(set, *parts[p].node, text, parallel, &part_stats);
-    const double df = static_cast<double>(answers[p].size());
+    const double df = static_cast<double>(global ? global->part_documents[p] : answers[p].size());
     idf[p] = std::max(1e-6, std::log((n - df + 0.5) / (df + 0.5)));
   }
   // Global ids ascend in path order when every index is one segment: then `matched` (below)

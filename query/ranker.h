@@ -46,16 +46,37 @@ std::vector<ScoringPart> ScoringParts(const QueryNode& query);
 // kept. (A query of one part is itself.)
 QueryNode AnyOf(const QueryNode& query);
 
+// The statistics BM25 reads from a collection: over one set, or summed over the sets of
+// several processes that each hold a part of the collection (bitsift-mpi's shards), so that a
+// document's score does not depend on which part holds it.
+struct CollectionStats {
+  uint64_t documents = 0;                // live documents (N)
+  uint64_t length = 0;                   // their lengths, summed
+  std::vector<uint64_t> part_documents;  // each scoring part's df, in ScoringParts' order
+  // Adds `other`'s counts (of the same query's parts) to these.
+  void Add(const CollectionStats& other);
+};
+
+// The statistics of `set` for `query`'s scoring parts: its live documents, their length, and
+// the size of each part's exact answer over the whole set. `text`, `parallel` and `stats` as
+// Rank takes them. Throws as Evaluate throws.
+CollectionStats CollectionStatsOf(const IndexSet& set, const QueryNode& query,
+                                  const IndexSet::SegmentText& text, bool parallel,
+                                  SetQueryStats* stats);
+
 // The best `k` (0 = all) documents of `set` that `query` matches (with `any`: AnyOf(query)),
 // best first (ties in path order), with their BM25 scores: the sum, over the scoring parts a
 // document matches, of idf(part) x tf (k1 + 1) / (tf + k1 (1 - b + b len / avglen)). A term's
 // tf is its frequency in the document; a phrase or a prefix counts once. `scope`, `text`,
 // `parallel`, `stats` and `unreadable` as IndexSet::Evaluate takes them (the scope selects the
-// documents ranked; the statistics are the whole set's). Throws as Evaluate throws.
+// documents ranked; the statistics are the whole set's, or `global`'s if not null: N, the
+// average length and each part's df then come from it, and a score is the one the documents of
+// every part of the collection ranked together would give). Throws as Evaluate throws, and
+// Error(kInvalidArgument) if `global` has not one df per scoring part.
 std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool any, uint64_t k,
                             const IndexSet::SegmentText& text, bool parallel, SetQueryStats* stats,
                             const std::vector<IndexScope>* scope, std::vector<uint32_t>* unreadable,
-                            const Bm25& params = {});
+                            const Bm25& params = {}, const CollectionStats* global = nullptr);
 
 }  // namespace bitsift::query
 

@@ -24,6 +24,7 @@
 #include "bitsift/index.h"
 #include "bitsift/lines.h"
 #include "bitsift/query.h"
+#include "bitsift/shards.h"
 #include "bitsift/status.h"
 #include "bitsift/tokenize.h"
 #include "bitsift/version.h"

@@ -60,6 +60,12 @@ struct IndexOptions {
   // `modelling`; a quoted word ("model") and phrases stay exact. Recorded with the index as
   // keep_diacritics is. Costs index bytes (a stem term per distinct stemmable word).
   bool stem = false;
+  // Index only shard `shard` of `shard_count` of the tree (shard_count 0: all of it): the
+  // files whose relative path ShardOfPath puts there; the others count as absent. Recorded
+  // with the index. bitsift-mpi builds each shard of a sharded index so (include/bitsift/
+  // shards.h).
+  uint32_t shard_count = 0;
+  uint32_t shard = 0;
   // Called from worker threads (one at a time) with progress; may be empty.
   std::function<void(const IndexProgress&)> progress;
   // Called (one at a time) for every skipped entry: path relative to the root, reason
@@ -91,6 +97,7 @@ struct IndexSummary {
   double seconds = 0;
 };
 
+// (BuildIndex on a sharded index, one holding a shard map, updates each of its shards in turn.)
 // Indexes every regular file under `dir` (recursively; names starting with "." unless
 // options.hidden, files and directories that ignore files or options.globs exclude, and
 // symbolic links are skipped, so are binary files and files over options.max_file_size;
@@ -133,7 +140,8 @@ Status UpdateDocuments(const std::vector<Document>& upserts,
                        const IndexOptions& options, IndexSummary* summary = nullptr);
 
 // Merges all segments of `index_path` into one and drops deleted documents (atomic as
-// BuildIndex). Its memory is that of building one segment of every live document.
+// BuildIndex; a sharded index's shards one after another). Its memory is that of building one
+// segment of every live document.
 Status CompactIndex(const std::string& index_path, const IndexOptions& options,
                     IndexSummary* summary = nullptr);
 

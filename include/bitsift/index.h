@@ -83,6 +83,19 @@ struct OpenOptions {
   // page cache). Set it false for a program that opens an index for a few reads and closes it
   // (`bitsift stats`). The environment variable BITSIFT_MAP_AHEAD=0 turns it off too.
   bool map_ahead = true;
+  // For a sharded index (bitsift-mpi; ReadShardMap): open only these shards (positions in its
+  // shard map, any order; an empty list opens none, and the index then answers nothing).
+  // Unset: every shard. Ignored for an index that is not sharded.
+  std::optional<std::vector<uint32_t>> shards;
+};
+
+// A document as its shard numbers it (Index::shard_document): the same in every Index that
+// opens the same state of the shard, whatever else it opens, so processes holding different
+// shards can name documents to each other. For an index that is not sharded, shard is 0.
+struct ShardDocument {
+  uint32_t index = 0;  // the index's position among those opened (Index::paths)
+  uint32_t shard = 0;  // the shard's position in that index's shard map
+  uint32_t id = 0;     // its position among the shard's document ids
 };
 
 // An open, memory-mapped index. All const methods are safe to call from several threads.
@@ -140,6 +153,19 @@ class Index {
   // Precondition: id < document_count().
   Status MatchingLines(uint32_t id, const ParsedQuery& query, const LineOptions& options,
                        std::vector<LineGroup>* groups) const;
+
+  // The collection statistics of this index for `query` (RankStatistics): its live documents,
+  // their length, and the documents each scoring part matches over the whole index (not
+  // narrowed by options.scope or working_dir). Returns ok, kInvalidArgument for an empty
+  // query, kCorrupt as Query does.
+  Status RankStatisticsOf(const ParsedQuery& query, const QueryOptions& options,
+                          RankStatistics* statistics) const;
+
+  // Document `id` as its shard numbers it. Precondition: id < document_count().
+  ShardDocument shard_document(uint32_t id) const;
+  // The id of the document `d` names in this Index; false if its shard is not open here or its
+  // id is out of the shard's range.
+  bool FromShardDocument(const ShardDocument& d, uint32_t* id) const;
 
   // The number of document ids (deleted documents keep theirs until compaction).
   uint64_t document_count() const;

@@ -68,6 +68,19 @@ class ParsedQuery {
   std::shared_ptr<const Rep> rep_;
 };
 
+// The collection statistics BM25 reads (QueryOptions::rank): for a collection split between
+// processes (bitsift-mpi: each holds some shards), each process gets its own part's with
+// Index::RankStatisticsOf, the parts are summed field by field (documents, length, and each
+// part_documents[i]) and every process ranks with the sum (QueryOptions::statistics), so that
+// a document's score is the one a single index of the whole collection gives it.
+struct RankStatistics {
+  uint64_t documents = 0;  // live documents (N)
+  uint64_t length = 0;     // their lengths (words), summed
+  // The documents each scoring part of the query (a term, phrase or prefix outside exclusions,
+  // each once, in the order the query first names it) matches: its df.
+  std::vector<uint64_t> part_documents;
+};
+
 struct QueryOptions {
   // Return at most this many documents (the first in path order, or the best with rank or
   // any); 0 = all.
@@ -123,6 +136,10 @@ struct QueryOptions {
   // one"), and the texts of a phrase's many candidates are read on TBB's threads. Set it to
   // false when the program answers queries on every core already (`bitsift query --jobs N`).
   bool parallel = true;
+  // With rank or any: the statistics to score with instead of this index's own (not null:
+  // summed over every part of a split collection, RankStatistics). Its part_documents must
+  // have one entry per scoring part of the query (kInvalidArgument otherwise).
+  const RankStatistics* statistics = nullptr;
   // Where phrases are checked: a phrase's candidates (documents holding all its terms) are read
   // again and tokenized with positions. Empty: each document's file is read through the same
   // document stage as indexing (decompression, decoding, HTML), and refused when its size,

@@ -14,7 +14,7 @@ cmake --build "$WORK/build" >/dev/null
 grep -q "notes/zh.txt" "$WORK/out"
 # The public headers are installed, and nothing else: the umbrella, one header per concept and
 # the configured version.h.
-want="bitsift.h build.h document.h index.h lines.h query.h status.h tokenize.h version.h"
+want="bitsift.h build.h document.h index.h lines.h query.h shards.h status.h tokenize.h version.h"
 got=$(cd "$WORK/prefix/include" && find . -type f | sed 's|^./bitsift/||' | sort | tr '\n' ' ')
 [ "$got" == "$want " ] || { echo "installed headers: $got; expected: $want"; exit 1; }
 grep -q "define BITSIFT_VERSION_STRING \"[0-9]*\.[0-9]*\.[0-9]*\"" "$WORK/prefix/include/bitsift/version.h"

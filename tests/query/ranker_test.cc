@@ -268,7 +268,7 @@ TEST_CASE("the best k of optional words equal the first k of the whole ranking",
   // words' documents are skipped (or not) by their bounds.
   std::mt19937_64 rng(77);
   std::vector<std::string> vocabulary;
-  for (int w = 0; w < 300; ++w) vocabulary.push_back("w" + std::to_string(w));
+  for (int w = 0; w < 300; ++w) vocabulary.push_back(std::string("w").append(std::to_string(w)));
   auto word = [&] {
     const double u = std::uniform_real_distribution<double>(0, 1)(rng);
     return vocabulary[static_cast<size_t>(std::pow(u, 3) * vocabulary.size())];
@@ -277,8 +277,13 @@ TEST_CASE("the best k of optional words equal the first k of the whole ranking",
   for (int i = 0; i < 700; ++i) {
     std::string text;
     const size_t length = 1 + (rng() % 4 == 0 ? rng() % 400 : rng() % 30);
-    for (size_t w = 0; w < length; ++w) text += word() + (w % 11 == 10 ? "\n" : " ");
-    docs.push_back({"d" + std::to_string(10000 + i) + ".txt", text, 0});
+    for (size_t w = 0; w < length; ++w) {
+      text += word();
+      text += w % 11 == 10 ? '\n' : ' ';
+    }
+    std::string name = "d";
+    name.append(std::to_string(10000 + i)).append(".txt");
+    docs.push_back({name, text, 0});
   }
   TempDir dir;
   REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "i", {}).ok());

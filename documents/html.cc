@@ -116,6 +116,80 @@ std::string DecodeReferencesLibxmlLacks(std::string_view html) {
   return out;
 }
 
+namespace {
+
+// Where a document stands before its content: libxml2 2.9's push parser loses text after an end
+// tag that comes before any element or text ("</div><p>x" gave no text at all, "</ >a<p>b" only
+// "a"), where the HTML standard ignores such a tag. StrayEndTagsRemoved replaces each by an
+// empty comment holding its newlines (so source lines still count), up to the first start tag
+// or text; comments, a doctype and processing instructions before it are copied.
+enum class Prologue { kBefore, kInComment, kDone };
+
+// `dashes`: the '-' (0-2) that ended the last piece inside a comment, for a "-->" cut in two.
+std::string StrayEndTagsRemoved(std::string_view html, Prologue* state, int* dashes) {
+  if (*state == Prologue::kDone) return std::string(html);
+  std::string out;
+  out.reserve(html.size());
+  size_t i = 0;
+  while (i < html.size() && *state != Prologue::kDone) {
+    if (*state == Prologue::kInComment) {
+      if ((*dashes == 2 && html[i] == '>') || (*dashes == 1 && html.substr(i, 2) == "->")) {
+        const size_t n = static_cast<size_t>(3 - *dashes);
+        out.append(html.substr(i, n));
+        i += n;
+        *dashes = 0;
+        *state = Prologue::kBefore;
+        continue;
+      }
+      const size_t end = html.find("-->", i);
+      if (end == std::string_view::npos) {
+        out.append(html.substr(i));
+        const size_t last = html.find_last_not_of('-');
+        const size_t trailing = last == std::string_view::npos || last < i
+                                    ? html.size() - i + static_cast<size_t>(*dashes)
+                                    : html.size() - 1 - last;
+        *dashes = static_cast<int>(std::min<size_t>(trailing, 2));
+        i = html.size();
+      } else {
+        out.append(html.substr(i, end + 3 - i));
+        i = end + 3;
+        *dashes = 0;
+        *state = Prologue::kBefore;
+      }
+      continue;
+    }
+    const char c = html[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+      out.push_back(c);
+      ++i;
+    } else if (html.substr(i, 4) == "<!--") {
+      out.append("<!--");
+      i += 4;
+      *state = Prologue::kInComment;
+    } else if (c == '<' && i + 1 < html.size() &&
+               (html[i + 1] == '!' || html[i + 1] == '?' || html[i + 1] == '/')) {
+      const size_t gt = html.find('>', i);
+      if (gt == std::string_view::npos) break;  // the end of the document: left as it is
+      if (html[i + 1] == '/') {
+        out.append("<!--");
+        for (size_t k = i; k < gt; ++k) {
+          if (html[k] == '\n') out.push_back('\n');
+        }
+        out.append("-->");
+      } else {
+        out.append(html.substr(i, gt + 1 - i));
+      }
+      i = gt + 1;
+    } else {
+      *state = Prologue::kDone;
+    }
+  }
+  out.append(html.substr(i));
+  return out;
+}
+
+}  // namespace
+
 bool IsHtmlName(std::string_view name) {
   size_t dot = name.rfind('.');
   if (dot == std::string_view::npos || name.find('/', dot) != std::string_view::npos) {
@@ -177,13 +251,16 @@ struct HtmlToText::Parser {
   void Lines(std::string_view text) {
     const size_t newlines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
     const long end_line = ctxt->input != nullptr ? ctxt->input->line : 1;
-    long line = std::max(1L, end_line - static_cast<long>(newlines));
+    // Whitespace that libxml2 hands over when the document ends comes with the line count
+    // reset ("<p>x</p>\n" gave its last text line source line 1): lines never go back.
+    long line = std::max(line_floor, end_line - static_cast<long>(newlines));
     bool at_start = last == '\n' || last == '\0';
     for (char c : text) {
       if (at_start) source_lines->push_back(static_cast<uint32_t>(line));
       at_start = c == '\n';
       if (c == '\n') ++line;
     }
+    line_floor = line;
   }
   void Separate() {
     if (last != '\n' && last != '\0') {
@@ -207,10 +284,13 @@ struct HtmlToText::Parser {
   ByteSink& out;
   std::vector<uint32_t>* source_lines;
   htmlParserCtxtPtr ctxt = nullptr;
-  int hidden = 0;       // depth inside elements no reader sees
-  std::string pending;  // text not yet written to out
-  char last = '\0';     // the last character of the text so far ('\0': none yet)
-  std::string held;     // input from an unclosed '<' at the end of the last write
+  int hidden = 0;                         // depth inside elements no reader sees
+  std::string pending;                    // text not yet written to out
+  char last = '\0';                       // the last character of the text so far ('\0': none yet)
+  std::string held;                       // input from an unclosed '<' at the end of the last write
+  Prologue prologue = Prologue::kBefore;  // (StrayEndTagsRemoved)
+  int dashes = 0;
+  long line_floor = 1;  // the source line where the last text ended
 };
 
 HtmlToText::HtmlToText(ByteSink& out, std::vector<uint32_t>* source_lines)
@@ -244,13 +324,15 @@ void HtmlToText::Write(std::string_view utf8) {
       std::all_of(data.begin() + amp + 1, data.begin() + cut, AsciiAlnum)) {
     cut = amp;
   }
-  parser_->Parse(DecodeReferencesLibxmlLacks(data.substr(0, cut)));
+  parser_->Parse(DecodeReferencesLibxmlLacks(
+      StrayEndTagsRemoved(data.substr(0, cut), &parser_->prologue, &parser_->dashes)));
   held.assign(data.substr(cut));
   parser_->Flush();
 }
 
 void HtmlToText::Close() {
-  parser_->Parse(DecodeReferencesLibxmlLacks(parser_->held));
+  parser_->Parse(DecodeReferencesLibxmlLacks(
+      StrayEndTagsRemoved(parser_->held, &parser_->prologue, &parser_->dashes)));
   parser_->held.clear();
   htmlParseChunk(parser_->ctxt, nullptr, 0, 1);
   parser_->Flush();

@@ -65,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (streamed.encoding != whole.encoding || streamed.text != whole.text) std::abort();
 
   if (whole.encoding.empty()) std::abort();
-  if (bitsift::documents::CanonicalEncodingName(whole.encoding) != whole.encoding) std::abort();
+  // A name ICU knows (ucsdet may report an alias of the canonical name: "ISO-8859-8-I").
+  if (bitsift::documents::CanonicalEncodingName(whole.encoding).empty()) std::abort();
   if (whole.encoding != "UTF-8" && !bitsift::IsUtf8(whole.text)) std::abort();
   const std::string_view head =
       std::string_view(whole.text).substr(0, bitsift::documents::kBinaryProbeBytes);

@@ -1,6 +1,7 @@
 #include "storage/file_system.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ Verdict Decide(bool is_write) {
   }
   if (at == 0 || n != at) return Verdict::kProceed;
   fault_fired = true;
+  if (kind == Fault::kKill) ::kill(::getpid(), SIGKILL);
   if (kind == Fault::kShortWrite) {
     if (is_write) {
       next_write_full = true;

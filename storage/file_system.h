@@ -30,6 +30,7 @@ enum class Fault {
                 // disk); any other call fails with ENOSPC
   kCrash,       // the call and every later one fail with EIO without effect: the disk is left
                 // as a kill -9 at that moment leaves it (the page cache keeps what was written)
+  kKill,        // the process kills itself with SIGKILL instead of making the call
 };
 
 // The test hook: faults of the calls above. Process-wide; arm it while no other thread writes

@@ -1,12 +1,13 @@
 // Fault injection at every call that changes the disk (storage/file_system.h): a first build, an
 // update and a compaction are run again and again, the N-th call failing each time (EIO, a short
-// write then a full disk, or a crash: nothing reaches the disk from that call on, as after
-// kill -9), N walking over every call the operation makes. After each failure the index answers
-// exactly as before the operation or exactly as after it (never a mix, never an error), and the
-// next run, without faults, succeeds, answers as after, passes the check and leaves no file the
-// manifest does not name.
+// write then a full disk, or a crash: nothing reaches the disk from that call on), N walking over
+// every call the operation makes; then the same walk with a real kill -9 of a child process at
+// each call. After each failure the index answers exactly as before the operation or exactly as
+// after it (never a mix, never an error), and the next run, without faults, succeeds, answers
+// as after, passes the check and leaves no file the manifest does not name.
 #include <bitsift/bitsift.h>
 #include <dirent.h>
+#include <signal.h>
 
 #include <catch2/catch.hpp>
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/manifest.h"
@@ -96,7 +98,13 @@ void CopyIndex(const std::string& from, const std::string& to) {
 }
 
 struct Walk {
+  Walk(std::string name, std::string op, std::string before_index, std::function<Status()> run)
+      : name(std::move(name)),
+        op(std::move(op)),
+        before_index(std::move(before_index)),
+        run(std::move(run)) {}
   std::string name;
+  std::string op;            // bitsift_fault_child's name of the operation
   std::string before_index;  // copied to the index path before each run ("" = no index)
   std::function<Status()> run;
   Answers before, after;
@@ -150,6 +158,36 @@ void WalkFaults(Walk& w, const std::string& index_path) {
   }
 }
 
+// The same walk with a real kill -9: a child process runs the operation and kills itself at
+// the N-th call (bitsift_fault_child); the next run is this process's.
+void WalkKills(Walk& w, const std::string& tree, const std::string& index_path) {
+  CopyIndex(w.before_index, index_path);
+  FaultInjection::Arm(0, Fault::kError);
+  REQUIRE(w.run().ok());
+  const uint64_t calls = FaultInjection::calls();
+  FaultInjection::Disarm();
+  uint64_t as_before = 0;
+  for (uint64_t n = 1; n <= calls + 1; ++n) {
+    INFO(w.name << ", kill -9 at call " << n << " of " << calls);
+    CopyIndex(w.before_index, index_path);
+    const ProcessResult r =
+        RunProcess({BITSIFT_FAULT_CHILD, w.op, tree, index_path, std::to_string(n)});
+    INFO("exit " << r.exit_code << ", signal " << r.signal << ": " << r.err);
+    // Killed, except past the last call (the calls of a run vary a little with its threads).
+    CHECK((r.signal == SIGKILL || (n + 2 > calls && r.exit_code == 0)));
+    const Answers now = Ask(index_path);
+    CHECK((now == w.before || now == w.after));
+    as_before += now == w.before;
+    const Status again = w.run();
+    REQUIRE(again.ok());
+    CHECK(Ask(index_path) == w.after);
+    CHECK(bitsift::CheckIndex(index_path).ok());
+    CHECK(Segments(index_path) == w.segments_after);
+    CHECK(Unlisted(index_path) == std::vector<std::string>{});
+  }
+  WARN(w.name << ", kill -9: " << calls << " calls, " << as_before << " runs answered as before");
+}
+
 }  // namespace
 
 TEST_CASE("a fault at any call of a build, update or compaction leaves the old or new state",
@@ -163,16 +201,18 @@ TEST_CASE("a fault at any call of a build, update or compaction leaves the old o
   options.merge = false;
 
   // A first build: before it there is no index.
-  Walk build{"first build", "", [&] { return bitsift::BuildIndex(tree, index_path, options); }};
+  Walk build{"first build", "build", "",
+             [&] { return bitsift::BuildIndex(tree, index_path, options); }};
   build.before = {{"no index"}};
   REQUIRE(bitsift::BuildIndex(tree, dir / "built", options).ok());
   build.after = Ask(dir / "built");
   build.segments_after = Segments(dir / "built");
   WalkFaults(build, index_path);
+  WalkKills(build, tree, index_path);
 
   // An update of the changed tree.
   ChangeTree(tree);
-  Walk update{"update", dir / "built",
+  Walk update{"update", "update", dir / "built",
               [&] { return bitsift::BuildIndex(tree, index_path, options); }};
   // The old index over the changed tree (phrases are checked in the files as they are now).
   update.before = Ask(dir / "built");
@@ -184,12 +224,14 @@ TEST_CASE("a fault at any call of a build, update or compaction leaves the old o
   REQUIRE(Ask(dir / "updated") == update.after);
   update.segments_after = Segments(dir / "updated");
   WalkFaults(update, index_path);
+  WalkKills(update, tree, index_path);
 
   // A compaction of the updated index (two segments, deletions): same answers, one segment.
   REQUIRE(Segments(dir / "updated") > 1);
-  Walk compact{"compaction", dir / "updated",
+  Walk compact{"compaction", "compact", dir / "updated",
                [&] { return bitsift::CompactIndex(index_path, options); }};
   compact.before = compact.after = update.after;
   compact.segments_after = 1;
   WalkFaults(compact, index_path);
+  WalkKills(compact, tree, index_path);
 }

@@ -127,7 +127,6 @@ enum class Prologue { kBefore, kInComment, kDone };
 
 // `dashes`: the '-' (0-2) that ended the last piece inside a comment, for a "-->" cut in two.
 std::string StrayEndTagsRemoved(std::string_view html, Prologue* state, int* dashes) {
-  if (*state == Prologue::kDone) return std::string(html);
   std::string out;
   out.reserve(html.size());
   size_t i = 0;
@@ -268,6 +267,14 @@ struct HtmlToText::Parser {
       last = '\n';
     }
   }
+  // Parses markup as written, once its prologue and references are fixed for libxml2.
+  void ParseMarkup(std::string_view html) {
+    if (prologue == Prologue::kDone) {
+      Parse(DecodeReferencesLibxmlLacks(html));
+    } else {
+      Parse(DecodeReferencesLibxmlLacks(StrayEndTagsRemoved(html, &prologue, &dashes)));
+    }
+  }
   void Parse(std::string_view utf8) {
     constexpr size_t kPiece = 1 << 20;  // htmlParseChunk takes an int length
     for (size_t i = 0; i < utf8.size(); i += kPiece) {
@@ -324,15 +331,13 @@ void HtmlToText::Write(std::string_view utf8) {
       std::all_of(data.begin() + amp + 1, data.begin() + cut, AsciiAlnum)) {
     cut = amp;
   }
-  parser_->Parse(DecodeReferencesLibxmlLacks(
-      StrayEndTagsRemoved(data.substr(0, cut), &parser_->prologue, &parser_->dashes)));
+  parser_->ParseMarkup(data.substr(0, cut));
   held.assign(data.substr(cut));
   parser_->Flush();
 }
 
 void HtmlToText::Close() {
-  parser_->Parse(DecodeReferencesLibxmlLacks(
-      StrayEndTagsRemoved(parser_->held, &parser_->prologue, &parser_->dashes)));
+  parser_->ParseMarkup(parser_->held);
   parser_->held.clear();
   htmlParseChunk(parser_->ctxt, nullptr, 0, 1);
   parser_->Flush();

@@ -187,6 +187,61 @@ std::string StrayEndTagsRemoved(std::string_view html, Prologue* state, int* das
   return out;
 }
 
+// "<!-->" and "<!--->" written as "<!---->": the HTML standard closes such an empty comment at
+// its '>', where libxml2 2.9 reads on to the next "-->" (or the end, losing every word after
+// it) whole, and stops at the '>' or not by where its input was cut.
+std::string AbruptCommentsClosed(std::string_view html) {
+  std::string out;
+  size_t copied = 0;
+  for (size_t at = html.find("<!--"); at != std::string_view::npos;
+       at = html.find("<!--", at + 4)) {
+    size_t end = at + 4;
+    if (html.substr(end, 1) == "-") ++end;
+    if (html.substr(end, 1) != ">") continue;
+    out.append(html.substr(copied, at - copied)).append("<!---->");
+    copied = end + 1;
+  }
+  if (copied == 0) return std::string(html);
+  out.append(html.substr(copied));
+  return out;
+}
+
+// Whether html[at..] is the end tag "</NAME>" (any case, spaces before '>' allowed) for a
+// lower-case NAME; *end gets the position after its '>'.
+bool IsEndTag(std::string_view html, size_t at, std::string_view name, size_t* end) {
+  if (html.substr(at, 2) != "</" || html.size() < at + 2 + name.size()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if ((html[at + 2 + i] | 0x20) != name[i]) return false;
+  }
+  size_t k = at + 2 + name.size();
+  while (k < html.size() &&
+         (html[k] == ' ' || html[k] == '\t' || html[k] == '\n' || html[k] == '\r'))
+    ++k;
+  if (k >= html.size() || html[k] != '>') return false;
+  *end = k + 1;
+  return true;
+}
+
+// "</body>" and "</html>" written as "<br>" (their newlines kept): the HTML standard puts text
+// after them in the body still, where libxml2 2.9 drops it or not by where its input was cut
+// ("l</html>\nl" gave "l" in pieces, "l l" whole).
+std::string BodyEndsRemoved(std::string_view html) {
+  std::string out;
+  size_t copied = 0, end = 0;
+  for (size_t at = html.find("</"); at != std::string_view::npos; at = html.find("</", at + 2)) {
+    if (!IsEndTag(html, at, "body", &end) && !IsEndTag(html, at, "html", &end)) continue;
+    out.append(html.substr(copied, at - copied)).append("<br");
+    for (size_t k = at; k < end; ++k) {
+      if (html[k] == '\n') out.push_back('\n');
+    }
+    out.push_back('>');
+    copied = end;
+  }
+  if (copied == 0) return std::string(html);
+  out.append(html.substr(copied));
+  return out;
+}
+
 }  // namespace
 
 bool IsHtmlName(std::string_view name) {
@@ -269,11 +324,31 @@ struct HtmlToText::Parser {
   }
   // Parses markup as written, once its prologue and references are fixed for libxml2.
   void ParseMarkup(std::string_view html) {
-    if (prologue == Prologue::kDone) {
-      Parse(DecodeReferencesLibxmlLacks(html));
-    } else {
-      Parse(DecodeReferencesLibxmlLacks(StrayEndTagsRemoved(html, &prologue, &dashes)));
+    std::string controls_fixed, prologue_fixed, comments_fixed, ends_fixed;
+    // Control characters (NUL and the C0 ones XML forbids) as spaces: libxml2 2.9 stops at one
+    // or not by where its input was cut ("\x0e" + "</l>" + "c" lost the "c"); they separate
+    // words either way.
+    const auto is_control = [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r';
+    };
+    if (std::any_of(html.begin(), html.end(), is_control)) {
+      controls_fixed.assign(html);
+      std::replace_if(controls_fixed.begin(), controls_fixed.end(), is_control, ' ');
+      html = controls_fixed;
     }
+    if (prologue != Prologue::kDone) {
+      prologue_fixed = StrayEndTagsRemoved(html, &prologue, &dashes);
+      html = prologue_fixed;
+    }
+    if (html.find("<!--") != std::string_view::npos) {
+      comments_fixed = AbruptCommentsClosed(html);
+      html = comments_fixed;
+    }
+    if (html.find("</") != std::string_view::npos) {
+      ends_fixed = BodyEndsRemoved(html);
+      html = ends_fixed;
+    }
+    Parse(DecodeReferencesLibxmlLacks(html));
   }
   void Parse(std::string_view utf8) {
     constexpr size_t kPiece = 1 << 20;  // htmlParseChunk takes an int length
@@ -319,9 +394,13 @@ void HtmlToText::Write(std::string_view utf8) {
     joined.append(utf8);
     data = joined;
   }
+  // From the first '<' after the last '>', so that "</" + "<>" never reaches libxml2 as a
+  // chunk ending in "</" (which lost the text after it).
   size_t cut = data.size();
-  size_t lt = data.rfind('<');
-  if (lt != std::string_view::npos && data.find('>', lt) == std::string_view::npos &&
+  const size_t gt = data.rfind('>');
+  size_t lt = data.find('<', gt == std::string_view::npos ? 0 : gt + 1);
+  if (lt != std::string_view::npos && data.size() - lt > kMaxHeld) lt = data.rfind('<');
+  if (lt != std::string_view::npos && (gt == std::string_view::npos || lt > gt) &&
       data.size() - lt <= kMaxHeld) {
     cut = lt;
   }

@@ -47,8 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   IgnoreRules added;
   std::vector<std::string> globs;
   for (std::string_view line : rule_lines) {
-    // Parse strips a "\r" before "\n" and a byte-order mark at the start; Add sees the line.
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // Parse skips a byte-order mark at the start (Add drops a "\r" before "\n" itself).
     if (globs.empty() && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
     added.Add(line);
     globs.emplace_back(line);

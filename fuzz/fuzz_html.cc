@@ -1,8 +1,8 @@
 // libFuzzer target: HTML to text (documents/html.h), character references included. Any input
-// gives text, never a crash or a hang; fed in pieces of any size it gives the same words as
-// whole (the first byte chooses the piece size); valid UTF-8 in gives valid UTF-8 out, from the
-// parser and from the reference decoder alike; there is one source line per line of text, never
-// decreasing and never past the input's lines.
+// gives text, never a crash or a hang; valid UTF-8 fed in pieces of any size gives the same
+// words as whole (the first byte chooses the piece size); valid UTF-8 in gives valid UTF-8 out,
+// from the parser and from the reference decoder alike; there is one source line per line of
+// text, never decreasing and never past the input's lines.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t at = 0; at < html.size(); at += piece) reader.Write(html.substr(at, piece));
     reader.Close();
   }
-  if (!sink.closed || Words(sink.text) != Words(whole)) {
+  // (HtmlToText takes UTF-8: libxml2 recovers from an invalid byte by where the writes fall.)
+  if (!sink.closed || (utf8_in && Words(sink.text) != Words(whole))) {
     const std::string a = Words(sink.text), b = Words(whole);
     size_t at = 0;
     while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;

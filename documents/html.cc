@@ -116,6 +116,134 @@ std::string DecodeReferencesLibxmlLacks(std::string_view html) {
   return out;
 }
 
+namespace {
+
+// Where a document stands before its content: libxml2 2.9's push parser loses text after an end
+// tag that comes before any element or text ("</div><p>x" gave no text at all, "</ >a<p>b" only
+// "a"), where the HTML standard ignores such a tag. StrayEndTagsRemoved replaces each by an
+// empty comment holding its newlines (so source lines still count), up to the first start tag
+// or text; comments, a doctype and processing instructions before it are copied.
+enum class Prologue { kBefore, kInComment, kDone };
+
+// `dashes`: the '-' (0-2) that ended the last piece inside a comment, for a "-->" cut in two.
+std::string StrayEndTagsRemoved(std::string_view html, Prologue* state, int* dashes) {
+  std::string out;
+  out.reserve(html.size());
+  size_t i = 0;
+  while (i < html.size() && *state != Prologue::kDone) {
+    if (*state == Prologue::kInComment) {
+      if ((*dashes == 2 && html[i] == '>') || (*dashes == 1 && html.substr(i, 2) == "->")) {
+        const size_t n = static_cast<size_t>(3 - *dashes);
+        out.append(html.substr(i, n));
+        i += n;
+        *dashes = 0;
+        *state = Prologue::kBefore;
+        continue;
+      }
+      const size_t end = html.find("-->", i);
+      if (end == std::string_view::npos) {
+        out.append(html.substr(i));
+        const size_t last = html.find_last_not_of('-');
+        const size_t trailing = last == std::string_view::npos || last < i
+                                    ? html.size() - i + static_cast<size_t>(*dashes)
+                                    : html.size() - 1 - last;
+        *dashes = static_cast<int>(std::min<size_t>(trailing, 2));
+        i = html.size();
+      } else {
+        out.append(html.substr(i, end + 3 - i));
+        i = end + 3;
+        *dashes = 0;
+        *state = Prologue::kBefore;
+      }
+      continue;
+    }
+    const char c = html[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+      out.push_back(c);
+      ++i;
+    } else if (html.substr(i, 4) == "<!--") {
+      out.append("<!--");
+      i += 4;
+      *state = Prologue::kInComment;
+    } else if (c == '<' && i + 1 < html.size() &&
+               (html[i + 1] == '!' || html[i + 1] == '?' || html[i + 1] == '/')) {
+      const size_t gt = html.find('>', i);
+      if (gt == std::string_view::npos) break;  // the end of the document: left as it is
+      if (html[i + 1] == '/') {
+        out.append("<!--");
+        for (size_t k = i; k < gt; ++k) {
+          if (html[k] == '\n') out.push_back('\n');
+        }
+        out.append("-->");
+      } else {
+        out.append(html.substr(i, gt + 1 - i));
+      }
+      i = gt + 1;
+    } else {
+      *state = Prologue::kDone;
+    }
+  }
+  out.append(html.substr(i));
+  return out;
+}
+
+// "<!-->" and "<!--->" written as "<!---->": the HTML standard closes such an empty comment at
+// its '>', where libxml2 2.9 reads on to the next "-->" (or the end, losing every word after
+// it) whole, and stops at the '>' or not by where its input was cut.
+std::string AbruptCommentsClosed(std::string_view html) {
+  std::string out;
+  size_t copied = 0;
+  for (size_t at = html.find("<!--"); at != std::string_view::npos;
+       at = html.find("<!--", at + 4)) {
+    size_t end = at + 4;
+    if (html.substr(end, 1) == "-") ++end;
+    if (html.substr(end, 1) != ">") continue;
+    out.append(html.substr(copied, at - copied)).append("<!---->");
+    copied = end + 1;
+  }
+  if (copied == 0) return std::string(html);
+  out.append(html.substr(copied));
+  return out;
+}
+
+// Whether html[at..] is the end tag "</NAME>" (any case, spaces before '>' allowed) for a
+// lower-case NAME; *end gets the position after its '>'.
+bool IsEndTag(std::string_view html, size_t at, std::string_view name, size_t* end) {
+  if (html.substr(at, 2) != "</" || html.size() < at + 2 + name.size()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if ((html[at + 2 + i] | 0x20) != name[i]) return false;
+  }
+  size_t k = at + 2 + name.size();
+  while (k < html.size() &&
+         (html[k] == ' ' || html[k] == '\t' || html[k] == '\n' || html[k] == '\r'))
+    ++k;
+  if (k >= html.size() || html[k] != '>') return false;
+  *end = k + 1;
+  return true;
+}
+
+// "</body>" and "</html>" written as "<br>" (their newlines kept): the HTML standard puts text
+// after them in the body still, where libxml2 2.9 drops it or not by where its input was cut
+// ("l</html>\nl" gave "l" in pieces, "l l" whole).
+std::string BodyEndsRemoved(std::string_view html) {
+  std::string out;
+  size_t copied = 0, end = 0;
+  for (size_t at = html.find("</"); at != std::string_view::npos; at = html.find("</", at + 2)) {
+    if (!IsEndTag(html, at, "body", &end) && !IsEndTag(html, at, "html", &end)) continue;
+    out.append(html.substr(copied, at - copied)).append("<br");
+    for (size_t k = at; k < end; ++k) {
+      if (html[k] == '\n') out.push_back('\n');
+    }
+    out.push_back('>');
+    copied = end;
+  }
+  if (copied == 0) return std::string(html);
+  out.append(html.substr(copied));
+  return out;
+}
+
+}  // namespace
+
 bool IsHtmlName(std::string_view name) {
   size_t dot = name.rfind('.');
   if (dot == std::string_view::npos || name.find('/', dot) != std::string_view::npos) {
@@ -177,19 +305,50 @@ struct HtmlToText::Parser {
   void Lines(std::string_view text) {
     const size_t newlines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
     const long end_line = ctxt->input != nullptr ? ctxt->input->line : 1;
-    long line = std::max(1L, end_line - static_cast<long>(newlines));
+    // Whitespace that libxml2 hands over when the document ends comes with the line count
+    // reset ("<p>x</p>\n" gave its last text line source line 1): lines never go back.
+    long line = std::max(line_floor, end_line - static_cast<long>(newlines));
     bool at_start = last == '\n' || last == '\0';
     for (char c : text) {
       if (at_start) source_lines->push_back(static_cast<uint32_t>(line));
       at_start = c == '\n';
       if (c == '\n') ++line;
     }
+    line_floor = line;
   }
   void Separate() {
     if (last != '\n' && last != '\0') {
       pending += '\n';
       last = '\n';
     }
+  }
+  // Parses markup as written, once its prologue and references are fixed for libxml2.
+  void ParseMarkup(std::string_view html) {
+    std::string controls_fixed, prologue_fixed, comments_fixed, ends_fixed;
+    // Control characters (NUL and the C0 ones XML forbids) as spaces: libxml2 2.9 stops at one
+    // or not by where its input was cut ("\x0e" + "</l>" + "c" lost the "c"); they separate
+    // words either way.
+    const auto is_control = [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r';
+    };
+    if (std::any_of(html.begin(), html.end(), is_control)) {
+      controls_fixed.assign(html);
+      std::replace_if(controls_fixed.begin(), controls_fixed.end(), is_control, ' ');
+      html = controls_fixed;
+    }
+    if (prologue != Prologue::kDone) {
+      prologue_fixed = StrayEndTagsRemoved(html, &prologue, &dashes);
+      html = prologue_fixed;
+    }
+    if (html.find("<!--") != std::string_view::npos) {
+      comments_fixed = AbruptCommentsClosed(html);
+      html = comments_fixed;
+    }
+    if (html.find("</") != std::string_view::npos) {
+      ends_fixed = BodyEndsRemoved(html);
+      html = ends_fixed;
+    }
+    Parse(DecodeReferencesLibxmlLacks(html));
   }
   void Parse(std::string_view utf8) {
     constexpr size_t kPiece = 1 << 20;  // htmlParseChunk takes an int length
@@ -207,10 +366,13 @@ struct HtmlToText::Parser {
   ByteSink& out;
   std::vector<uint32_t>* source_lines;
   htmlParserCtxtPtr ctxt = nullptr;
-  int hidden = 0;       // depth inside elements no reader sees
-  std::string pending;  // text not yet written to out
-  char last = '\0';     // the last character of the text so far ('\0': none yet)
-  std::string held;     // input from an unclosed '<' at the end of the last write
+  int hidden = 0;                         // depth inside elements no reader sees
+  std::string pending;                    // text not yet written to out
+  char last = '\0';                       // the last character of the text so far ('\0': none yet)
+  std::string held;                       // input from an unclosed '<' at the end of the last write
+  Prologue prologue = Prologue::kBefore;  // (StrayEndTagsRemoved)
+  int dashes = 0;
+  long line_floor = 1;  // the source line where the last text ended
 };
 
 HtmlToText::HtmlToText(ByteSink& out, std::vector<uint32_t>* source_lines)
@@ -232,9 +394,13 @@ void HtmlToText::Write(std::string_view utf8) {
     joined.append(utf8);
     data = joined;
   }
+  // From the first '<' after the last '>', so that "</" + "<>" never reaches libxml2 as a
+  // chunk ending in "</" (which lost the text after it).
   size_t cut = data.size();
-  size_t lt = data.rfind('<');
-  if (lt != std::string_view::npos && data.find('>', lt) == std::string_view::npos &&
+  const size_t gt = data.rfind('>');
+  size_t lt = data.find('<', gt == std::string_view::npos ? 0 : gt + 1);
+  if (lt != std::string_view::npos && data.size() - lt > kMaxHeld) lt = data.rfind('<');
+  if (lt != std::string_view::npos && (gt == std::string_view::npos || lt > gt) &&
       data.size() - lt <= kMaxHeld) {
     cut = lt;
   }
@@ -244,13 +410,13 @@ void HtmlToText::Write(std::string_view utf8) {
       std::all_of(data.begin() + amp + 1, data.begin() + cut, AsciiAlnum)) {
     cut = amp;
   }
-  parser_->Parse(DecodeReferencesLibxmlLacks(data.substr(0, cut)));
+  parser_->ParseMarkup(data.substr(0, cut));
   held.assign(data.substr(cut));
   parser_->Flush();
 }
 
 void HtmlToText::Close() {
-  parser_->Parse(DecodeReferencesLibxmlLacks(parser_->held));
+  parser_->ParseMarkup(parser_->held);
   parser_->held.clear();
   htmlParseChunk(parser_->ctxt, nullptr, 0, 1);
   parser_->Flush();

@@ -31,6 +31,7 @@
 #include "indexer/merge_policy.h"
 #include "indexer/segment_builder.h"
 #include "indexer/segment_merger.h"
+#include "storage/file_system.h"
 #include "storage/file_writers.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -87,7 +88,7 @@ class WriterLock {
  public:
   explicit WriterLock(const std::string& dir) {
     const std::string path = dir + "/" + format::kLockName;
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = storage::CreateFile(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0)
       throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot open the index lock", errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -120,10 +121,10 @@ void PrepareDirectory(const std::string& dir) {
     if (fd >= 0) ::close(fd);
     Ensure(old, ErrorKind::kInvalidArgument,
            dir + ": exists and is not a bitsift index; choose another --index path");
-    Ensure(::unlink(dir.c_str()) == 0, ErrorKind::kIo,
+    Ensure(storage::RemoveFile(dir.c_str()) == 0, ErrorKind::kIo,
            ErrnoMessage(dir, "cannot replace the bitsift 0.1 index file", errno));
   }
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+  if (storage::MakeDirectory(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     throw Error(ErrorKind::kIo, ErrnoMessage(dir, "cannot create the index directory", errno));
   }
   Ensure(::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode), ErrorKind::kInvalidArgument,
@@ -153,7 +154,7 @@ void RemoveUnlisted(const std::string& dir, const format::Manifest& m) {
     if (ours && live.count(name) == 0) doomed.push_back(name);
   }
   ::closedir(d);
-  for (const std::string& name : doomed) ::unlink((dir + "/" + name).c_str());
+  for (const std::string& name : doomed) storage::RemoveFile((dir + "/" + name).c_str());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,7 +259,7 @@ class IndexState {
   ~IndexState() {
     if (committed_) return;
     for (uint64_t number : written_)
-      ::unlink((dir_ + "/" + format::SegmentFileName(number)).c_str());
+      storage::RemoveFile((dir_ + "/" + format::SegmentFileName(number)).c_str());
   }
   IndexState(const IndexState&) = delete;
   IndexState& operator=(const IndexState&) = delete;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <string>
 
+#include "storage/file_system.h"
 #include "util/error.h"
 #include "util/files.h"
 
@@ -30,7 +31,7 @@ constexpr size_t kBufferBytes = 1 << 20;
 // `path`.
 void WriteAll(int fd, const char* p, size_t n, const std::string& path, off_t at = -1) {
   while (n > 0) {
-    const ssize_t written = at < 0 ? ::write(fd, p, n) : ::pwrite(fd, p, n, at);
+    const ssize_t written = at < 0 ? WriteFile(fd, p, n) : PwriteFile(fd, p, n, at);
     if (written < 0 && errno == EINTR) continue;
     if (written <= 0) throw Error(ErrorKind::kIo, ErrnoMessage(path, "cannot write", errno));
     p += written;
@@ -63,14 +64,14 @@ AtomicFileWriter::AtomicFileWriter(const std::string& path)
     : path_(path),
       tmp_path_(path + ".tmp." + std::to_string(::getpid()) + "." +
                 std::to_string(writer_sequence.fetch_add(1))) {
-  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd_ = CreateFile(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot create", errno));
   buffer_.reserve(kBufferBytes);
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(tmp_path_.c_str());
+  if (!committed_) RemoveFile(tmp_path_.c_str());
 }
 
 void AtomicFileWriter::Append(const void* data, size_t n) {
@@ -94,19 +95,20 @@ void AtomicFileWriter::Overwrite(uint64_t offset, const void* data, size_t n) {
 
 void AtomicFileWriter::Commit() {
   Flush(fd_, &buffer_, tmp_path_);
-  if (::fsync(fd_) != 0) throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot sync", errno));
+  if (SyncFile(fd_) != 0)
+    throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot sync", errno));
   if (::close(fd_) != 0) {
     fd_ = -1;
     throw Error(ErrorKind::kIo, ErrnoMessage(tmp_path_, "cannot close", errno));
   }
   fd_ = -1;
-  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+  if (RenameFile(tmp_path_.c_str(), path_.c_str()) != 0) {
     throw Error(ErrorKind::kIo, ErrnoMessage(path_, "cannot replace", errno));
   }
   committed_ = true;
   int dir = ::open(DirectoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
-    ::fsync(dir);  // best effort: the rename is durable once the directory is synced
+    SyncFile(dir);  // best effort: the rename is durable once the directory is synced
     ::close(dir);
   }
 }
@@ -129,18 +131,18 @@ void AtomicFileWriter::RemoveStaleTemporaries(const std::string& path) {
     }
     pid_t pid = static_cast<pid_t>(std::stol(pid_text));
     bool alive = pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM;
-    if (!alive) ::unlink((dir + "/" + name).c_str());
+    if (!alive) RemoveFile((dir + "/" + name).c_str());
   }
   ::closedir(d);
 }
 
 ScratchFile::ScratchFile(const std::string& dir) : name_(dir + "/(scratch file)") {
-  fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  fd_ = CreateFile(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd_ < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
     // No O_TMPFILE here: a unique name, gone from the directory at once.
     std::string name = dir + "/.scratch.XXXXXX";
     fd_ = ::mkostemp(name.data(), O_CLOEXEC);
-    if (fd_ >= 0) ::unlink(name.c_str());
+    if (fd_ >= 0) RemoveFile(name.c_str());
   }
   if (fd_ < 0) throw Error(ErrorKind::kIo, ErrnoMessage(name_, "cannot create", errno));
   buffer_.reserve(kBufferBytes);

@@ -1,6 +1,7 @@
 // HTML to text: what a reader sees, nothing from markup, in any pieces.
 #include "documents/html.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -220,6 +221,65 @@ TEST_CASE("each line of an HTML text knows its source line", "[documents][html][
       for (size_t i = 0; i < at; ++i) line += html[i] == '\n';
       INFO("piece " << piece << ", text line " << k + 1 << ": " << t);
       CHECK(lines[k] == line);
+    }
+  }
+}
+
+// libxml2 2.9's push parser gave no text at all for a document starting with a stray end tag
+// ("</div>" heading a fragment) and lost everything after the first text for one starting
+// with "</ >"; the HTML standard ignores an end tag before any element. Found by fuzz_html.
+TEST_CASE("HTML: an end tag before any element or text is ignored, its text kept",
+          "[documents][html]") {
+  CHECK(Words(HtmlText("</div>\n<p>Hello world</p>")) == "Hello world");
+  CHECK(Words(HtmlText("</x>abc <p>second paragraph</p> more")) == "abc second paragraph more");
+  CHECK(Words(HtmlText("</ >abc <p>second paragraph</p> more")) == "abc second paragraph more");
+  CHECK(Words(HtmlText("</>abc <p>second</p> more")) == "abc second more");
+  CHECK(Words(HtmlText("<!DOCTYPE html>\n<!-- </x> -->\n</div><p>x</p>y")) == "x y");
+  // Source lines still count the stray tag's newlines.
+  std::vector<uint32_t> lines;
+  CHECK(HtmlText("</di\nv>\n<p>x</p>\n", &lines) == "x\n\n");
+  CHECK(lines == std::vector<uint32_t>{3, 3});
+  // In any pieces, a comment's "-->" cut in two included.
+  const std::string html = "<!-- a > b --></p>\n<p>after the comment</p></q>tail";
+  for (size_t piece = 1; piece < 16; ++piece) {
+    INFO(piece);
+    CHECK(Words(InPieces(html, piece)) == "after the comment tail");
+  }
+}
+
+// The whitespace libxml2 hands over at the end of a document came with its line count reset:
+// "<!DOCTYPE html>\n<p>x</p>\n" gave source lines {2, 1}. Found by fuzz_html.
+TEST_CASE("HTML: source lines never go back at the end of a document", "[documents][html]") {
+  for (const std::string html :
+       {"<!DOCTYPE html>\n<p>x</p>\n", "\n\n<p>x</p>\n", "<p>a</p>\n\n<p>b</p>\n \n"}) {
+    INFO(html);
+    std::vector<uint32_t> lines;
+    HtmlText(html, &lines);
+    CHECK(std::is_sorted(lines.begin(), lines.end()));
+  }
+  std::vector<uint32_t> lines;
+  CHECK(HtmlText("<!DOCTYPE html>\n<p>x</p>\n", &lines) == "x\n\n");
+  CHECK(lines == std::vector<uint32_t>{2, 2});
+}
+
+// Where libxml2 2.9's push parser kept or lost text by where its input was cut, the text is now
+// the HTML standard's in any pieces. Found by fuzz_html (fuzz/regressions/fuzz_html/).
+TEST_CASE("HTML: broken markup gives the same words in any pieces", "[documents][html]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"<!-->r <p>s</p>", "r s"},          // an empty comment closed at once
+      {"<!--->r <p>s</p>", "r s"},         //
+      {std::string("\0</h>\nb", 7), "b"},  // a NUL, then a stray end tag
+      {"\x0e</l>\nc", "c"},                // a control character, then a stray end tag
+      {"</<>o", "o"},                      // a '<' inside a stray end tag
+      {"l</HTML>\nl", "l l"},              // text after the end of the document
+      {"a</body>b</html >c", "a b c"},
+  };
+  for (const auto& [html, words] : cases) {
+    INFO(html);
+    CHECK(Words(HtmlText(html)) == words);
+    for (size_t piece = 1; piece < 8; ++piece) {
+      INFO(piece);
+      CHECK(Words(InPieces(html, piece)) == words);
     }
   }
 }

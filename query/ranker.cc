@@ -85,6 +85,86 @@ inline double PartScore(double weight, double f, double norm, const Bm25& params
   return weight * f * (params.k1 + 1) / (f + norm);
 }
 
+// BM25's length normalization k1 (1 - b + b len / avglen) at the floor of each length code
+// (format/rank_bounds.h).
+void LengthCodeNorms(const Bm25& params, double avg_length, double norm[256]) {
+  for (int c = 0; c < 256; ++c) {
+    norm[c] = params.k1 *
+              (1 - params.b + params.b * format::LengthFloor(static_cast<uint8_t>(c)) / avg_length);
+  }
+}
+
+// Reads documents' counts for scoring: the frequencies of a query's terms (SegmentTermsOf) and
+// the length normalization, from each document's forward record.
+class CountReader {
+ public:
+  CountReader(const IndexSet& set, const std::vector<SegmentTerms>& terms, double avg_length,
+              const Bm25& params)
+      : set_(set), terms_(terms), avg_length_(avg_length), params_(params) {}
+  // Reads document `id`'s counts: returns its segment's terms (tf(slot) then gives the count of
+  // the term at that slot of `want`) and sets *norm to its length normalization.
+  const SegmentTerms& Read(uint32_t id, double* norm) {
+    const IndexSet::Segment& s = set_.SegmentOf(id);
+    const SegmentTerms& t = terms_[static_cast<size_t>(&s - set_.segments().data())];
+    uint32_t length = 0;
+    tf_.assign(t.want.size(), 0);
+    s.reader->TermCounts(id - s.first_id, t.want.data(), t.want.size(), tf_.data(), &length);
+    *norm = params_.k1 * (1 - params_.b + params_.b * static_cast<double>(length) / avg_length_);
+    return t;
+  }
+  uint32_t tf(int slot) const { return tf_[static_cast<size_t>(slot)]; }
+
+ private:
+  const IndexSet& set_;
+  const std::vector<SegmentTerms>& terms_;
+  double avg_length_;
+  Bm25 params_;
+  std::vector<uint32_t> tf_;
+};
+
+// Offers `x` to `heap`: the best k so far by `better`, the worst on top.
+template <typename T, typename Better>
+void Offer(std::vector<T>& heap, uint64_t k, const T& x, const Better& better) {
+  if (heap.size() < k) {
+    heap.push_back(x);
+    std::push_heap(heap.begin(), heap.end(), better);
+  } else if (better(x, heap.front())) {
+    std::pop_heap(heap.begin(), heap.end(), better);
+    heap.back() = x;
+    std::push_heap(heap.begin(), heap.end(), better);
+  }
+}
+
+// Calls score(key) for the candidates (bound, key) in decreasing bound until a bound falls below
+// threshold() (the k-th best score so far; below every score while fewer than k are held):
+// then no candidate left can enter the top k, nor tie into it (equal bounds are still scored).
+// The next 8k highest bounds are found in linear time (nth_element) and sorted; the rest are cut
+// to those whose bound reaches the threshold, and so on: most bounds are never sorted.
+template <typename Threshold, typename Score>
+void ScoreInBoundOrder(std::vector<std::pair<double, uint32_t>>& candidates, uint64_t k,
+                       const Threshold& threshold, const Score& score) {
+  using It = std::vector<std::pair<double, uint32_t>>::iterator;
+  auto higher = [](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
+    return a.first > b.first;
+  };
+  It from = candidates.begin(), end = candidates.end();
+  while (from != end) {
+    const It head = from + static_cast<std::ptrdiff_t>(
+                               std::min<uint64_t>(static_cast<uint64_t>(end - from), 8 * k));
+    std::nth_element(from, head, end, higher);
+    std::sort(from, head, higher);
+    for (It it = from; it != head; ++it) {
+      if (it->first * (1 + 1e-9) < threshold()) return;
+      score(it->second);
+    }
+    const double at_least = threshold();
+    end = std::partition(head, end, [&](const std::pair<double, uint32_t>& c) {
+      return c.first * (1 + 1e-9) >= at_least;
+    });
+    from = head;
+  }
+}
+
 // Whether `ranked` is a term, prefix or phrase, or an OR of them, with nothing excluded: its
 // answer is the union of its parts' answers.
 bool OrOfLeaves(const QueryNode& ranked) {
@@ -150,10 +230,7 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
   std::vector<double> suffix(m + 1, 0);
   for (size_t j = m; j-- > 0;) suffix[j] = suffix[j + 1] + most[ord[j]];
   double norm[256];
-  for (int c = 0; c < 256; ++c) {
-    norm[c] = params.k1 *
-              (1 - params.b + params.b * format::LengthFloor(static_cast<uint8_t>(c)) / avg_length);
-  }
+  LengthCodeNorms(params, avg_length, norm);
   // bound_slot[g * m + p]: part p's slot among segment g's bounded terms, kOpen for a term
   // without block maxima, kAbsent for a term the segment lacks.
   constexpr int64_t kOpen = -1, kAbsent = -2;
@@ -183,19 +260,14 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
   };
   std::vector<Entry> heap;  // the best k so far, the worst on top
   auto kth = [&] { return heap.size() == k ? heap.front().score : -1.0; };
-  std::vector<uint32_t> tf;
+  CountReader counts(set, segment_terms, avg_length, params);
   auto score_of = [&](uint32_t id) {
-    const IndexSet::Segment& s = set.SegmentOf(id);
-    const SegmentTerms& t = segment_terms[static_cast<size_t>(&s - set.segments().data())];
-    uint32_t length = 0;
-    tf.assign(t.want.size(), 0);
-    s.reader->TermCounts(id - s.first_id, t.want.data(), t.want.size(), tf.data(), &length);
-    const double doc_norm =
-        params.k1 * (1 - params.b + params.b * static_cast<double>(length) / avg_length);
+    double doc_norm = 0;
+    const SegmentTerms& t = counts.Read(id, &doc_norm);
     double score = 0;
     for (size_t p = 0; p < m; ++p) {
       if (t.slot[p] < 0) continue;
-      const uint32_t f = tf[static_cast<size_t>(t.slot[p])];
+      const uint32_t f = counts.tf(t.slot[p]);
       if (f > 0) score += PartScore(weight[p], f, doc_norm, params);
     }
     return score;
@@ -203,25 +275,6 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
 
   std::vector<uint64_t> seen((set.id_count() + 63) / 64, 0);
   std::vector<std::pair<double, uint32_t>> candidates;  // (bound, id)
-  auto higher = [](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
-    return a.first > b.first;
-  };
-  using It = std::vector<std::pair<double, uint32_t>>::iterator;
-  auto score_in_turn = [&](It from, It to) {
-    for (It it = from; it != to; ++it) {
-      if (heap.size() == k && it->first * (1 + 1e-9) < kth()) return false;
-      const Entry e{score_of(it->second), it->second};
-      if (heap.size() < k) {
-        heap.push_back(e);
-        std::push_heap(heap.begin(), heap.end(), better);
-      } else if (better(e, heap.front())) {
-        std::pop_heap(heap.begin(), heap.end(), better);
-        heap.back() = e;
-        std::push_heap(heap.begin(), heap.end(), better);
-      }
-    }
-    return true;
-  };
   for (size_t j = 0; j < m; ++j) {
     if (heap.size() == k && suffix[j] * (1 + 1e-9) < kth()) break;
     const size_t p = ord[j];
@@ -261,19 +314,9 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
       }
       candidates.emplace_back(bound, id);
     }
-    It from = candidates.begin(), end = candidates.end();
-    while (from != end) {
-      const It head = from + static_cast<std::ptrdiff_t>(
-                                 std::min<uint64_t>(static_cast<uint64_t>(end - from), 8 * k));
-      std::nth_element(from, head, end, higher);
-      std::sort(from, head, higher);
-      if (!score_in_turn(from, head)) break;
-      const double at_least = kth();
-      end = std::partition(head, end, [&](const std::pair<double, uint32_t>& c) {
-        return c.first * (1 + 1e-9) >= at_least;
-      });
-      from = head;
-    }
+    ScoreInBoundOrder(candidates, k, kth, [&](uint32_t id) {
+      Offer(heap, k, Entry{score_of(id), id}, better);
+    });
   }
   std::sort(heap.begin(), heap.end(), better);
   std::vector<RankedHit> out;
@@ -304,10 +347,7 @@ std::vector<uint32_t> TopByBound(const IndexSet& set, const std::vector<ScoringP
   for (uint32_t i = 0; i < matched.size(); ++i) by_id[i] = {matched[i], i};
   if (!std::is_sorted(matched.begin(), matched.end())) std::sort(by_id.begin(), by_id.end());
   double norm[256];
-  for (int c = 0; c < 256; ++c) {
-    norm[c] = params.k1 *
-              (1 - params.b + params.b * format::LengthFloor(static_cast<uint8_t>(c)) / avg_length);
-  }
+  LengthCodeNorms(params, avg_length, norm);
   // slot_of[g * parts + p]: part p's slot among segment g's bounded terms; kOpen: none (a term
   // without block maxima); kOnce: not a term; kUnknown: not looked up yet.
   constexpr int64_t kOpen = -1, kOnce = -2, kUnknown = -3;
@@ -360,43 +400,14 @@ std::vector<uint32_t> TopByBound(const IndexSet& set, const std::vector<ScoringP
   std::vector<std::pair<double, uint32_t>> by_bound(matched.size());
   for (uint32_t i = 0; i < by_bound.size(); ++i) by_bound[i] = {bound[i], i};
   std::vector<double>().swap(bound);
-  auto higher = [](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
-    return a.first > b.first;
-  };
-  using It = std::vector<std::pair<double, uint32_t>>::iterator;
   // order: a heap of the best k so far, the worst on top.
   std::vector<uint32_t> order;
-  auto score_in_turn = [&](It from, It to) {
-    for (It it = from; it != to; ++it) {
-      const uint32_t i = it->second;
-      if (order.size() == k && it->first * (1 + 1e-9) < scores[order.front()]) return false;
-      scores[i] = score_of(matched[i]);
-      if (order.size() < k) {
-        order.push_back(i);
-        std::push_heap(order.begin(), order.end(), better);
-      } else if (better(i, order.front())) {
-        std::pop_heap(order.begin(), order.end(), better);
-        order.back() = i;
-        std::push_heap(order.begin(), order.end(), better);
-      }
-    }
-    return true;
-  };
-  // The next 8k highest bounds are found in linear time (nth_element) and scored; the rest are
-  // cut to those whose bound reaches the k-th score, until none is left or scoring stops.
-  It from = by_bound.begin(), end = by_bound.end();
-  while (from != end) {
-    const It head = from + static_cast<std::ptrdiff_t>(
-                               std::min<uint64_t>(static_cast<uint64_t>(end - from), 8 * k));
-    std::nth_element(from, head, end, higher);
-    std::sort(from, head, higher);
-    if (!score_in_turn(from, head)) break;
-    const double kth = scores[order.front()];
-    end = std::partition(head, end, [&](const std::pair<double, uint32_t>& b) {
-      return b.first * (1 + 1e-9) >= kth;
-    });
-    from = head;
-  }
+  ScoreInBoundOrder(
+      by_bound, k, [&] { return order.size() == k ? scores[order.front()] : -1.0; },
+      [&](uint32_t i) {
+        scores[i] = score_of(matched[i]);
+        Offer(order, k, i, better);
+      });
   std::sort(order.begin(), order.end(), better);
   return order;
 }
@@ -511,15 +522,10 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
   const std::vector<SegmentTerms> segment_terms = SegmentTermsOf(set, parts);
 
   // A document's exact score, from the counts of its forward record.
-  std::vector<uint32_t> tf;
+  CountReader counts(set, segment_terms, avg_length, params);
   auto score_of = [&](uint32_t id) {
-    const IndexSet::Segment& s = set.SegmentOf(id);
-    const SegmentTerms& t = segment_terms[static_cast<size_t>(&s - set.segments().data())];
-    uint32_t length = 0;
-    tf.assign(t.want.size(), 0);
-    s.reader->TermCounts(id - s.first_id, t.want.data(), t.want.size(), tf.data(), &length);
-    const double norm =
-        params.k1 * (1 - params.b + params.b * static_cast<double>(length) / avg_length);
+    double norm = 0;
+    const SegmentTerms& t = counts.Read(id, &norm);
     double score = 0;
     for (size_t p = 0; p < parts.size(); ++p) {
       // A term is held when the record counts it (the document is live); a phrase or prefix
@@ -527,7 +533,7 @@ std::vector<RankedHit> Rank(const IndexSet& set, const QueryNode& query, bool an
       double f = 1;
       if (parts[p].node->kind == Kind::kTerm) {
         if (t.slot[p] < 0) continue;
-        f = tf[static_cast<size_t>(t.slot[p])];
+        f = counts.tf(t.slot[p]);
         if (f == 0) continue;
       } else if (!Holds(answers[p], id)) {
         continue;

@@ -62,7 +62,10 @@ IndexSet::IndexSet(const std::vector<std::string>& index_dirs, format::IndexFile
     } else {
       parts.emplace_back(dir, 0);
     }
-    for (const auto& [part_dir, shard] : parts) {
+    for (const auto& part : parts) {
+      // (Named copies: clang before 16 cannot capture structured bindings in a lambda.)
+      const std::string& part_dir = part.first;
+      const auto shard = part.second;
       std::vector<Segment> opened;
       format::Manifest manifest;
       try {

@@ -155,13 +155,13 @@ void Summarize(const indexer::BuildReport& r, IndexSummary* s) {
 // Adds the counts of `one` (a shard's update) to *all.
 void AddSummary(const IndexSummary& one, IndexSummary* all) {
   all->documents += one.documents;
-  for (const auto& [reason, n] : one.skipped) {
+  for (const auto& skip : one.skipped) {
     auto at = std::find_if(all->skipped.begin(), all->skipped.end(),
-                           [&](const auto& x) { return x.first == reason; });
+                           [&](const auto& x) { return x.first == skip.first; });
     if (at == all->skipped.end()) {
-      all->skipped.emplace_back(reason, n);
+      all->skipped.push_back(skip);
     } else {
-      at->second += n;
+      at->second += skip.second;
     }
   }
   all->added += one.added;

@@ -180,13 +180,13 @@ Status BuildShards(const std::string& dir, const std::string& index_path,
     sum.input_bytes += one.input_bytes;
     sum.index_bytes += one.index_bytes;
     sum.seconds = std::max(sum.seconds, one.seconds);
-    for (const auto& [reason, n] : one.skipped) {
+    for (const auto& skip : one.skipped) {
       auto at = std::find_if(sum.skipped.begin(), sum.skipped.end(),
-                             [&](const auto& x) { return x.first == reason; });
+                             [&](const auto& x) { return x.first == skip.first; });
       if (at == sum.skipped.end()) {
-        sum.skipped.emplace_back(reason, n);
+        sum.skipped.push_back(skip);
       } else {
-        at->second += n;
+        at->second += skip.second;
       }
     }
   }

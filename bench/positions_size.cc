@@ -86,6 +86,13 @@ int main(int argc, char** argv) {
   // Pass 2: the sizes.
   uint64_t bytes = 0, tokens = 0, postings = 0, position_bytes = 0, pairs = 0;
   uint64_t common_tokens = 0, common_position_bytes = 0, both_pairs = 0, either_pairs = 0;
+  // Positions of the terms with a document frequency of at least T, for a sweep of T.
+  const uint64_t sweep[] = {8, 32, 128, 512, 2048};
+  uint64_t sweep_bytes[5] = {}, sweep_tokens[5] = {};
+  auto df_of = [&](const std::string& t) {
+    auto it = df.find(t);
+    return it == df.end() ? uint64_t{0} : it->second;
+  };
   // A document's token sequence as indexes into its sorted distinct terms: at a fixed width of
   // ceil(log2 D) bits, and at its empirical entropy (a per-document static code's floor).
   double fixed_bits = 0, entropy_bits = 0;
@@ -101,6 +108,10 @@ int main(int argc, char** argv) {
       auto [it, fresh] = last.try_emplace(sink.tokens[i], i, 0);
       const uint64_t gap = VarintBytes(fresh ? i : i - it->second.first);
       position_bytes += gap;
+      const uint64_t f = df_of(sink.tokens[i]);
+      for (int k = 0; k < 5; ++k) {
+        if (f >= sweep[k]) sweep_bytes[k] += gap, ++sweep_tokens[k];
+      }
       if (is_common[i]) {
         common_position_bytes += gap;
         ++common_tokens;
@@ -119,6 +130,10 @@ int main(int argc, char** argv) {
       entropy_bits += static_cast<double>(pc.second) * std::log2(n / pc.second);
       position_bytes += VarintBytes(pc.second);
       if (common(term)) common_position_bytes += VarintBytes(pc.second);
+      const uint64_t f = df_of(term);
+      for (int k = 0; k < 5; ++k) {
+        if (f >= sweep[k]) sweep_bytes[k] += VarintBytes(pc.second);
+      }
     }
     for (const std::string& w : sink.wholes) last.try_emplace(w, 0, 0);  // terms, no positions
     tokens += sink.tokens.size();
@@ -147,5 +162,10 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(both_pair_terms.size()),
       static_cast<unsigned long long>(either_pairs), either_pairs / p, fixed_bits / 8e6,
       entropy_bits / 8e6);
+  for (int k = 0; k < 5; ++k) {
+    std::printf("positions of the terms with df >= %llu: %.1f MB, %.1f%% of the tokens\n",
+                static_cast<unsigned long long>(sweep[k]), sweep_bytes[k] / 1e6,
+                tokens ? 100.0 * sweep_tokens[k] / tokens : 0.0);
+  }
   return 0;
 }

@@ -86,11 +86,19 @@ void EncodeIds(const std::vector<uint32_t>& ids, std::string& out) {
 class GammaWriter {
  public:
   explicit GammaWriter(std::string& out) : out_(out) {}
-  void Put(uint32_t tf) {
-    const int z = 31 - __builtin_clz(tf);
+  // v: 1 .. 2^33 - 1.
+  void Put(uint64_t v) {
+    const int z = 63 - __builtin_clzll(v);
     Bits(uint64_t{1} << z, z + 1);
-    if (z > 0) Bits(tf & ((uint64_t{1} << z) - 1), z);
+    if (z > 0) Bits(v & ((uint64_t{1} << z) - 1), z);
   }
+  // v zero bits, then a one bit.
+  void PutUnary(uint64_t v) {
+    for (; v > 32; v -= 32) Bits(0, 32);
+    Bits(uint64_t{1} << v, static_cast<int>(v) + 1);
+  }
+  // v's n low bits (n <= 32).
+  void PutBits(uint64_t v, int n) { Bits(v, n); }
   void Finish() {
     if (have_ > 0) out_.push_back(static_cast<char>(window_));
   }
@@ -163,18 +171,33 @@ class GammaReader {
   int have_ = 0;
 };
 
-// The counts after the ids, in [q, end): into *counts (if not null) for `n` ids.
-bool DecodeCounts(const uint8_t* q, const uint8_t* end, uint64_t n, bool strict,
-                  ForwardCounts* counts, std::string* why) {
+// Whether positions may follow the counts: not after plain gamma codes (form 1), always after
+// counted ones (form 3), and after pairs if the record has them.
+enum class Follow { kNever, kMay, kAlways };
+
+// The counts after the ids, in [q, end): into *counts (if not null) for `n` ids; *after is
+// where they end (the positions begin).
+bool DecodeCounts(const uint8_t* q, const uint8_t* end, uint64_t n, ForwardCounts* counts,
+                  const uint8_t** after, Follow* follow, std::string* why) {
   uint64_t length = 0, form = 0;
   if (!GetVarint(&q, end, &length) || !GetVarint(&q, end, &form) || length > UINT32_MAX ||
-      (form & 1 ? form != 1 || n == 0 : (form >> 1) > n)) {
+      (form & 1 ? (form != 1 && form != 3) || n == 0 : (form >> 1) > n)) {
     *why = "bad counts";
     return false;
   }
   if (counts != nullptr) counts->length = static_cast<uint32_t>(length);
-  if (form == 1) {
-    GammaReader bits(q, end);
+  *follow = form == 1 ? Follow::kNever : form == 3 ? Follow::kAlways : Follow::kMay;
+  if (form & 1) {
+    const uint8_t* gamma_end = end;
+    if (form == 3) {
+      uint64_t bytes = 0;
+      if (!GetVarint(&q, end, &bytes) || bytes > static_cast<uint64_t>(end - q)) {
+        *why = "bad counts";
+        return false;
+      }
+      gamma_end = q + bytes;
+    }
+    GammaReader bits(q, gamma_end);
     if (counts != nullptr) counts->tf.assign(n, 1);
     for (uint64_t i = 0; i < n; ++i) {
       uint32_t tf = 0;
@@ -184,10 +207,11 @@ bool DecodeCounts(const uint8_t* q, const uint8_t* end, uint64_t n, bool strict,
       }
       if (counts != nullptr) counts->tf[i] = tf;
     }
-    if (strict && (bits.ByteEnd() != end || !bits.RestIsZero())) {
-      *why = "bytes after the counts";
+    if (!bits.RestIsZero() || (form == 3 && bits.ByteEnd() != gamma_end)) {
+      *why = "bits after the term frequencies";
       return false;
     }
+    *after = bits.ByteEnd();
     return true;
   }
   const uint64_t repeated = form >> 1;
@@ -202,8 +226,167 @@ bool DecodeCounts(const uint8_t* q, const uint8_t* end, uint64_t n, bool strict,
     at += gap;
     if (counts != nullptr) counts->tf[at] = static_cast<uint32_t>(tf + 2);
   }
-  if (strict && q != end) {
+  *after = q;
+  return true;
+}
+
+// Bits of [p, end) read at any bit offset, least significant bit first; never past end.
+class BitCursor {
+ public:
+  BitCursor(const uint8_t* p, const uint8_t* end)
+      : p_(p), bytes_(static_cast<uint64_t>(end - p)), bits_(bytes_ * 8) {}
+
+  // v's next n bits (n <= 56).
+  bool Bits(int n, uint64_t* v) {
+    if (bit_ + static_cast<uint64_t>(n) > bits_) return false;
+    *v = n == 0 ? 0 : Peek() & ((uint64_t{1} << n) - 1);
+    bit_ += static_cast<uint64_t>(n);
+    return true;
+  }
+  // The zeros before the next one bit (consumed with it), at most `limit` of them.
+  bool Unary(uint64_t limit, uint64_t* zeros) {
+    uint64_t z = 0;
+    for (;;) {
+      const int valid = Valid();
+      if (valid == 0) return false;
+      const uint64_t w = Peek() & Mask(valid);
+      if (w == 0) {
+        z += static_cast<uint64_t>(valid);
+        bit_ += static_cast<uint64_t>(valid);
+        if (z > limit) return false;
+        continue;
+      }
+      const int t = __builtin_ctzll(w);
+      z += static_cast<uint64_t>(t);
+      bit_ += static_cast<uint64_t>(t) + 1;
+      *zeros = z;
+      return z <= limit;
+    }
+  }
+  // A gamma code of a value up to 2^33 - 1.
+  bool Gamma(uint64_t* v) {
+    uint64_t z = 0, low = 0;
+    if (!Unary(32, &z) || !Bits(static_cast<int>(z), &low)) return false;
+    *v = (uint64_t{1} << z) | low;
+    return true;
+  }
+  // Moves past the next n one bits.
+  bool SkipOnes(uint64_t n) {
+    while (n > 0) {
+      const int valid = Valid();
+      if (valid == 0) return false;
+      uint64_t w = Peek() & Mask(valid);
+      const auto ones = static_cast<uint64_t>(__builtin_popcountll(w));
+      if (ones < n) {
+        n -= ones;
+        bit_ += static_cast<uint64_t>(valid);
+        continue;
+      }
+      for (uint64_t i = 1; i < n; ++i) w &= w - 1;
+      bit_ += static_cast<uint64_t>(__builtin_ctzll(w)) + 1;
+      n = 0;
+    }
+    return true;
+  }
+  bool Skip(uint64_t n) {
+    if (n > bits_ - bit_) return false;
+    bit_ += n;
+    return true;
+  }
+  // Whether the stream ends within this byte and its bits left are zero.
+  bool AtPaddedEnd() const {
+    if ((bit_ + 7) / 8 != bytes_) return false;
+    return bit_ % 8 == 0 || (p_[bit_ / 8] >> (bit_ % 8)) == 0;
+  }
+
+ private:
+  static uint64_t Mask(int n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
+  // Bits that Peek holds from bit_ on (at most 57).
+  int Valid() const { return static_cast<int>(std::min<uint64_t>(57, bits_ - bit_)); }
+  uint64_t Peek() const {
+    const uint64_t byte = bit_ / 8;
+    uint64_t v = 0;
+    std::memcpy(&v, p_ + byte, std::min<uint64_t>(8, bytes_ - byte));
+    return v >> (bit_ % 8);
+  }
+  const uint8_t* p_;
+  uint64_t bytes_, bits_, bit_ = 0;
+};
+
+// Rice parameter of a list of c positions among count.
+int RiceParameter(uint64_t count, uint64_t c) {
+  const uint64_t r = count / c;
+  return r < 2 ? 0 : 63 - __builtin_clzll(r);
+}
+
+void EncodePositions(const ForwardPositions& p, std::string& out) {
+  GammaWriter bits(out);
+  bits.Put(p.count);
+  bits.Put(p.which.size());
+  for (size_t k = 0; k < p.which.size(); ++k) {
+    bits.Put(k == 0 ? uint64_t{p.which[0]} + 1 : p.which[k] - p.which[k - 1]);
+    size_t c = 0;
+    const uint32_t* list = p.List(k, &c);
+    bits.Put(c);
+    const int r = RiceParameter(p.count, c);
+    auto value = [&](size_t i) -> uint64_t { return i == 0 ? list[0] : list[i] - list[i - 1] - 1; };
+    for (size_t i = 0; i < c; ++i) bits.PutUnary(value(i) >> r);
+    if (r > 0) {
+      for (size_t i = 0; i < c; ++i) bits.PutBits(value(i) & ((uint64_t{1} << r) - 1), r);
+    }
+  }
+  bits.Finish();
+}
+
+// A list of c positions below count at the cursor, appended to *at; false if damaged.
+bool DecodeList(BitCursor& bits, uint64_t count, uint64_t c, std::vector<uint32_t>* at) {
+  const int r = RiceParameter(count, c);
+  const size_t first = at->size();
+  for (uint64_t i = 0; i < c; ++i) {
+    uint64_t q = 0;
+    if (!bits.Unary(count >> r, &q)) return false;
+    at->push_back(static_cast<uint32_t>(q));
+  }
+  uint64_t next = 0;  // the least the next position may be
+  for (size_t i = first; i < at->size(); ++i) {
+    uint64_t low = 0;
+    if (!bits.Bits(r, &low)) return false;
+    const uint64_t position = next + ((uint64_t{(*at)[i]} << r) | low);
+    if (position >= count) return false;
+    (*at)[i] = static_cast<uint32_t>(position);
+    next = position + 1;
+  }
+  return true;
+}
+
+// The positions in [q, end) of a record of n ids (q == end: none, unless its counts are gamma
+// codes, form 3, which only records with positions have). With tf (the record's frequencies),
+// a list longer than its id's frequency is refused.
+bool DecodePositions(const uint8_t* q, const uint8_t* end, uint64_t n, Follow follow,
+                     const ForwardCounts* tf, ForwardPositions* out, std::string* why) {
+  out->clear();
+  if (follow == Follow::kNever || q == end) {
     *why = "bytes after the counts";
+    return q == end && follow != Follow::kAlways;
+  }
+  BitCursor bits(q, end);
+  uint64_t count = 0, lists = 0;
+  *why = "bad positions";
+  if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists) || lists > n) return false;
+  out->count = static_cast<uint32_t>(count);
+  out->begin.push_back(0);
+  uint64_t index = 0, total = 0;
+  for (uint64_t k = 0; k < lists; ++k) {
+    uint64_t gap = 0, c = 0;
+    if (!bits.Gamma(&gap) || (index += gap) > n || !bits.Gamma(&c) || (total += c) > count ||
+        (tf != nullptr && c > tf->TfAt(index - 1)) || !DecodeList(bits, count, c, &out->at)) {
+      return false;
+    }
+    out->which.push_back(static_cast<uint32_t>(index - 1));
+    out->begin.push_back(static_cast<uint32_t>(out->at.size()));
+  }
+  if (lists == 0 || !bits.AtPaddedEnd()) {
+    *why = "bytes after the positions";
     return false;
   }
   return true;
@@ -244,8 +427,12 @@ bool DecodeForwardOffsets(std::string_view section, uint64_t doc_count,
   return true;
 }
 
-void EncodeForwardRecord(const std::vector<uint32_t>& ids, const ForwardCounts& counts,
-                         std::string& out) {
+namespace {
+
+// With `positions_follow`, gamma codes are preceded by their byte count (form 3, not 1), so
+// that the positions are found without decoding them.
+void EncodeIdsAndCounts(const std::vector<uint32_t>& ids, const ForwardCounts& counts,
+                        bool positions_follow, std::string& out) {
   PutVarint(ids.size(), out);
   if (!ids.empty()) EncodeIds(ids, out);
   PutVarint(counts.length, out);
@@ -260,10 +447,13 @@ void EncodeForwardRecord(const std::vector<uint32_t>& ids, const ForwardCounts& 
     last = i;
   }
   if (repeated > 0 && (gamma_bits + 7) / 8 + 1 < VarintLength(repeated << 1) + pair_bytes) {
-    PutVarint(1, out);
-    GammaWriter bits(out);
+    std::string gamma;
+    GammaWriter bits(gamma);
     for (uint32_t tf : counts.tf) bits.Put(tf);
     bits.Finish();
+    PutVarint(positions_follow ? 3 : 1, out);
+    if (positions_follow) PutVarint(gamma.size(), out);
+    out += gamma;
     return;
   }
   PutVarint(repeated << 1, out);
@@ -275,8 +465,21 @@ void EncodeForwardRecord(const std::vector<uint32_t>& ids, const ForwardCounts& 
   }
 }
 
+}  // namespace
+
+uint64_t EncodeForwardRecord(const std::vector<uint32_t>& ids, const ForwardCounts& counts,
+                             std::string& out, const ForwardPositions* positions) {
+  const bool with_positions = positions != nullptr && !positions->empty();
+  EncodeIdsAndCounts(ids, counts, with_positions, out);
+  if (!with_positions) return 0;
+  const size_t before = out.size();
+  EncodePositions(*positions, out);
+  return out.size() - before;
+}
+
 bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
-                         const StrictForward* strict, ForwardCounts* counts) {
+                         const StrictForward* strict, ForwardCounts* counts,
+                         ForwardPositions* positions) {
   out->clear();
   auto fail = [&](const std::string& why) {
     if (strict != nullptr && strict->problem != nullptr) *strict->problem = why;
@@ -307,11 +510,69 @@ bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint3
     out->push_back(static_cast<uint32_t>(id));
     prev = id;
   }
-  if (strict == nullptr && counts == nullptr) return true;
+  if (strict == nullptr && counts == nullptr && positions == nullptr) return true;
   if (q != r.counts) return fail("wrong id byte count");
   std::string why;
-  if (!DecodeCounts(q, end, r.n, strict != nullptr, counts, &why)) return fail(why);
+  ForwardCounts scratch;
+  ForwardCounts* c = counts != nullptr ? counts : (strict != nullptr ? &scratch : nullptr);
+  const uint8_t* after = nullptr;
+  Follow follow = Follow::kNever;
+  if (!DecodeCounts(q, end, r.n, c, &after, &follow, &why)) return fail(why);
+  ForwardPositions none;
+  if (!DecodePositions(after, end, r.n, follow, c, positions != nullptr ? positions : &none, &why))
+    return fail(why);
   return true;
+}
+
+bool ForwardRecordPositions(const uint8_t* p, const uint8_t* end, ForwardPositions* positions) {
+  RecordView r;
+  if (!r.Parse(p, end)) return false;
+  const uint8_t* after = nullptr;
+  Follow follow = Follow::kNever;
+  std::string why;
+  return DecodeCounts(r.counts, end, r.n, nullptr, &after, &follow, &why) &&
+         DecodePositions(after, end, r.n, follow, nullptr, positions, &why);
+}
+
+void SortRecord(std::vector<uint32_t>* ids, ForwardCounts* counts, ForwardPositions* positions) {
+  if (std::is_sorted(ids->begin(), ids->end())) return;
+  const bool tf = !counts->tf.empty();
+  const bool moved = positions != nullptr && !positions->empty();
+  if (!tf && !moved) {
+    std::sort(ids->begin(), ids->end());
+    return;
+  }
+  std::vector<uint32_t> order(ids->size());  // order[r]: the index of the r-th smallest id
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return (*ids)[a] < (*ids)[b]; });
+  std::vector<uint32_t> sorted(ids->size());
+  for (size_t r = 0; r < order.size(); ++r) sorted[r] = (*ids)[order[r]];
+  ids->swap(sorted);
+  if (tf) {
+    for (size_t r = 0; r < order.size(); ++r) sorted[r] = counts->tf[order[r]];
+    counts->tf.swap(sorted);
+  }
+  if (moved) {
+    std::vector<uint32_t> rank(order.size());
+    for (uint32_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
+    std::vector<uint32_t> lists(positions->which.size());
+    for (uint32_t k = 0; k < lists.size(); ++k) lists[k] = k;
+    std::sort(lists.begin(), lists.end(), [&](uint32_t a, uint32_t b) {
+      return rank[positions->which[a]] < rank[positions->which[b]];
+    });
+    ForwardPositions out;
+    out.count = positions->count;
+    out.begin.push_back(0);
+    for (uint32_t k : lists) {
+      size_t n = 0;
+      const uint32_t* list = positions->List(k, &n);
+      out.which.push_back(rank[positions->which[k]]);
+      out.at.insert(out.at.end(), list, list + n);
+      out.begin.push_back(static_cast<uint32_t>(out.at.size()));
+    }
+    *positions = std::move(out);
+  }
 }
 
 ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, const uint32_t* ids,
@@ -354,13 +615,14 @@ ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, co
   return ContainsResult::kYes;
 }
 
-bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
-                         uint32_t* tf, uint32_t* length) {
-  RecordView r;
-  if (!r.Parse(p, end)) return false;
-  std::fill(tf, tf + n, 0);
-  // The positions in the id list of the wanted ids the record holds, ascending.
-  std::vector<std::pair<uint64_t, size_t>> held;  // (position, i)
+namespace {
+
+// The indexes in the record's id list of the ids `want` (strictly ascending) it holds, each
+// with its i in want, ascending; false if the ids read are damaged.
+bool HeldIndexes(const RecordView& r, const uint8_t* end, const uint32_t* want, size_t n,
+                 std::vector<std::pair<uint64_t, size_t>>* out) {
+  std::vector<std::pair<uint64_t, size_t>>& held = *out;
+  held.clear();
   if (r.n > 0) {
     uint64_t block = 0;
     const uint8_t* q = r.data;
@@ -396,15 +658,30 @@ bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* w
       if (have && cur == id) held.emplace_back(at, i);
     }
   }
+  return true;
+}
+
+}  // namespace
+
+bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
+                         uint32_t* tf, uint32_t* length) {
+  RecordView r;
+  if (!r.Parse(p, end)) return false;
+  std::fill(tf, tf + n, 0);
+  // The positions in the id list of the wanted ids the record holds, ascending.
+  std::vector<std::pair<uint64_t, size_t>> held;  // (position, i)
+  if (!HeldIndexes(r, end, want, n, &held)) return false;
   const uint8_t* q = r.counts;
   uint64_t words = 0, form = 0;
   if (!GetVarint(&q, end, &words) || !GetVarint(&q, end, &form) || words > UINT32_MAX ||
-      (form & 1 ? form != 1 : (form >> 1) > r.n)) {
+      (form & 1 ? form != 1 && form != 3 : (form >> 1) > r.n)) {
     return false;
   }
   *length = static_cast<uint32_t>(words);
   for (const auto& [position, i] : held) tf[i] = 1;
-  if (form == 1) {
+  uint64_t gamma_bytes = 0;
+  if (form == 3 && !GetVarint(&q, end, &gamma_bytes)) return false;
+  if (form & 1) {
     // Walk the codes to each held position, runs of 1s a window at a time.
     GammaReader bits(q, end);
     uint64_t at = 0;
@@ -433,6 +710,54 @@ bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* w
       tf[held[next++].second] = static_cast<uint32_t>(f + 2);
   }
   return true;
+}
+
+PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
+                               std::vector<uint32_t>* at, std::vector<uint32_t>* begin) {
+  at->clear();
+  begin->assign(1, 0);
+  RecordView r;
+  if (!r.Parse(p, end)) return PhraseLists::kCorrupt;
+  thread_local std::vector<std::pair<uint64_t, size_t>> held;
+  if (!HeldIndexes(r, end, want, n, &held)) return PhraseLists::kCorrupt;
+  if (held.size() < n) return PhraseLists::kAbsent;
+  // Past the counts without decoding them.
+  const uint8_t* q = r.counts;
+  uint64_t words = 0, form = 0;
+  if (!GetVarint(&q, end, &words) || !GetVarint(&q, end, &form)) return PhraseLists::kCorrupt;
+  if (form == 1) return PhraseLists::kUnpositioned;
+  if (form == 3) {
+    uint64_t bytes = 0;
+    if (!GetVarint(&q, end, &bytes) || bytes > static_cast<uint64_t>(end - q))
+      return PhraseLists::kCorrupt;
+    q += bytes;
+  } else if (form & 1) {
+    return PhraseLists::kCorrupt;
+  } else {
+    q = SkipVarints(q, end, form);  // (form / 2) pairs
+    if (q == nullptr) return PhraseLists::kCorrupt;
+  }
+  if (q == end) return PhraseLists::kUnpositioned;
+  BitCursor bits(q, end);
+  uint64_t count = 0, lists = 0;
+  if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists) || lists > r.n)
+    return PhraseLists::kCorrupt;
+  size_t next = 0;  // the first of `held` not found yet
+  for (uint64_t k = 0, index = 0; k < lists; ++k) {
+    uint64_t gap = 0, c = 0;
+    if (!bits.Gamma(&gap) || (index += gap) > r.n || !bits.Gamma(&c) || c > count)
+      return PhraseLists::kCorrupt;
+    if (index - 1 > held[next].first) return PhraseLists::kUnpositioned;
+    if (index - 1 == held[next].first) {
+      if (!DecodeList(bits, count, c, at)) return PhraseLists::kCorrupt;
+      begin->push_back(static_cast<uint32_t>(at->size()));
+      if (++next == n) return PhraseLists::kFound;
+      continue;
+    }
+    if (!bits.SkipOnes(c) || !bits.Skip(c * static_cast<uint64_t>(RiceParameter(count, c))))
+      return PhraseLists::kCorrupt;
+  }
+  return PhraseLists::kUnpositioned;
 }
 
 }  // namespace bitsift::format

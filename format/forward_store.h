@@ -17,6 +17,13 @@
 //     h = 1:  an Elias-gamma code of every id's tf, least significant bit first (for tf with
 //             z = floor(log2 tf): z zero bits, a one bit, tf's z low bits), zero-padded to a
 //             byte; the encoder takes whichever is smaller
+//   positions (phrases; only if the record holds some, up to the record's end): one bit stream,
+//     least significant bit first, zero-padded to a byte: gamma(count), the document's phrase
+//     positions; gamma(P), the ids that have positions; then for each of them, in ascending
+//     order of index, gamma(index gap) (its index in the id list minus the previous one's, or
+//     its index + 1), gamma(c) its positions, and the c positions ascending as Rice codes with
+//     k = floor(log2(count / c)) (0 below 2): the first position, then each gap - 1. A Rice
+//     code of v: floor(v / 2^k) zero bits, a one bit, v's k low bits
 #ifndef BITSIFT_FORMAT_FORWARD_STORE_H_
 #define BITSIFT_FORMAT_FORWARD_STORE_H_
 
@@ -39,6 +46,39 @@ struct ForwardCounts {
   uint32_t TfAt(size_t i) const { return tf.empty() ? 1 : tf[i]; }
 };
 
+// The phrase positions a record holds: for some of its ids (the terms that were common in the
+// segment when the document was indexed: IsPositionedTerm), where each stands in the
+// document's sequence of phrase positions (tokenizer::IsPosition tokens, numbered from 0).
+// A phrase of such terms is decided from them without the document's text.
+struct ForwardPositions {
+  uint32_t count = 0;           // the document's phrase positions
+  std::vector<uint32_t> which;  // indexes into the record's ids, ascending
+  std::vector<uint32_t> begin;  // list k is at[begin[k] .. begin[k + 1]) (which.size() + 1)
+  std::vector<uint32_t> at;     // the positions, ascending within each list
+  bool empty() const { return which.empty(); }
+  void clear() {
+    count = 0;
+    which.clear();
+    begin.clear();
+    at.clear();
+  }
+  // The positions of list k.
+  const uint32_t* List(size_t k, size_t* n) const {
+    *n = begin[k + 1] - begin[k];
+    return at.data() + begin[k];
+  }
+};
+
+// Whether a term in `df` of a segment's `docs` documents gets positions in the records of the
+// documents that hold it. Frequent terms do: their phrases have the most candidates, whose
+// texts would otherwise be read; a phrase with a rarer term has at most that many (a
+// measurement in docs/design.md, "Phrases").
+inline bool IsPositionedTerm(uint64_t df, uint64_t docs) { return df >= 16 && df * 512 >= docs; }
+
+// Sorts `ids` ascending, keeping counts->tf (if not empty) and positions->which (if positions
+// is not null) aligned with them.
+void SortRecord(std::vector<uint32_t>* ids, ForwardCounts* counts, ForwardPositions* positions);
+
 // FORWARD_OFFSETS: where each record starts in FORWARD_DATA, for doc_count + 1 offsets (the
 // last is FORWARD_DATA's size): u64 bases[ForwardOffsetBases(doc_count)] (base b: offset 64 b),
 // then u32 rel[doc_count + 1] (offset i = bases[i / 64] + rel[i]; rel of every 64th is 0).
@@ -57,9 +97,11 @@ bool DecodeForwardOffsets(std::string_view section, uint64_t doc_count,
                           std::vector<uint64_t>* offsets);
 
 // Appends the record of `sorted_ids` (strictly ascending) and `counts` (tf empty or aligned
-// with sorted_ids, each >= 1) to out.
-void EncodeForwardRecord(const std::vector<uint32_t>& sorted_ids, const ForwardCounts& counts,
-                         std::string& out);
+// with sorted_ids, each >= 1) to out, with `positions` if not null nor empty (which[k] <
+// sorted_ids.size(), each list not empty, ascending and below count).
+// Returns the bytes the positions took.
+uint64_t EncodeForwardRecord(const std::vector<uint32_t>& sorted_ids, const ForwardCounts& counts,
+                             std::string& out, const ForwardPositions* positions = nullptr);
 
 // What a strict decode checks beyond decoding: every id below term_count, each skip entry naming
 // exactly its block's first id and offset, and no byte after the last id.
@@ -69,11 +111,17 @@ struct StrictForward {
 };
 
 // Decodes the record in [p, end) into *out (strictly ascending ids) and, if `counts` is not
-// null, its counts (tf filled for every id). Returns false if it is malformed: it cannot be
-// decoded, or (with `strict`, for Index::Check) it breaks what the query path relies on
-// (StrictForward), then *strict->problem says what.
+// null, its counts (tf filled for every id), and if `positions` is not null, its positions
+// (empty if it has none). Returns false if it is malformed: it cannot be decoded, or (with
+// `strict`, for Index::Check) it breaks what the query path relies on (StrictForward; a
+// list longer than its id's tf, positions beyond count), then *strict->problem says what.
 bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
-                         const StrictForward* strict = nullptr, ForwardCounts* counts = nullptr);
+                         const StrictForward* strict = nullptr, ForwardCounts* counts = nullptr,
+                         ForwardPositions* positions = nullptr);
+
+// The positions of the record in [p, end), without decoding its ids: false if they are
+// damaged. Empty if it has none.
+bool ForwardRecordPositions(const uint8_t* p, const uint8_t* end, ForwardPositions* positions);
 
 // Outcome of ContainsAll: a damaged record is reported, never read past `end`.
 enum class ContainsResult { kNo, kYes, kCorrupt };
@@ -90,6 +138,21 @@ ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, co
 // what it reads is damaged; never reads past `end`.
 bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
                          uint32_t* tf, uint32_t* length);
+
+// What ForwardRecordLists found.
+enum class PhraseLists {
+  kFound,         // every wanted id with its positions
+  kAbsent,        // the record lacks one of the ids
+  kUnpositioned,  // it holds them all, but not the positions of one
+  kCorrupt,       // what it read is damaged
+};
+
+// The positions of the ids `want` (strictly ascending, n >= 1) in the record in [p, end): list
+// i (of want[i]) is (*at)[(*begin)[i] .. (*begin)[i + 1]) when kFound. Finds the ids through
+// the skip entries and passes the counts and the other lists without decoding them; never
+// reads past `end`. Thread-safe.
+PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
+                               std::vector<uint32_t>* at, std::vector<uint32_t>* begin);
 
 }  // namespace bitsift::format
 

@@ -44,7 +44,7 @@ inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 // 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS,
 // DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments
 // (0.2).
-inline constexpr uint32_t kFormatVersion = 13;
+inline constexpr uint32_t kFormatVersion = 14;
 // Throws the error of a segment file that cannot be used: Error(kCorrupt) with "PATH: not a
 // usable bitsift index: WHAT" (the API adds the command that rebuilds it). Every layer that finds
 // a segment damaged, of another version or inconsistent reports it through this.
@@ -158,8 +158,11 @@ struct MetaRecord {
   // The sum of its documents' lengths (ForwardCounts::length), deleted ones included: with the
   // lengths of those deleted, the collection statistics of BM25 without reading every record.
   uint64_t total_length;
+  // The bytes of FORWARD_DATA that are positions (format::ForwardPositions): the rest, ids and
+  // counts, is what a merge's memory follows.
+  uint64_t position_bytes;
 };
-static_assert(sizeof(MetaRecord) == 96);
+static_assert(sizeof(MetaRecord) == 104);
 
 // The first term with a document list in SPARSE_DATA (format 10): every term but the exact
 // ones. The Bloom terms, [exact_terms, sparse_first), have their Bloom bits and a list, and a

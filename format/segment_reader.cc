@@ -465,13 +465,25 @@ void SegmentReader::SparseRow(uint32_t id, std::vector<uint32_t>* docs) const {
     Check(false, path(), "damaged sparse row of term " + std::to_string(id));
 }
 
-std::vector<uint32_t> SegmentReader::DocumentTerms(uint32_t id, ForwardCounts* counts) const {
+std::vector<uint32_t> SegmentReader::DocumentTerms(uint32_t id, ForwardCounts* counts,
+                                                   ForwardPositions* positions) const {
   std::vector<uint32_t> out;
   auto [begin, end] = Record(id);
-  if (!DecodeForwardRecord(begin, end, &out, nullptr, counts)) {
+  if (!DecodeForwardRecord(begin, end, &out, nullptr, counts, positions)) {
     Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
   }
   return out;
+}
+
+PhraseLists SegmentReader::TermPositions(uint32_t id, const uint32_t* want, size_t n,
+                                         std::vector<uint32_t>* at,
+                                         std::vector<uint32_t>* begin) const {
+  auto [first, end] = Record(id);
+  const PhraseLists found = ForwardRecordLists(first, end, want, n, at, begin);
+  if (found == PhraseLists::kCorrupt) {
+    Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
+  }
+  return found;
 }
 
 void SegmentReader::TermCounts(uint32_t id, const uint32_t* want, size_t n, uint32_t* tf,

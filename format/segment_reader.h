@@ -181,8 +181,14 @@ class SegmentReader {
   // a batch of candidates reads its DOC_BANDS blocks once (Columns), not a chunk each.
   bool HasExactTermInColumn(uint32_t id, uint32_t column, uint32_t t) const;
   // All term ids of a document, ascending, and (if `counts` is not null) its length and term
-  // frequencies. Throws Error(kCorrupt) as Contains does.
-  std::vector<uint32_t> DocumentTerms(uint32_t id, ForwardCounts* counts = nullptr) const;
+  // frequencies, and (if `positions` is not null) its phrase positions. Throws
+  // Error(kCorrupt) as Contains does.
+  std::vector<uint32_t> DocumentTerms(uint32_t id, ForwardCounts* counts = nullptr,
+                                      ForwardPositions* positions = nullptr) const;
+  // The positions of the term ids `want` (strictly ascending) in document id
+  // (ForwardRecordLists). Throws Error(kCorrupt) as Contains does.
+  PhraseLists TermPositions(uint32_t id, const uint32_t* want, size_t n, std::vector<uint32_t>* at,
+                            std::vector<uint32_t>* begin) const;
   // The frequencies of the term ids `want` (strictly ascending; none for the length alone) in
   // document id, 0 for those it lacks, and its length (ForwardRecordCounts: not the whole record).
   // Throws Error(kCorrupt) as Contains does.

@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -29,6 +30,7 @@
 #include "indexer/sparse_lists.h"
 #include "tokenizer/stemmer.h"
 #include "util/error.h"
+#include "util/varint.h"
 
 namespace bitsift::indexer {
 namespace {
@@ -52,12 +54,13 @@ class DistinctTokens : public tokenizer::TokenSink {
 
   void OnToken(std::string_view token, tokenizer::TokenRole role) override {
     if (role != tokenizer::TokenRole::kPart) ++words_;
-    Add(token);
+    const uint32_t k = Add(token);
+    if (tokenizer::IsPosition(role)) PutVarint(k, sequence_);
     if (stems_ && tokenizer::Stemmable(token)) Add(tokenizer::StemTerm(token));
   }
 
-  // Counts one occurrence of the term `token`.
-  void Add(std::string_view token) {
+  // Counts one occurrence of the term `token`; returns its index in tokens().
+  uint32_t Add(std::string_view token) {
     const uint64_t hash = format::HashTerm(token);
     if ((tokens_.size() + 1) * 2 > table_.size()) Grow();
     const size_t mask = table_.size() - 1;
@@ -67,7 +70,7 @@ class DistinctTokens : public tokenizer::TokenSink {
       if (t.hash == hash && Text(t) == token) {
         t.tf += t.tf < UINT32_MAX;
         repeated_ = true;
-        return;
+        return table_[i];
       }
     }
     Ensure(bytes_.size() + token.size() <= UINT32_MAX, ErrorKind::kInvalidArgument,
@@ -76,6 +79,7 @@ class DistinctTokens : public tokenizer::TokenSink {
     tokens_.push_back(Token{hash, static_cast<uint32_t>(bytes_.size()),
                             static_cast<uint32_t>(token.size()), static_cast<uint32_t>(i), 1});
     bytes_.append(token);
+    return table_[i];
   }
 
   const std::vector<Token>& tokens() const { return tokens_; }
@@ -83,6 +87,8 @@ class DistinctTokens : public tokenizer::TokenSink {
   uint64_t words() const { return words_; }
   // Whether a token occurred more than once.
   bool repeated() const { return repeated_; }
+  // The phrase positions in order, each the varint index in tokens() of its token.
+  const std::string& sequence() const { return sequence_; }
   std::string_view Text(const Token& t) const {
     return std::string_view(bytes_.data() + t.begin, t.size);
   }
@@ -91,6 +97,7 @@ class DistinctTokens : public tokenizer::TokenSink {
     for (const Token& t : tokens_) table_[t.slot] = kEmpty;
     tokens_.clear();
     bytes_.clear();
+    sequence_.clear();
     words_ = 0;
     repeated_ = false;
   }
@@ -113,6 +120,7 @@ class DistinctTokens : public tokenizer::TokenSink {
   std::vector<uint32_t> table_;  // kEmpty or an index into tokens_
   std::vector<Token> tokens_;
   std::string bytes_;
+  std::string sequence_;
   uint64_t words_ = 0;
   bool repeated_ = false;
   bool stems_ = false;
@@ -191,6 +199,7 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
         batch[i].counts.tf.reserve(tokens.tokens().size());
         for (const DistinctTokens::Token& t : tokens.tokens()) batch[i].counts.tf.push_back(t.tf);
       }
+      batch[i].sequence = tokens.sequence();
       if (done) done(batch[i].facts.size);
     }
   });
@@ -199,6 +208,7 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
     batch[i].name = names[i];
     postings_ += batch[i].ids.size();
     tf_entries_ += batch[i].counts.tf.size();
+    sequence_bytes_ += batch[i].sequence.size();
     if (!batch[i].ids.empty() && batch[i].ids.size() <= format::kMaxSignatureTerms)
       term_counts_.Add(batch[i].ids.size());
     name_bytes_ += names[i].size();
@@ -220,8 +230,8 @@ uint64_t SegmentBuilder::EstimatedBytes() const {
   // whose bands are mostly padding.
   const uint64_t terms = interner_->size();
   const uint64_t interner = interner_->MemoryBytes();
-  const uint64_t held =
-      interner + postings_ * 4 + tf_entries_ * 4 + docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
+  const uint64_t held = interner + postings_ * 4 + tf_entries_ * 4 + sequence_bytes_ +
+                        docs_.size() * (sizeof(Doc) + 16) + name_bytes_;
   uint64_t row_bytes = 0;
   for (const BandPlan& b : PlanBands(
            term_counts_.size(), [&](uint64_t i) { return term_counts_.At(i); }, fp_rate_)) {
@@ -307,18 +317,27 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
   out.dict_index = dict.index();
   out.term_filter = dict.filter();
   tbb::parallel_for(size_t{0}, docs.size(), [&](size_t i) {
-    std::vector<uint32_t>& ids = docs[i].ids;
-    for (uint32_t& id : ids) id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
-    std::vector<uint32_t>& tf = docs[i].counts.tf;
-    if (tf.empty()) {
-      std::sort(ids.begin(), ids.end());
+    auto& doc = docs[i];
+    for (uint32_t& id : doc.ids)
+      id = final_id[TermInterner::ShardOf(id)][TermInterner::LocalOf(id)];
+    if (doc.sequence.empty()) {
+      format::SortRecord(&doc.ids, &doc.counts, nullptr);
       return;
     }
-    // Sorted with their frequencies: by id, as (id, tf) pairs.
-    std::vector<std::pair<uint32_t, uint32_t>> pairs(ids.size());
-    for (size_t k = 0; k < ids.size(); ++k) pairs[k] = {ids[k], tf[k]};
-    std::sort(pairs.begin(), pairs.end());
-    for (size_t k = 0; k < ids.size(); ++k) std::tie(ids[k], tf[k]) = pairs[k];
+    // The sequence's indexes follow their ids to their sorted places.
+    std::vector<uint32_t> order(doc.ids.size());  // order[r]: the index of the r-th smallest
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return doc.ids[a] < doc.ids[b]; });
+    std::vector<uint32_t> rank(order.size());
+    for (uint32_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
+    std::string sequence;
+    sequence.reserve(doc.sequence.size());
+    const auto* p = reinterpret_cast<const uint8_t*>(doc.sequence.data());
+    const uint8_t* end = p + doc.sequence.size();
+    for (uint64_t k = 0; p < end && GetVarint(&p, end, &k);) PutVarint(rank[k], sequence);
+    doc.sequence.swap(sequence);
+    format::SortRecord(&doc.ids, &doc.counts, nullptr);
   });
   interner.reset();
   malloc_trim(0);  // give the interner back to the system (glibc keeps it otherwise)
@@ -441,9 +460,59 @@ SparseSections BuildSparseSections(const Docs& docs, const std::vector<uint32_t>
 struct ForwardSections {
   std::vector<uint64_t> offsets;  // one per document, then the end
   std::string data;
-  uint64_t total_length = 0;  // of the documents (MetaRecord::total_length)
-  std::string rank_bounds;    // RANK_BOUNDS
+  uint64_t total_length = 0;    // of the documents (MetaRecord::total_length)
+  uint64_t position_bytes = 0;  // MetaRecord::position_bytes
+  std::string rank_bounds;      // RANK_BOUNDS
 };
+
+// The positions of a document's positioned terms (format::IsPositionedTerm) from its sequence
+// (varint indexes into its sorted `ids`, one per phrase position); list_of is scratch.
+void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequence,
+                       const std::vector<uint32_t>& df, uint64_t docs,
+                       std::vector<uint32_t>* list_of, format::ForwardPositions* out) {
+  out->clear();
+  if (sequence.empty()) return;
+  list_of->assign(ids.size(), 0);
+  for (uint32_t k = 0; k < ids.size(); ++k) {
+    if (!format::IsPositionedTerm(df[ids[k]], docs)) continue;
+    out->which.push_back(k);
+    (*list_of)[k] = static_cast<uint32_t>(out->which.size());
+  }
+  if (out->which.empty()) return;
+  // Counted, then placed: the lists in the order of `which`.
+  out->begin.assign(out->which.size() + 1, 0);
+  const auto* begin = reinterpret_cast<const uint8_t*>(sequence.data());
+  const uint8_t* end = begin + sequence.size();
+  uint64_t k = 0;
+  for (const uint8_t* p = begin; p < end && GetVarint(&p, end, &k);) {
+    ++out->count;
+    if ((*list_of)[k] != 0) ++out->begin[(*list_of)[k]];
+  }
+  // A term held only as a whole word (tokenizer::TokenRole::kWhole) has no positions.
+  size_t kept = 0;
+  for (size_t j = 0; j < out->which.size(); ++j) {
+    if (out->begin[j + 1] == 0) {
+      (*list_of)[out->which[j]] = 0;
+      continue;
+    }
+    out->which[kept] = out->which[j];
+    out->begin[kept + 1] = out->begin[j + 1];
+    (*list_of)[out->which[j]] = static_cast<uint32_t>(++kept);
+  }
+  out->which.resize(kept);
+  out->begin.resize(kept + 1);
+  if (kept == 0) {
+    out->clear();
+    return;
+  }
+  for (size_t j = 1; j < out->begin.size(); ++j) out->begin[j] += out->begin[j - 1];
+  out->at.resize(out->begin.back());
+  std::vector<uint32_t> next(out->begin.begin(), out->begin.end() - 1);
+  uint32_t position = 0;
+  for (const uint8_t* p = begin; p < end && GetVarint(&p, end, &k); ++position) {
+    if ((*list_of)[k] != 0) out->at[next[(*list_of)[k] - 1]++] = position;
+  }
+}
 
 // Phase 7: each document's sorted ids encoded (format/forward_store.h); frees them as it goes.
 // RANK_BOUNDS (format/rank_bounds.h) is made from the same records.
@@ -452,9 +521,14 @@ ForwardSections EncodeForwardStore(Docs& docs, const std::vector<uint32_t>& df) 
   ForwardSections out;
   out.offsets.assign(docs.size() + 1, 0);
   format::RankBoundsWriter bounds(docs.size(), format::BoundedTerms(df, docs.size()));
+  format::ForwardPositions positions;
+  std::vector<uint32_t> list_of;  // by index in the document's ids: its list + 1, or 0
   for (size_t d = 0; d < docs.size(); ++d) {
     out.offsets[d] = out.data.size();
-    format::EncodeForwardRecord(docs[d].ids, docs[d].counts, out.data);
+    DocumentPositions(docs[d].ids, docs[d].sequence, df, docs.size(), &list_of, &positions);
+    std::string().swap(docs[d].sequence);
+    out.position_bytes +=
+        format::EncodeForwardRecord(docs[d].ids, docs[d].counts, out.data, &positions);
     bounds.Add(d, docs[d].ids, docs[d].counts.tf, docs[d].counts.length);
     out.total_length += docs[d].counts.length;
     std::vector<uint32_t>().swap(docs[d].ids);
@@ -491,6 +565,7 @@ uint64_t WriteSegmentFile(const std::string& path, const std::string& root, doub
   m.sparse_max_df = p.classes.sparse_max_df;
   m.sparse_first = p.classes.sparse_first;
   m.total_length = p.forward.total_length;
+  m.position_bytes = p.forward.position_bytes;
   const std::string meta = NewSegmentMeta(m, root);
 
   using format::SectionId;

@@ -94,6 +94,7 @@ class SegmentBuilder {
     std::string name;
     std::vector<uint32_t> ids;     // provisional, then final term ids (sorted)
     format::ForwardCounts counts;  // its length, and tf aligned with ids (empty: all 1)
+    std::string sequence;          // its phrase positions: varint indexes into ids
     FileFacts facts;
   };
   tokenizer::TokenRules rules_;
@@ -104,6 +105,7 @@ class SegmentBuilder {
   TermCountOrder term_counts_;  // of the documents with 1..kMaxSignatureTerms terms
   uint64_t postings_ = 0;
   uint64_t tf_entries_ = 0;  // frequencies held (documents with a repeated term)
+  uint64_t sequence_bytes_ = 0;
   uint64_t name_bytes_ = 0;
 };
 

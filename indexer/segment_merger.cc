@@ -257,22 +257,15 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
   return out;
 }
 
-// A live document's terms under the new ids, ascending, with its counts (the frequencies
-// kept aligned with the ids).
+// A live document's terms under the new ids, ascending, with its counts and positions (kept
+// aligned with the ids).
 void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& terms, const DocRef& r,
-                 std::vector<uint32_t>* ids, format::ForwardCounts* counts) {
-  *ids = sources[r.source].reader->DocumentTerms(r.local, counts);
+                 std::vector<uint32_t>* ids, format::ForwardCounts* counts,
+                 format::ForwardPositions* positions) {
+  *ids = sources[r.source].reader->DocumentTerms(r.local, counts, positions);
   const std::vector<uint32_t>& map = terms.new_id[r.source];
   for (uint32_t& id : *ids) id = map[id];
-  if (std::is_sorted(ids->begin(), ids->end())) return;  // ids keep their byte order
-  if (counts->tf.empty()) {
-    std::sort(ids->begin(), ids->end());
-    return;
-  }
-  std::vector<std::pair<uint32_t, uint32_t>> pairs(ids->size());
-  for (size_t k = 0; k < ids->size(); ++k) pairs[k] = {(*ids)[k], counts->tf[k]};
-  std::sort(pairs.begin(), pairs.end());
-  for (size_t k = 0; k < ids->size(); ++k) std::tie((*ids)[k], counts->tf[k]) = pairs[k];
+  format::SortRecord(ids, counts, positions);
 }
 
 // The live documents' forward records under the new ids, in the output order: FORWARD_DATA
@@ -362,7 +355,7 @@ NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const Merged
                            const std::vector<DocRef>& refs, uint32_t exact_terms,
                            uint32_t sparse_first, const std::string& dir,
                            std::vector<uint64_t>* bloom_counts, uint64_t* total_length,
-                           format::RankBoundsWriter* bounds) {
+                           uint64_t* position_bytes, format::RankBoundsWriter* bounds) {
   constexpr size_t kSlice = 4096;
   storage::ScratchFile scratch_file(dir);
   std::vector<uint64_t> offsets(refs.size() + 1, 0);
@@ -370,7 +363,8 @@ NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const Merged
   std::vector<std::string> records(std::min(kSlice, refs.size()));
   tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch;
   tbb::enumerable_thread_specific<format::ForwardCounts> scratch_counts;
-  std::atomic<uint64_t> length{0};
+  tbb::enumerable_thread_specific<format::ForwardPositions> scratch_positions;
+  std::atomic<uint64_t> length{0}, positioned{0};
   for (size_t first = 0; first < refs.size(); first += kSlice) {
     const size_t n = std::min(kSlice, refs.size() - first);
     // Whole blocks of RANK_BOUNDS to each task (kSlice is a multiple of kBoundBlockDocs).
@@ -380,12 +374,14 @@ NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const Merged
         tbb::blocked_range<size_t>(0, blocks), [&](const tbb::blocked_range<size_t>& range) {
           std::vector<uint32_t>& ids = scratch.local();
           format::ForwardCounts& counts = scratch_counts.local();
+          format::ForwardPositions& positions = scratch_positions.local();
           const size_t end = std::min(n, range.end() * format::kBoundBlockDocs);
           for (size_t i = range.begin() * format::kBoundBlockDocs; i != end; ++i) {
-            MappedTerms(sources, terms, refs[first + i], &ids, &counts);
+            MappedTerms(sources, terms, refs[first + i], &ids, &counts, &positions);
             (*bloom_counts)[first + i] = BloomTermCount(ids, exact_terms, sparse_first);
             records[i].clear();
-            format::EncodeForwardRecord(ids, counts, records[i]);
+            positioned.fetch_add(format::EncodeForwardRecord(ids, counts, records[i], &positions),
+                                 std::memory_order_relaxed);
             bounds->Add(first + i, ids, counts.tf, counts.length);
             length.fetch_add(counts.length, std::memory_order_relaxed);
           }
@@ -397,6 +393,7 @@ NewRecords EncodeDocuments(const std::vector<MergeSource>& sources, const Merged
     ReleaseSourcePages(sources);
   }
   *total_length = length.load();
+  *position_bytes = positioned.load();
   return NewRecords(scratch_file.Map(), std::move(offsets));
 }
 
@@ -513,6 +510,9 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources, uint32_t sp
   // 1/8 for the allocator's slack.
   // Measured against the resident peak in docs/living-index.md, "Merging".
   constexpr uint64_t kMappedWindowBytes = uint64_t{16} << 20;
+  // forward: the sources' ids and counts (their records without positions), a measure of
+  // their postings, and of the records' pages mapped at once (the positions are read with
+  // them, a page-cache cost that the window bounds).
   uint64_t terms = 0, counted = 0, docs = 0, rows = 0, forward = 0;
   for (const MergeSource& s : sources) {
     const uint64_t n = s.reader->dictionary().term_count();
@@ -520,7 +520,8 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources, uint32_t sp
     if (HasDeleted(s)) counted += n;
     docs += s.reader->doc_count();
     rows += s.reader->SectionBytes(SectionId::kRows);
-    forward += s.reader->SectionBytes(SectionId::kForwardData);
+    const uint64_t records = s.reader->SectionBytes(SectionId::kForwardData);
+    forward += records - std::min(records, s.reader->meta().position_bytes);
   }
   const uint32_t threshold = format::SegmentSparseMaxDf(sparse_max_df, docs);
   const uint64_t hashed = threshold == 0 ? terms : std::min(terms, forward / threshold);
@@ -557,11 +558,11 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   const uint32_t exact_terms = terms.exact_terms;
   const uint32_t sparse_first = terms.sparse_first;
   std::vector<uint64_t> bloom_counts;
-  uint64_t total_length = 0;
+  uint64_t total_length = 0, position_bytes = 0;
   format::RankBoundsWriter bounds(refs.size(), BoundedTerms(terms, refs.size()));
   const NewRecords records =
       EncodeDocuments(sources, terms, refs, exact_terms, sparse_first, DirectoryOf(path),
-                      &bloom_counts, &total_length, &bounds);
+                      &bloom_counts, &total_length, &position_bytes, &bounds);
   std::vector<std::vector<uint32_t>>().swap(terms.new_id);  // the records were their last use
   const RowPlan plan = PlanRows(bloom_counts, fp_rate, exact_terms);
   std::vector<uint64_t>().swap(bloom_counts);
@@ -578,6 +579,7 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   m.sparse_first = sparse_first;
   m.input_bytes = counts.input_bytes;
   m.total_length = total_length;
+  m.position_bytes = position_bytes;
   const std::string meta = NewSegmentMeta(m, root);
 
   w.AddSection(SectionId::kMeta, meta);

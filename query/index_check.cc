@@ -138,12 +138,12 @@ class ForwardRecords {
 
   // Decodes the record of document `d` into *ids (its term ids, ascending); fails the check if
   // it does not decode completely.
-  void Decode(uint64_t d, std::vector<uint32_t>* ids,
-              format::ForwardCounts* counts = nullptr) const {
+  void Decode(uint64_t d, std::vector<uint32_t>* ids, format::ForwardCounts* counts = nullptr,
+              format::ForwardPositions* positions = nullptr) const {
     std::string why;
     const format::StrictForward strict{index_.meta().term_count, &why};
     if (!format::DecodeForwardRecord(data_ + offsets_[d], data_ + offsets_[d + 1], ids, &strict,
-                                     counts)) {
+                                     counts, positions)) {
       Fail(index_, "forward record of document " + std::to_string(d) + ": " + why);
     }
   }
@@ -397,20 +397,27 @@ void CheckLists(const format::SegmentReader& index, const std::vector<uint32_t>&
 
 }  // namespace
 
-// RANK_BOUNDS and the total length in META are what the forward records' counts make of them.
+// RANK_BOUNDS and the total length in META are what the forward records' counts make of them,
+// and META's position bytes what their positions take.
 void CheckRankBounds(const format::SegmentReader& index, const ForwardRecords& forward,
                      const std::vector<uint32_t>& df) {
   const uint64_t docs = index.doc_count();
   format::RankBoundsWriter bounds(docs, format::BoundedTerms(df, docs));
   std::vector<uint32_t> ids;
   format::ForwardCounts counts;
-  uint64_t total = 0;
+  format::ForwardPositions positions;
+  uint64_t total = 0, position_bytes = 0;
+  std::string scratch;
   for (uint64_t d = 0; d < docs; ++d) {
-    forward.Decode(d, &ids, &counts);
+    forward.Decode(d, &ids, &counts, &positions);
     bounds.Add(d, ids, counts.tf, counts.length);
     total += counts.length;
+    scratch.clear();
+    position_bytes += format::EncodeForwardRecord(ids, counts, scratch, &positions);
   }
   if (total != index.meta().total_length) Fail(index, "document lengths do not add up");
+  if (position_bytes != index.meta().position_bytes)
+    Fail(index, "the positions' bytes do not add up");
   if (bounds.Finish() != index.Section(SectionId::kRankBounds))
     Fail(index, "rank bounds do not match the forward records");
 }

@@ -13,6 +13,7 @@
 
 #include "format/bloom.h"
 #include "query/query_matcher.h"
+#include "tokenizer/stemmer.h"
 #include "util/error.h"
 
 namespace bitsift::query {
@@ -42,7 +43,14 @@ struct Plan {
   bool impossible = false;  // an exact term no document has, or a prefix of no term
   bool needs_text = false;  // deciding it may need the document's text (a phrase inside)
   int pattern = -1;         // kPhrase: its QueryMatcher pattern
-  uint64_t estimate = 0;    // an upper bound of its matches (document frequencies)
+  // kPhrase of exact tokens only (no prefix, no stem term): the id of each token in order, to
+  // decide it from the records' positions; joined: some of them must overlap (CJK bigrams),
+  // which positions do not show (they can only refute it then).
+  std::vector<uint32_t> sequence_ids;
+  std::vector<uint32_t> sequence_set;   // the distinct ones, ascending
+  std::vector<uint32_t> sequence_slot;  // token i's id is sequence_set[sequence_slot[i]]
+  bool joined = false;
+  uint64_t estimate = 0;  // an upper bound of its matches (document frequencies)
   std::vector<Plan> children, excluded;
 };
 
@@ -60,8 +68,9 @@ struct Doc {
 struct Worker {
   Worker(const QueryNode& query, const tokenizer::TokenRules& rules) : matcher(query, rules) {}
   QueryMatcher matcher;
-  std::string text;  // the text of the document being tested (its buffer reused)
-  uint64_t phrase_candidates = 0, text_bytes = 0, unreadable = 0;
+  std::string text;                 // the text of the document being tested (its buffer reused)
+  std::vector<uint32_t> at, begin;  // the positions of a phrase's terms in one document
+  uint64_t phrase_candidates = 0, text_bytes = 0, unreadable = 0, phrase_positions = 0;
   double phrase_us = 0;
 };
 
@@ -109,6 +118,7 @@ class Evaluator {
     Docs docs = Materialize(plan, options_.limit);
     for (const Worker& w : workers_) {
       stats_->phrase_candidates += w.phrase_candidates;
+      stats_->phrase_positions += w.phrase_positions;
       stats_->text_bytes += w.text_bytes;
       stats_->unreadable += w.unreadable;
       stats_->phrase_us += w.phrase_us;
@@ -195,6 +205,22 @@ class Evaluator {
         if (node.kind == Kind::kPhrase) {
           p.pattern = matcher_.PatternOf(&node);
           p.needs_text = true;
+          if (!p.impossible && !node.last_is_prefix &&
+              std::none_of(node.terms.begin(), node.terms.end(),
+                           [](const std::string& t) { return tokenizer::IsStemTerm(t); })) {
+            for (const std::string& t : node.terms) p.sequence_ids.push_back(*Lookup(t));
+            p.sequence_set = p.sequence_ids;
+            std::sort(p.sequence_set.begin(), p.sequence_set.end());
+            p.sequence_set.erase(std::unique(p.sequence_set.begin(), p.sequence_set.end()),
+                                 p.sequence_set.end());
+            for (uint32_t id : p.sequence_ids) {
+              p.sequence_slot.push_back(static_cast<uint32_t>(
+                  std::lower_bound(p.sequence_set.begin(), p.sequence_set.end(), id) -
+                  p.sequence_set.begin()));
+            }
+            p.joined =
+                std::find(node.joined.begin() + 1, node.joined.end(), true) != node.joined.end();
+          }
         }
         if (p.impossible) p.estimate = 0;
         break;
@@ -464,7 +490,46 @@ class Evaluator {
       }
     }
     if (p.prefix != nullptr && !HasAny(doc, *p.prefix)) return Truth::kNo;
+    if (!p.sequence_ids.empty()) {
+      const Truth t = PositionsHave(p, doc, w);
+      if (t == Truth::kNo || (t == Truth::kYes && !p.joined)) {
+        ++w.phrase_positions;
+        return t;
+      }
+    }
     return TextHas(doc, p.pattern, w);
+  }
+
+  // Whether the terms `ids` stand at consecutive positions of the document, in this order, by
+  // its record's positions (format::ForwardPositions); kUnknown if it lacks the positions of
+  // one of them.
+  Truth PositionsHave(const Plan& p, Doc& doc, Worker& w) {
+    const format::PhraseLists found =
+        index_.TermPositions(doc.id, p.sequence_set.data(), p.sequence_set.size(), &w.at, &w.begin);
+    if (found == format::PhraseLists::kAbsent) return Truth::kNo;
+    if (found != format::PhraseLists::kFound) return Truth::kUnknown;
+    const size_t m = p.sequence_ids.size();
+    constexpr size_t kMaxElements = 64;
+    if (m > kMaxElements) return Truth::kUnknown;
+    const uint32_t* list[kMaxElements];
+    size_t size[kMaxElements], at[kMaxElements] = {};
+    for (size_t e = 0; e < m; ++e) {
+      const uint32_t i = p.sequence_slot[e];
+      list[e] = w.at.data() + w.begin[i];
+      size[e] = w.begin[i + 1] - w.begin[i];
+    }
+    // Every start x of the first list, each other list advanced to x + e.
+    for (size_t i = 0; i < size[0]; ++i) {
+      const uint64_t x = list[0][i];
+      bool all = true;
+      for (size_t e = 1; e < m && all; ++e) {
+        while (at[e] < size[e] && list[e][at[e]] < x + e) ++at[e];
+        if (at[e] == size[e]) return Truth::kNo;
+        all = list[e][at[e]] == x + e;
+      }
+      if (all) return Truth::kYes;
+    }
+    return Truth::kNo;
   }
 
   // The exact truth of a node for one document (Kleene logic over undecidable texts).

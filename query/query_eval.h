@@ -7,10 +7,11 @@
 //   exclusion       candidates whose forward record (or text, for a phrase) matches are dropped;
 //   prefix          the dictionary's terms with that prefix (a scan of the segment's term
 //                   bytes: O(term bytes) per prefix and query), as an OR of them;
-//   phrase          its terms ANDed as above, then each candidate's text is re-read through the
+//   phrase          its terms ANDed as above, then each candidate is decided from the
+//                   positions its forward record holds for frequent terms
+//                   (format::ForwardRecordLists), or else its text is re-read through the
 //                   TextProvider and tokenized with offsets to check that the tokens are
-//                   contiguous and in order (query_matcher.h). docs/design.md has the
-//                   measurements behind re-reading rather than storing positions.
+//                   contiguous and in order (query_matcher.h). docs/design.md, "Phrases".
 //
 // A candidate whose text is needed but cannot be read is reported (EvalResult::unreadable),
 // never counted as a match, and never taken to lack an excluded phrase.
@@ -53,6 +54,7 @@ struct EvalStats : QueryStats {
   uint64_t forward_scans = 0;      // documents whose forward records were scanned for a
                                    // prefix with too many terms for row ANDs
   uint64_t phrase_candidates = 0;  // documents whose text was checked for a phrase
+  uint64_t phrase_positions = 0;   // phrase tests decided by a record's positions
   uint64_t text_bytes = 0;         // bytes of text read and tokenized for that
   uint64_t unreadable = 0;         // documents whose text was needed but could not be read
   double phrase_us = 0;            // time reading and tokenizing texts

@@ -125,3 +125,195 @@ TEST_CASE("damaged forward records are reported, never read past the end", "[for
     if (cut < ids_end) CHECK(r != ContainsResult::kYes);
   }
 }
+
+namespace {
+
+// Positions for a random subset of a record's ids: a random token sequence over the ids
+// (each id's tf its occurrences), of which some ids keep their lists.
+ForwardPositions RandomPositions(std::mt19937_64& rng, size_t n, ForwardCounts* counts) {
+  ForwardPositions p;
+  if (n == 0) return p;
+  std::vector<uint32_t> sequence;
+  const size_t length = n + rng() % (3 * n + 1);
+  for (size_t i = 0; i < length; ++i) {
+    sequence.push_back(i < n ? static_cast<uint32_t>(i) : static_cast<uint32_t>(rng() % n));
+  }
+  std::shuffle(sequence.begin(), sequence.end(), rng);
+  if (rng() % 4 == 0) {  // a long document: large gaps and Rice parameters
+    sequence.resize(sequence.size() + 200000, static_cast<uint32_t>(rng() % n));
+  }
+  counts->tf.assign(n, 0);
+  std::vector<std::vector<uint32_t>> lists(n);
+  for (uint32_t at = 0; at < sequence.size(); ++at) {
+    ++counts->tf[sequence[at]];
+    lists[sequence[at]].push_back(at);
+  }
+  p.count = static_cast<uint32_t>(sequence.size());
+  p.begin.push_back(0);
+  for (uint32_t k = 0; k < n; ++k) {
+    if (rng() % 3 == 0) continue;
+    p.which.push_back(k);
+    p.at.insert(p.at.end(), lists[k].begin(), lists[k].end());
+    p.begin.push_back(static_cast<uint32_t>(p.at.size()));
+  }
+  if (p.which.empty()) p.clear();
+  return p;
+}
+
+bool SamePositions(const ForwardPositions& a, const ForwardPositions& b) {
+  return a.count == b.count && a.which == b.which && a.begin == b.begin && a.at == b.at;
+}
+
+}  // namespace
+
+TEST_CASE("forward records round-trip their positions, sorted with their ids", "[forward]") {
+  std::mt19937_64 rng(23);
+  for (int round = 0; round < 300; ++round) {
+    const size_t n = rng() % 3 == 0 ? rng() % 4 : rng() % 400;
+    std::vector<uint32_t> ids = RandomSortedIds(rng, n, 1000000);
+    ForwardCounts counts;
+    counts.length = static_cast<uint32_t>(rng() % 1000);
+    const ForwardPositions positions = RandomPositions(rng, n, &counts);
+    std::string rec;
+    EncodeForwardRecord(ids, counts, rec, &positions);
+    std::vector<uint32_t> back;
+    ForwardCounts got_counts;
+    ForwardPositions got;
+    std::string problem;
+    StrictForward strict{1000000, &problem};
+    INFO("round " << round << ": " << problem);
+    REQUIRE(DecodeForwardRecord(Bytes(rec), Bytes(rec) + rec.size(), &back, &strict, &got_counts,
+                                &got));
+    CHECK(back == ids);
+    CHECK(SamePositions(got, positions));
+    ForwardPositions alone;
+    REQUIRE(ForwardRecordPositions(Bytes(rec), Bytes(rec) + rec.size(), &alone));
+    CHECK(SamePositions(alone, positions));
+    // The lists of a few ids, found without decoding the rest: held with positions, held
+    // without, or absent.
+    for (int q = 0; q < 10 && n > 0; ++q) {
+      std::set<uint32_t> want;
+      const size_t wanted = 1 + rng() % 3;
+      while (want.size() < wanted) {
+        want.insert(rng() % 8 != 0 ? ids[rng() % n] : static_cast<uint32_t>(rng() % 1000000));
+      }
+      const std::vector<uint32_t> wv(want.begin(), want.end());
+      PhraseLists expected = PhraseLists::kFound;
+      std::vector<uint32_t> expected_at, expected_begin = {0};
+      for (uint32_t id : wv) {
+        const auto it = std::lower_bound(ids.begin(), ids.end(), id);
+        if (it == ids.end() || *it != id) {
+          expected = PhraseLists::kAbsent;
+          break;
+        }
+        const auto index = static_cast<uint32_t>(it - ids.begin());
+        const auto k = std::lower_bound(positions.which.begin(), positions.which.end(), index);
+        if (k == positions.which.end() || *k != index) {
+          expected = PhraseLists::kUnpositioned;
+          continue;
+        }
+        size_t size = 0;
+        const uint32_t* list =
+            positions.List(static_cast<size_t>(k - positions.which.begin()), &size);
+        expected_at.insert(expected_at.end(), list, list + size);
+        expected_begin.push_back(static_cast<uint32_t>(expected_at.size()));
+      }
+      std::vector<uint32_t> at, begin;
+      const PhraseLists found = ForwardRecordLists(Bytes(rec), Bytes(rec) + rec.size(), wv.data(),
+                                                   wv.size(), &at, &begin);
+      REQUIRE(found == expected);
+      if (found == PhraseLists::kFound) {
+        CHECK(at == expected_at);
+        CHECK(begin == expected_begin);
+      }
+    }
+    // The ids shuffled and sorted again: every id keeps its frequency and its positions.
+    if (n > 1 && !positions.empty()) {
+      std::vector<uint32_t> order(n);
+      for (uint32_t i = 0; i < n; ++i) order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<uint32_t> shuffled(n), rank(n);
+      ForwardCounts shuffled_counts = counts;
+      for (uint32_t r = 0; r < n; ++r) {
+        shuffled[r] = ids[order[r]];
+        shuffled_counts.tf[r] = counts.tf[order[r]];
+        rank[order[r]] = r;
+      }
+      ForwardPositions moved;
+      moved.count = positions.count;
+      moved.begin.push_back(0);
+      for (size_t k = 0; k < positions.which.size(); ++k) {  // lists in any order
+        size_t size = 0;
+        const uint32_t* list = positions.List(k, &size);
+        moved.which.push_back(rank[positions.which[k]]);
+        moved.at.insert(moved.at.end(), list, list + size);
+        moved.begin.push_back(static_cast<uint32_t>(moved.at.size()));
+      }
+      SortRecord(&shuffled, &shuffled_counts, &moved);
+      CHECK(shuffled == ids);
+      CHECK(shuffled_counts.tf == counts.tf);
+      CHECK(SamePositions(moved, positions));
+    }
+  }
+}
+
+TEST_CASE("damaged positions are refused", "[forward]") {
+  std::mt19937_64 rng(29);
+  std::vector<uint32_t> ids = RandomSortedIds(rng, 200, 100000);
+  ForwardCounts counts;
+  ForwardPositions positions;
+  while (positions.empty()) positions = RandomPositions(rng, ids.size(), &counts);
+  std::string rec;
+  EncodeForwardRecord(ids, counts, rec, &positions);
+  std::string plain;
+  EncodeForwardRecord(ids, counts, plain);
+  REQUIRE(rec.size() > plain.size());
+  std::string problem;
+  const StrictForward strict{100000, &problem};
+  std::vector<uint32_t> out;
+  ForwardPositions got;
+  // Cut short anywhere in the positions: refused, never read past the end.
+  for (size_t cut = plain.size() + 1; cut < rec.size(); ++cut) {
+    std::vector<uint8_t> part(rec.begin(), rec.begin() + cut);
+    CHECK_FALSE(ForwardRecordPositions(part.data(), part.data() + part.size(), &got));
+    CHECK_FALSE(
+        DecodeForwardRecord(part.data(), part.data() + part.size(), &out, &strict, nullptr, &got));
+  }
+  // A byte more than they take.
+  std::string longer = rec + '\x01';
+  CHECK_FALSE(ForwardRecordPositions(Bytes(longer), Bytes(longer) + longer.size(), &got));
+  // The lists of the last positioned id, from every cut: damaged or found, never read past
+  // the end.
+  const uint32_t last = ids[positions.which.back()];
+  for (size_t cut = 0; cut < rec.size(); ++cut) {
+    std::vector<uint8_t> part(rec.begin(), rec.begin() + cut);
+    std::vector<uint32_t> at, begin;
+    const PhraseLists found =
+        ForwardRecordLists(part.data(), part.data() + part.size(), &last, 1, &at, &begin);
+    CHECK(found != PhraseLists::kFound);
+  }
+  // A list longer than its id's frequency (the strict check knows the frequencies).
+  ForwardCounts fewer = counts;
+  fewer.tf[positions.which[0]] = 1;
+  if (positions.begin[1] > 1) {
+    std::string bad;
+    EncodeForwardRecord(ids, fewer, bad, &positions);
+    CHECK_FALSE(
+        DecodeForwardRecord(Bytes(bad), Bytes(bad) + bad.size(), &out, &strict, nullptr, &got));
+    CHECK(problem == "bad positions");
+  }
+  // Every single bit flipped in the positions: refused or decoded within bounds.
+  for (size_t i = plain.size(); i < rec.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string flipped = rec;
+      flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+      if (!ForwardRecordPositions(Bytes(flipped), Bytes(flipped) + flipped.size(), &got)) continue;
+      for (size_t k = 0; k < got.which.size(); ++k) {
+        REQUIRE(got.which[k] < ids.size());
+        size_t size = 0;
+        const uint32_t* list = got.List(k, &size);
+        for (size_t j = 0; j < size; ++j) REQUIRE(list[j] < got.count);
+      }
+    }
+  }
+}

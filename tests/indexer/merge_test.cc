@@ -1,6 +1,7 @@
 // The streaming merge (indexer/segment_merger.h) against a fresh build: compacting an index
 // that went through updates and deletions gives, section by section, the segment a fresh
 // build of its live documents gives (only META's build time differs).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <set>
 
 #include "bitsift/bitsift.h"
+#include "format/forward_store.h"
 #include "format/index_format.h"
 #include "format/sparse_rows.h"
 #include "indexer/index_builder.h"
@@ -98,21 +100,62 @@ TEST_CASE("compacting after updates gives the segment a fresh build gives", "[me
     CHECK(meta.sparse_max_df ==
           bitsift::format::SegmentSparseMaxDf(options.sparse_max_df, meta.doc_count));
     if (trial == 3) CHECK(meta.sparse_max_df == meta.doc_count / 128);
-    for (bitsift::format::SectionId id : bitsift::format::kSectionOrder) {
+    // Which terms keep positions follows each segment's document frequencies when its
+    // documents were indexed (format::IsPositionedTerm), so the forward records may differ in
+    // that alone: every other byte is the fresh build's.
+    using bitsift::format::SectionId;
+    for (SectionId id : bitsift::format::kSectionOrder) {
       // CHUNK_SUMS covers META (its build time), CHUNK_SUMS_INDEX covers CHUNK_SUMS.
-      if (id == bitsift::format::SectionId::kChunkSums ||
-          id == bitsift::format::SectionId::kChunkSumsIndex)
+      if (id == SectionId::kChunkSums || id == SectionId::kChunkSumsIndex ||
+          id == SectionId::kForwardOffsets || id == SectionId::kForwardData)
         continue;
       std::string x(a.Section(id)), y(b.Section(id));
-      if (id == bitsift::format::SectionId::kMeta) {
+      if (id == SectionId::kMeta) {
         REQUIRE(x.size() == y.size());
-        const size_t at = offsetof(bitsift::format::MetaRecord, build_time_unix);
-        std::fill(x.begin() + at, x.begin() + at + 8, '\0');
-        std::fill(y.begin() + at, y.begin() + at + 8, '\0');
+        for (size_t at : {offsetof(bitsift::format::MetaRecord, build_time_unix),
+                          offsetof(bitsift::format::MetaRecord, position_bytes)}) {
+          std::fill(x.begin() + at, x.begin() + at + 8, '\0');
+          std::fill(y.begin() + at, y.begin() + at + 8, '\0');
+        }
       }
       INFO("section " << bitsift::format::SectionName(id));
       CHECK(x == y);
     }
+    // The records: the same ids and counts, and the same positions for every term that has
+    // them in both.
+    std::vector<uint64_t> offsets_a, offsets_b;
+    REQUIRE(bitsift::format::DecodeForwardOffsets(a.Section(SectionId::kForwardOffsets),
+                                                  meta.doc_count, &offsets_a));
+    REQUIRE(bitsift::format::DecodeForwardOffsets(b.Section(SectionId::kForwardOffsets),
+                                                  meta.doc_count, &offsets_b));
+    const auto* data_a =
+        reinterpret_cast<const uint8_t*>(a.Section(SectionId::kForwardData).data());
+    const auto* data_b =
+        reinterpret_cast<const uint8_t*>(b.Section(SectionId::kForwardData).data());
+    uint64_t shared_lists = 0;
+    for (uint64_t d = 0; d < meta.doc_count; ++d) {
+      std::vector<uint32_t> ids_a, ids_b;
+      bitsift::format::ForwardCounts counts_a, counts_b;
+      bitsift::format::ForwardPositions pos_a, pos_b;
+      REQUIRE(bitsift::format::DecodeForwardRecord(data_a + offsets_a[d], data_a + offsets_a[d + 1],
+                                                   &ids_a, nullptr, &counts_a, &pos_a));
+      REQUIRE(bitsift::format::DecodeForwardRecord(data_b + offsets_b[d], data_b + offsets_b[d + 1],
+                                                   &ids_b, nullptr, &counts_b, &pos_b));
+      REQUIRE(ids_a == ids_b);
+      REQUIRE(counts_a.length == counts_b.length);
+      for (size_t i = 0; i < ids_a.size(); ++i) REQUIRE(counts_a.TfAt(i) == counts_b.TfAt(i));
+      if (!pos_a.empty() && !pos_b.empty()) REQUIRE(pos_a.count == pos_b.count);
+      for (size_t k = 0; k < pos_a.which.size(); ++k) {
+        const auto j = std::lower_bound(pos_b.which.begin(), pos_b.which.end(), pos_a.which[k]);
+        if (j == pos_b.which.end() || *j != pos_a.which[k]) continue;
+        size_t na = 0, nb = 0;
+        const uint32_t* la = pos_a.List(k, &na);
+        const uint32_t* lb = pos_b.List(static_cast<size_t>(j - pos_b.which.begin()), &nb);
+        REQUIRE(std::vector<uint32_t>(la, la + na) == std::vector<uint32_t>(lb, lb + nb));
+        ++shared_lists;
+      }
+    }
+    CHECK(shared_lists > 1000);  // the comparison covers positions
   }
 }
 

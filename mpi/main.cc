@@ -15,6 +15,7 @@
 #include <bitsift/bitsift.h>
 #include <fcntl.h>
 #include <mpi.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,6 +64,79 @@ std::vector<uint32_t> ShardsOf(int rank, int size, uint32_t count) {
     out.push_back(s);
   }
   return out;
+}
+
+// The paths of the shards of `paths` that rank `rank` of `size` holds, comma-separated.
+std::string HeldShards(int rank, int size, const std::vector<std::string>& paths) {
+  std::string held;
+  for (uint32_t k : ShardsOf(rank, size, static_cast<uint32_t>(paths.size()))) {
+    held += (held.empty() ? "" : ", ") + paths[k];
+  }
+  return held;
+}
+
+// Where a rank says why it ends by a signal: its own stderr (kept when Silence sends the
+// rest nowhere), and what it says: "bitsift-mpi: rank R (shards ...)".
+int g_signal_fd = STDERR_FILENO;
+char g_signal_who[2048] = "bitsift-mpi: a rank";
+
+void Silence() {
+  const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  g_signal_fd = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (g_signal_fd < 0) g_signal_fd = fd;
+  ::dup2(fd, STDOUT_FILENO);
+  ::dup2(fd, STDERR_FILENO);
+  if (fd != g_signal_fd) ::close(fd);
+}
+
+// Appends the decimal digits of v to buf at *at (async-signal-safe).
+void AppendNumber(char* buf, size_t size, size_t* at, int v) {
+  char digits[12];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v > 0 && n < 11);
+  while (n > 0 && *at + 1 < size) buf[(*at)++] = digits[--n];
+}
+
+// A rank ending by a signal it can catch (a crash: SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT;
+// or SIGTERM, from outside or from mpirun stopping the run) says so, naming its shards, and
+// ends the whole run with exit status 2 (MPI_Abort): never a partial answer. Only
+// async-signal-safe calls before MPI_Abort, which is not, but is the last thing done.
+void OnFatalSignal(int sig) {
+  char line[2200];
+  size_t at = 0;
+  for (const char* p = g_signal_who; *p != '\0' && at + 1 < sizeof(line); ++p) line[at++] = *p;
+  const char* tail = sig == SIGTERM ? " was stopped (signal " : " crashed (signal ";
+  for (const char* p = tail; *p != '\0' && at + 1 < sizeof(line); ++p) line[at++] = *p;
+  AppendNumber(line, sizeof(line), &at, sig);
+  if (at + 1 < sizeof(line)) line[at++] = ')';
+  const char* end = "; the run is stopped, the query in progress unanswered\n";
+  for (const char* p = end; *p != '\0' && at + 1 < sizeof(line); ++p) line[at++] = *p;
+  ssize_t ignored = ::write(g_signal_fd, line, at);
+  (void)ignored;
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  ::_exit(2);
+}
+
+constexpr int kGuarded[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
+
+// Names this rank in what OnFatalSignal prints and installs it (once for each signal).
+void GuardSignals(const std::string& who) {
+  std::snprintf(g_signal_who, sizeof(g_signal_who), "bitsift-mpi: %s", who.c_str());
+  struct sigaction sa {};
+  sa.sa_handler = OnFatalSignal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kGuarded) sigaction(sig, &sa, nullptr);
+}
+
+// The run's outcome is decided: from here a signal (mpirun stopping the other ranks once one
+// has exited 1, "no match") does what it would do anyway.
+void UnguardSignals() {
+  for (int sig : kGuarded) signal(sig, SIG_DFL);
 }
 
 void PutStatus(const Status& s, Writer* w) {
@@ -139,6 +213,8 @@ Status BuildShards(const std::string& dir, const std::string& index_path,
   if (Status s = AgreeOn(prepared); !s.ok()) return s;
   std::vector<std::string> paths;
   Status mine = PrepareShardedIndex(dir, index_path, static_cast<uint32_t>(count), &paths);
+  GuardSignals("rank " + std::to_string(rank) + " (building shards " +
+               HeldShards(rank, size, paths) + ")");
   Writer w;
   IndexSummary sum;
   for (uint32_t shard : ShardsOf(rank, size, static_cast<uint32_t>(count))) {
@@ -394,14 +470,6 @@ Status MergeAnswers(const Index& all, const std::vector<std::string>& answers,
 
 // Redirects this process's stdout and stderr to /dev/null (ranks other than 0: rank 0 prints
 // for all, and reports their errors).
-void Silence() {
-  const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::dup2(fd, STDOUT_FILENO);
-  ::dup2(fd, STDERR_FILENO);
-  ::close(fd);
-}
-
 int RunQuery(const std::vector<std::string>& args) {
   const int rank = Rank(), size = Size();
   cli::QueryCommand c;
@@ -442,14 +510,12 @@ int RunQuery(const std::vector<std::string>& args) {
     s = Index::Open({path}, open, &all);
   }
   if (!s.ok()) {
-    std::string held;
-    for (uint32_t k : ShardsOf(rank, size, map.count)) {
-      held += (held.empty() ? "" : ", ") + map.paths[k];
-    }
-    s = Status(s.code(), "rank " + std::to_string(rank) + " cannot open its shards (" + held +
-                             "): " + s.message());
+    s = Status(s.code(), "rank " + std::to_string(rank) + " cannot open its shards (" +
+                             HeldShards(rank, size, map.paths) + "): " + s.message());
   }
   if (Status agreed = AgreeOn(s); !agreed.ok()) return cli::Fail(agreed.message());
+  GuardSignals("rank " + std::to_string(rank) + " (shards " + HeldShards(rank, size, map.paths) +
+               ")");
   // Test hook: a rank that answers late (the answer must not change).
   const char* slow = std::getenv("BITSIFT_MPI_SLOW_RANK");
   const bool is_slow = slow != nullptr && std::atoi(slow) == rank;
@@ -514,6 +580,7 @@ int main(int argc, char** argv) {
   } else {
     std::fputs(bitsift::mpi::kUsage, stderr);
   }
+  bitsift::mpi::UnguardSignals();
   std::fflush(nullptr);
   MPI_Finalize();
   return code;

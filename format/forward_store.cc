@@ -270,27 +270,16 @@ class BitCursor {
     *v = (uint64_t{1} << z) | low;
     return true;
   }
-  // Moves past the next n one bits.
-  bool SkipOnes(uint64_t n) {
-    while (n > 0) {
-      const int valid = Valid();
-      if (valid == 0) return false;
-      uint64_t w = Peek() & Mask(valid);
-      const auto ones = static_cast<uint64_t>(__builtin_popcountll(w));
-      if (ones < n) {
-        n -= ones;
-        bit_ += static_cast<uint64_t>(valid);
-        continue;
-      }
-      for (uint64_t i = 1; i < n; ++i) w &= w - 1;
-      bit_ += static_cast<uint64_t>(__builtin_ctzll(w)) + 1;
-      n = 0;
-    }
-    return true;
-  }
   bool Skip(uint64_t n) {
     if (n > bits_ - bit_) return false;
     bit_ += n;
+    return true;
+  }
+  // The bits read so far, and a move to bit `b` (false past the end).
+  uint64_t bit() const { return bit_; }
+  bool Seek(uint64_t b) {
+    if (b > bits_) return false;
+    bit_ = b;
     return true;
   }
   // Whether the stream ends within this byte and its bits left are zero.
@@ -313,50 +302,125 @@ class BitCursor {
   uint64_t bytes_, bits_, bit_ = 0;
 };
 
-// Rice parameter of a list of c positions among count.
-int RiceParameter(uint64_t count, uint64_t c) {
+// The low bits of a list of c positions among count (Elias-Fano): floor(log2(count / c)), 0
+// below 2.
+int LowBits(uint64_t count, uint64_t c) {
   const uint64_t r = count / c;
   return r < 2 ? 0 : 63 - __builtin_clzll(r);
 }
+
+// The bits of a list's body: its c low parts, then its high parts' bit vector, whose length
+// follows from count and c alone (so a reader passes a list in O(1)).
+uint64_t BodyBits(uint64_t count, uint64_t c) {
+  const int k = LowBits(count, c);
+  return c * static_cast<uint64_t>(k) + c + ((count - 1) >> k) + 1;
+}
+
+// Lists per skip entry of a record's positions.
+constexpr uint64_t kListBlock = 32;
+
+// Bits of a gamma code of v.
+uint64_t GammaBits(uint64_t v) { return 2 * static_cast<uint64_t>(63 - __builtin_clzll(v)) + 1; }
 
 void EncodePositions(const ForwardPositions& p, std::string& out) {
   GammaWriter bits(out);
   bits.Put(p.count);
   bits.Put(p.which.size());
-  for (size_t k = 0; k < p.which.size(); ++k) {
-    bits.Put(k == 0 ? uint64_t{p.which[0]} + 1 : p.which[k] - p.which[k - 1]);
+  // Skip entries for each block of kListBlock lists after the first: where its headers and
+  // bodies start and the index before it, as gaps from the previous entry's (+ 1); then the
+  // headers' bits, so that a reader finds the bodies without reading every header.
+  uint64_t header_bits = 0, body_bits = 0, last_index = 0, last_header = 0, last_body = 0;
+  for (size_t j = 0; j < p.which.size(); ++j) {
+    const uint64_t gap = j == 0 ? uint64_t{p.which[0]} + 1 : p.which[j] - p.which[j - 1];
+    const uint64_t c = p.begin[j + 1] - p.begin[j];
+    if (j > 0 && j % kListBlock == 0) {
+      const uint64_t index = p.which[j - 1] + uint64_t{1};
+      bits.Put(index - last_index + 1);
+      bits.Put(header_bits - last_header + 1);
+      bits.Put(body_bits - last_body + 1);
+      last_index = index;
+      last_header = header_bits;
+      last_body = body_bits;
+    }
+    header_bits += GammaBits(gap) + GammaBits(c);
+    body_bits += BodyBits(p.count, c);
+  }
+  bits.Put(header_bits);
+  for (size_t j = 0; j < p.which.size(); ++j) {
+    bits.Put(j == 0 ? uint64_t{p.which[0]} + 1 : p.which[j] - p.which[j - 1]);
+    bits.Put(p.begin[j + 1] - p.begin[j]);
+  }
+  for (size_t j = 0; j < p.which.size(); ++j) {
     size_t c = 0;
-    const uint32_t* list = p.List(k, &c);
-    bits.Put(c);
-    const int r = RiceParameter(p.count, c);
-    auto value = [&](size_t i) -> uint64_t { return i == 0 ? list[0] : list[i] - list[i - 1] - 1; };
-    for (size_t i = 0; i < c; ++i) bits.PutUnary(value(i) >> r);
-    if (r > 0) {
-      for (size_t i = 0; i < c; ++i) bits.PutBits(value(i) & ((uint64_t{1} << r) - 1), r);
+    const uint32_t* list = p.List(j, &c);
+    const int k = LowBits(p.count, c);
+    if (k > 0) {
+      for (size_t i = 0; i < c; ++i) bits.PutBits(list[i] & ((uint64_t{1} << k) - 1), k);
+    }
+    // High parts: for each position, the zeros since the previous one's high part, a one; then
+    // zeros up to the vector's length.
+    uint64_t high = 0, used = 0;
+    for (size_t i = 0; i < c; ++i) {
+      const uint64_t h = list[i] >> k;
+      bits.PutUnary(h - high);
+      used += h - high + 1;
+      high = h;
+    }
+    for (uint64_t rest = BodyBits(p.count, c) - c * static_cast<uint64_t>(k) - used; rest > 0;) {
+      const int n = static_cast<int>(std::min<uint64_t>(rest, 32));
+      bits.PutBits(0, n);
+      rest -= static_cast<uint64_t>(n);
     }
   }
   bits.Finish();
 }
 
-// A list of c positions below count at the cursor, appended to *at; false if damaged.
-bool DecodeList(BitCursor& bits, uint64_t count, uint64_t c, std::vector<uint32_t>* at) {
-  const int r = RiceParameter(count, c);
-  const size_t first = at->size();
-  for (uint64_t i = 0; i < c; ++i) {
-    uint64_t q = 0;
-    if (!bits.Unary(count >> r, &q)) return false;
-    at->push_back(static_cast<uint32_t>(q));
-  }
-  uint64_t next = 0;  // the least the next position may be
-  for (size_t i = first; i < at->size(); ++i) {
-    uint64_t low = 0;
-    if (!bits.Bits(r, &low)) return false;
-    const uint64_t position = next + ((uint64_t{(*at)[i]} << r) | low);
-    if (position >= count) return false;
-    (*at)[i] = static_cast<uint32_t>(position);
-    next = position + 1;
+// A skip entry of a record's positions: before list b * kListBlock, the running index (the
+// previous list's index + 1) and where its header and body start (bits after the first ones).
+struct ListSkip {
+  uint64_t index = 0, header = 0, body = 0;
+};
+
+// The skip entries of `lists` lists at the cursor; false if damaged.
+bool ReadListSkips(BitCursor& bits, uint64_t lists, std::vector<ListSkip>* out) {
+  out->clear();
+  ListSkip e;
+  for (uint64_t b = 1; b * kListBlock < lists; ++b) {
+    uint64_t di = 0, dh = 0, db = 0;
+    if (!bits.Gamma(&di) || !bits.Gamma(&dh) || !bits.Gamma(&db)) return false;
+    e.index += di - 1;
+    e.header += dh - 1;
+    e.body += db - 1;
+    out->push_back(e);
   }
   return true;
+}
+
+// The body of a list of c positions below count at the cursor (BodyBits long), appended to *at
+// ascending; false if damaged (a position not above the previous one, or beyond count).
+bool DecodeList(BitCursor& bits, uint64_t count, uint64_t c, std::vector<uint32_t>* at) {
+  const int k = LowBits(count, c);
+  const size_t first = at->size();
+  for (uint64_t i = 0; i < c; ++i) {
+    uint64_t low = 0;
+    if (!bits.Bits(k, &low)) return false;
+    at->push_back(static_cast<uint32_t>(low));
+  }
+  const uint64_t vector_bits = c + ((count - 1) >> k) + 1;
+  uint64_t high = 0, used = 0;
+  int64_t previous = -1;
+  for (size_t i = first; i < at->size(); ++i) {
+    uint64_t zeros = 0;
+    if (!bits.Unary(vector_bits - used, &zeros)) return false;
+    used += zeros + 1;
+    if (used > vector_bits) return false;
+    high += zeros;
+    const uint64_t position = (high << k) | (*at)[i];
+    if (position >= count || static_cast<int64_t>(position) <= previous) return false;
+    (*at)[i] = static_cast<uint32_t>(position);
+    previous = static_cast<int64_t>(position);
+  }
+  return bits.Skip(vector_bits - used);
 }
 
 // The positions in [q, end) of a record of n ids (q == end: none, unless its counts are gamma
@@ -373,16 +437,31 @@ bool DecodePositions(const uint8_t* q, const uint8_t* end, uint64_t n, Follow fo
   uint64_t count = 0, lists = 0;
   *why = "bad positions";
   if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists) || lists > n) return false;
+  std::vector<ListSkip> skips;
+  uint64_t header_bits = 0;
+  if (!ReadListSkips(bits, lists, &skips) || !bits.Gamma(&header_bits)) return false;
+  const uint64_t headers = bits.bit();
   out->count = static_cast<uint32_t>(count);
   out->begin.push_back(0);
-  uint64_t index = 0, total = 0;
-  for (uint64_t k = 0; k < lists; ++k) {
+  std::vector<uint64_t> sizes;
+  uint64_t index = 0, total = 0, body = 0;
+  for (uint64_t j = 0; j < lists; ++j) {
+    if (j > 0 && j % kListBlock == 0) {
+      const ListSkip& e = skips[j / kListBlock - 1];
+      if (e.index != index || e.header != bits.bit() - headers || e.body != body) return false;
+    }
     uint64_t gap = 0, c = 0;
     if (!bits.Gamma(&gap) || (index += gap) > n || !bits.Gamma(&c) || (total += c) > count ||
-        (tf != nullptr && c > tf->TfAt(index - 1)) || !DecodeList(bits, count, c, &out->at)) {
+        (tf != nullptr && c > tf->TfAt(index - 1))) {
       return false;
     }
     out->which.push_back(static_cast<uint32_t>(index - 1));
+    sizes.push_back(c);
+    body += BodyBits(count, c);
+  }
+  if (bits.bit() != headers + header_bits) return false;
+  for (uint64_t c : sizes) {
+    if (!DecodeList(bits, count, c, &out->at)) return false;
     out->begin.push_back(static_cast<uint32_t>(out->at.size()));
   }
   if (lists == 0 || !bits.AtPaddedEnd()) {
@@ -740,24 +819,46 @@ PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint3
   if (q == end) return PhraseLists::kUnpositioned;
   BitCursor bits(q, end);
   uint64_t count = 0, lists = 0;
-  if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists) || lists > r.n)
+  uint64_t header_bits = 0;
+  thread_local std::vector<ListSkip> skips;
+  if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists) || lists > r.n ||
+      !ReadListSkips(bits, lists, &skips) || !bits.Gamma(&header_bits))
     return PhraseLists::kCorrupt;
-  size_t next = 0;  // the first of `held` not found yet
-  for (uint64_t k = 0, index = 0; k < lists; ++k) {
+  const uint64_t headers = bits.bit();
+  // The headers up to the last wanted list, from the last skip entry before each: where each
+  // wanted body starts, in bits after the headers, and its length.
+  thread_local std::vector<std::pair<uint64_t, uint64_t>> found;  // (body offset, c)
+  found.clear();
+  uint64_t offset = 0, index = 0, k = 0;
+  for (size_t next = 0; next < n; ++k) {
+    // The last block whose lists start at or before the wanted index, if beyond this list.
+    size_t b = k / kListBlock;
+    while (b < skips.size() && skips[b].index <= held[next].first) ++b;
+    if (b > 0 && b * kListBlock > k) {
+      const ListSkip& e = skips[b - 1];
+      if (!bits.Seek(headers + e.header)) return PhraseLists::kCorrupt;
+      k = b * kListBlock;
+      index = e.index;
+      offset = e.body;
+    }
+    if (k >= lists) return PhraseLists::kUnpositioned;
     uint64_t gap = 0, c = 0;
     if (!bits.Gamma(&gap) || (index += gap) > r.n || !bits.Gamma(&c) || c > count)
       return PhraseLists::kCorrupt;
     if (index - 1 > held[next].first) return PhraseLists::kUnpositioned;
     if (index - 1 == held[next].first) {
-      if (!DecodeList(bits, count, c, at)) return PhraseLists::kCorrupt;
-      begin->push_back(static_cast<uint32_t>(at->size()));
-      if (++next == n) return PhraseLists::kFound;
-      continue;
+      found.emplace_back(offset, c);
+      ++next;
     }
-    if (!bits.SkipOnes(c) || !bits.Skip(c * static_cast<uint64_t>(RiceParameter(count, c))))
-      return PhraseLists::kCorrupt;
+    offset += BodyBits(count, c);
   }
-  return PhraseLists::kUnpositioned;
+  const uint64_t bodies = headers + header_bits;
+  for (const auto& [at_bit, c] : found) {
+    if (!bits.Seek(bodies + at_bit) || !DecodeList(bits, count, c, at))
+      return PhraseLists::kCorrupt;
+    begin->push_back(static_cast<uint32_t>(at->size()));
+  }
+  return PhraseLists::kFound;
 }
 
 }  // namespace bitsift::format

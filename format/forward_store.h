@@ -16,14 +16,20 @@
 //             one's, or its position for the first), or
 //     h = 1:  an Elias-gamma code of every id's tf, least significant bit first (for tf with
 //             z = floor(log2 tf): z zero bits, a one bit, tf's z low bits), zero-padded to a
-//             byte; the encoder takes whichever is smaller
-//   positions (phrases; only if the record holds some, up to the record's end): one bit stream,
-//     least significant bit first, zero-padded to a byte: gamma(count), the document's phrase
-//     positions; gamma(P), the ids that have positions; then for each of them, in ascending
-//     order of index, gamma(index gap) (its index in the id list minus the previous one's, or
-//     its index + 1), gamma(c) its positions, and the c positions ascending as Rice codes with
-//     k = floor(log2(count / c)) (0 below 2): the first position, then each gap - 1. A Rice
-//     code of v: floor(v / 2^k) zero bits, a one bit, v's k low bits
+//             byte; the encoder takes whichever is smaller, or
+//     h = 3:  varint (bytes of the codes), then the codes as for h = 1 (a record with
+//             positions: they are found without decoding the codes)
+//   positions (phrases; only if the record holds some, after h even or 3, up to the record's
+//     end): one bit stream, least significant bit first, zero-padded to a byte:
+//     gamma(count) the document's phrase positions, gamma(P) the ids that have positions;
+//     for each block of 32 lists after the first, a skip entry: gamma(index gap + 1),
+//     gamma(header gap + 1), gamma(body gap + 1) (from the previous entry's, or 0: the index
+//     before its first list, where its first header and body start); gamma(H) the headers'
+//     bits; P headers: gamma(index gap) (an id's index in the id list minus the previous one's,
+//     or its index + 1), gamma(c) its positions; then P bodies, each the Elias-Fano code of its
+//     c positions with k = floor(log2(count / c)) (0 below 2): the c low parts of k bits, then
+//     the high parts as a bit vector of c + ((count - 1) >> k) + 1 bits (for each position, the
+//     zeros since the previous one's high part and a one), so a body's size follows from c
 #ifndef BITSIFT_FORMAT_FORWARD_STORE_H_
 #define BITSIFT_FORMAT_FORWARD_STORE_H_
 
@@ -73,7 +79,7 @@ struct ForwardPositions {
 // documents that hold it. Frequent terms do: their phrases have the most candidates, whose
 // texts would otherwise be read; a phrase with a rarer term has at most that many (a
 // measurement in docs/design.md, "Phrases").
-inline bool IsPositionedTerm(uint64_t df, uint64_t docs) { return df >= 16 && df * 512 >= docs; }
+inline bool IsPositionedTerm(uint64_t df, uint64_t docs) { return df >= 32 && df * 256 >= docs; }
 
 // Sorts `ids` ascending, keeping counts->tf (if not empty) and positions->which (if positions
 // is not null) aligned with them.

@@ -174,16 +174,19 @@ IndexEngine::IndexEngine(const std::vector<std::string>& paths, const OpenOption
 
 RankStatistics IndexEngine::Statistics(const QueryForm& form, const QueryOptions& options) const {
   const QueryForm& q = form.Under(set_.rules());
-  query::IndexSet::SegmentText text = [&](const query::IndexSet::Segment& s, uint32_t local,
-                                          std::string* out) {
-    if (options.document_text) return options.document_text(Document(s.first_id + local), out);
-    std::string detail;
-    return query::ReadIndexedText(set_, s, local, out, &detail) == query::TextState::kRead;
-  };
+  const query::IndexSet::SegmentText text = TextOf(options);
   query::SetQueryStats st;
   const query::CollectionStats c =
       query::CollectionStatsOf(set_, q.root(), text, options.parallel, &st);
   return {c.documents, c.length, c.part_documents};
+}
+
+query::IndexSet::SegmentText IndexEngine::TextOf(const QueryOptions& options) const {
+  return [this, &options](const query::IndexSet::Segment& s, uint32_t local, std::string* out) {
+    if (options.document_text) return options.document_text(Document(s.first_id + local), out);
+    std::string detail;
+    return query::ReadIndexedText(set_, s, local, out, &detail) == query::TextState::kRead;
+  };
 }
 
 std::vector<query::IndexScope> IndexEngine::Scope(const QueryOptions& options) const {
@@ -209,13 +212,7 @@ QueryResult IndexEngine::Answer(const QueryForm& form, const QueryOptions& optio
   QueryResult result;
   const auto start = std::chrono::steady_clock::now();
   const QueryForm& q = form.Under(set_.rules());
-  // How a phrase's candidates are read: the embedder's texts, or the files as indexed.
-  query::IndexSet::SegmentText text = [&](const query::IndexSet::Segment& s, uint32_t local,
-                                          std::string* out) {
-    if (options.document_text) return options.document_text(Document(s.first_id + local), out);
-    std::string detail;
-    return query::ReadIndexedText(set_, s, local, out, &detail) == query::TextState::kRead;
-  };
+  const query::IndexSet::SegmentText text = TextOf(options);
   std::vector<query::IndexScope> scope = Scope(options);
   result.scoped =
       std::any_of(scope.begin(), scope.end(), [](const query::IndexScope& s) { return !s.all; });

@@ -60,6 +60,9 @@ class IndexEngine {
   // component), several microseconds, a third of a whole query on kjv, and `query --queries`
   // asks the same each time.
   std::vector<query::IndexScope> Scope(const QueryOptions& options) const;
+  // How a phrase's candidates are read: the embedder's texts (options.document_text), or the
+  // files as indexed.
+  query::IndexSet::SegmentText TextOf(const QueryOptions& options) const;
   // Moves the documents of result->documents whose file vanished to result->vanished and lists
   // those whose file changed in result->changed; looks only at files not in *known (if given),
   // and adds what it saw there. Reads, so verifies, the record and path of every document of

@@ -108,6 +108,7 @@ indexer::BuildConfig ConfigOf(const IndexOptions& o) {
   c.documents.max_decompressed_bytes = o.max_decompressed_bytes;
   c.documents.shard_count = o.shard_count;
   c.documents.shard = o.shard;
+  c.positions = o.positions;
   c.tokens = RulesOf(o);
   c.memory_budget = o.memory_budget;
   c.rebuild = o.rebuild;
@@ -323,6 +324,7 @@ Status ReadIndexOptions(const std::string& index_path, IndexOptions* options) {
     options->max_decompressed_bytes = c.documents.max_decompressed_bytes;
     options->keep_diacritics = !c.tokens.fold_diacritics;
     options->stem = c.tokens.stem_english;
+    options->positions = c.positions;
     options->shard_count = c.documents.shard_count;
     options->shard = c.documents.shard;
   });

@@ -166,6 +166,11 @@ EngineSettings EngineSettings::From(const std::map<std::string, std::string>& se
   read("fp_rate", &e.fp_rate);
   read("sparse_max_df", &e.sparse_max_df);
   read("max_file_size", &e.max_file_size);
+  if (auto it = settings.find("positions"); it != settings.end()) {
+    Ensure(it->second == "none", ErrorKind::kCorrupt,
+           "index setting positions: not 'none': " + it->second);
+    e.positions = false;
+  }
   return e;
 }
 
@@ -193,6 +198,7 @@ void EngineSettings::To(std::map<std::string, std::string>* settings) const {
   }
   if (sparse_max_df) (*settings)["sparse_max_df"] = std::to_string(*sparse_max_df);
   if (max_file_size) (*settings)["max_file_size"] = std::to_string(*max_file_size);
+  if (!positions) (*settings)["positions"] = "none";
 }
 
 std::string SegmentFileName(uint64_t number) {

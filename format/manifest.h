@@ -130,6 +130,9 @@ struct EngineSettings {
   std::optional<double> fp_rate;
   std::optional<uint32_t> sparse_max_df;
   std::optional<uint64_t> max_file_size;
+  // Whether forward records keep positions (format::ForwardPositions): "positions" = "none"
+  // when not; absent, they do.
+  bool positions = true;
 
   // The engine's settings of `settings` (absent ones stay empty). Throws Error(kCorrupt) for a
   // value that is not a number of its kind.

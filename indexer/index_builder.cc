@@ -553,7 +553,8 @@ bool IndexInTree(const std::string& root_abs, const std::string& index_dir) {
 std::map<std::string, std::string> SettingsOf(const std::string& root, const BuildConfig& c,
                                               bool in_tree = false) {
   std::map<std::string, std::string> settings = c.documents.ToSettings();
-  format::EngineSettings{root, in_tree, c.fp_rate, c.sparse_max_df, c.max_file_size}.To(&settings);
+  format::EngineSettings{root, in_tree, c.fp_rate, c.sparse_max_df, c.max_file_size, c.positions}
+      .To(&settings);
   tokenizer::AddTokenSettings(c.tokens, &settings);
   return settings;
 }
@@ -711,7 +712,7 @@ void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
                     const std::string& root, const BuildConfig& config, const SkipCallback& on_skip,
                     Clock::time_point start, BuildReport* report, std::vector<uint8_t>* indexed) {
   ProgressReporter progress(config, names.size(), start);
-  SegmentBuilder builder(config.fp_rate, config.sparse_max_df, config.tokens);
+  SegmentBuilder builder(config.fp_rate, config.sparse_max_df, config.tokens, config.positions);
   indexed->assign(names.size(), 1);
   const uint64_t budget = BuilderBudget(config.memory_budget);
   for (size_t first = 0, end = 0; first < names.size(); first = end) {
@@ -846,6 +847,7 @@ bool ReadStoredSettings(const std::string& index_dir, BuildConfig* config) {
   config->fp_rate = e.fp_rate.value_or(config->fp_rate);
   config->sparse_max_df = e.sparse_max_df.value_or(config->sparse_max_df);
   config->max_file_size = e.max_file_size.value_or(config->max_file_size);
+  config->positions = e.positions;
   config->documents = documents::DocumentOptions::FromSettings(s);
   // The readers are not a setting one gives: an update reads with all of them (an index made
   // before one existed is rebuilt with it).

@@ -44,6 +44,7 @@ struct BuildConfig {
   uint64_t max_file_size = 256ULL << 20;  // larger files are skipped
   documents::DocumentOptions documents;   // which files are documents and how they are read
   tokenizer::TokenRules tokens;           // the token contract's choices (diacritics)
+  bool positions = true;  // forward records keep their frequent terms' positions (phrases)
   // Memory for the in-memory segment: a segment is flushed when its estimate reaches this,
   // and a merge runs only if its estimate fits (compaction excepted).
   uint64_t memory_budget = kDefaultMemoryBudget;

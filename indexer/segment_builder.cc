@@ -49,13 +49,15 @@ class DistinctTokens : public tokenizer::TokenSink {
     uint32_t tf;           // occurrences
   };
 
-  // With `stems`, every stemmable token also adds its stem term (tokenizer/stemmer.h).
-  explicit DistinctTokens(bool stems = false) : stems_(stems) {}
+  // With `stems`, every stemmable token also adds its stem term (tokenizer/stemmer.h); with
+  // `sequence`, the phrase positions are recorded (sequence()).
+  explicit DistinctTokens(bool stems = false, bool sequence = true)
+      : stems_(stems), record_sequence_(sequence) {}
 
   void OnToken(std::string_view token, tokenizer::TokenRole role) override {
     if (role != tokenizer::TokenRole::kPart) ++words_;
     const uint32_t k = Add(token);
-    if (tokenizer::IsPosition(role)) PutVarint(k, sequence_);
+    if (record_sequence_ && tokenizer::IsPosition(role)) PutVarint(k, sequence_);
     if (stems_ && tokenizer::Stemmable(token)) Add(tokenizer::StemTerm(token));
   }
 
@@ -124,6 +126,7 @@ class DistinctTokens : public tokenizer::TokenSink {
   uint64_t words_ = 0;
   bool repeated_ = false;
   bool stems_ = false;
+  bool record_sequence_ = true;
 };
 
 // The dictionary of a segment: df and hash by final term id, and the encoded sections.
@@ -157,8 +160,10 @@ std::string NewSegmentMeta(format::MetaRecord m, const std::string& root) {
   return meta + root;
 }
 
-SegmentBuilder::SegmentBuilder(double fp_rate, uint32_t sparse_max_df, tokenizer::TokenRules rules)
+SegmentBuilder::SegmentBuilder(double fp_rate, uint32_t sparse_max_df, tokenizer::TokenRules rules,
+                               bool positions)
     : rules_(rules),
+      positions_(positions),
       fp_rate_(fp_rate),
       sparse_max_df_(sparse_max_df),
       interner_(std::make_unique<TermInterner>()) {}
@@ -173,7 +178,7 @@ void SegmentBuilder::AddBatch(const std::vector<std::string>& names, const Docum
   std::vector<uint8_t> ok(n, 0);
   std::mutex skip_mu;
   tbb::enumerable_thread_specific<tokenizer::Tokenizer> tokenizers(rules_);
-  tbb::enumerable_thread_specific<DistinctTokens> collectors(rules_.stem_english);
+  tbb::enumerable_thread_specific<DistinctTokens> collectors(rules_.stem_english, positions_);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1), [&](const tbb::blocked_range<size_t>& r) {
     tokenizer::Tokenizer& tok = tokenizers.local();
     DistinctTokens& tokens = collectors.local();

@@ -64,8 +64,10 @@ class SegmentBuilder {
   // fp_rate: the per-term false-positive target of every band (0 < fp_rate < 1); terms in at
   // most SegmentSparseMaxDf(sparse_max_df, documents) documents get sparse rows
   // (format/sparse_rows.h).
-  // Documents are tokenized under `rules`.
-  SegmentBuilder(double fp_rate, uint32_t sparse_max_df, tokenizer::TokenRules rules = {});
+  // Documents are tokenized under `rules`; with `positions`, the records keep the positions of
+  // the segment's frequent terms (format::IsPositionedTerm).
+  SegmentBuilder(double fp_rate, uint32_t sparse_max_df, tokenizer::TokenRules rules = {},
+                 bool positions = true);
   ~SegmentBuilder();
 
   // Reads documents 0..names.size()-1 with `read`, in parallel in the calling task arena, and
@@ -98,6 +100,7 @@ class SegmentBuilder {
     FileFacts facts;
   };
   tokenizer::TokenRules rules_;
+  bool positions_;
   double fp_rate_;
   uint32_t sparse_max_df_;
   std::unique_ptr<TermInterner> interner_;

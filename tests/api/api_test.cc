@@ -123,6 +123,7 @@ TEST_CASE("an index records its settings and an update can apply them again", "[
   CHECK(read.globs == built.globs);
   CHECK(read.max_file_size == uint64_t{1} << 20);
   CHECK(!read.no_ignore);
+  CHECK(read.positions);
   // The stored settings update the index; the defaults rebuild it.
   WriteFile(dir / "docs/new.txt", "bloom again");
   bitsift::IndexSummary summary;
@@ -136,6 +137,54 @@ TEST_CASE("an index records its settings and an update can apply them again", "[
   CHECK(read.globs.empty());
   CHECK(read.sparse_max_df == bitsift::IndexOptions{}.sparse_max_df);
   CHECK(bitsift::ReadIndexOptions(dir / "none", &read).code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("an index without positions answers phrases alike from the texts, and is smaller",
+          "[api][positions]") {
+  TempDir dir;
+  // 300 files from a small vocabulary: its words are frequent enough to keep positions.
+  std::mt19937_64 rng(3);
+  const char* words[] = {"alpha", "beta", "gamma", "delta", "free", "software", "the", "of"};
+  for (int i = 0; i < 300; ++i) {
+    std::string text;
+    for (int w = 0; w < 60; ++w) text.append(words[rng() % 8]).append(w % 9 == 8 ? "\n" : " ");
+    WriteFile(dir / ("docs/f" + std::to_string(i) + ".txt"), text);
+  }
+  bitsift::IndexOptions without;
+  without.positions = false;
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "with", {}).ok());
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "without", without).ok());
+  bitsift::IndexOptions read;
+  REQUIRE(bitsift::ReadIndexOptions(dir / "without", &read).ok());
+  CHECK(!read.positions);
+  std::unique_ptr<Index> with_index, without_index;
+  REQUIRE(Index::Open(dir / "with", &with_index).ok());
+  REQUIRE(Index::Open(dir / "without", &without_index).ok());
+  CHECK(with_index->Stats().file_bytes > without_index->Stats().file_bytes);
+  REQUIRE(with_index->Check().ok());
+  REQUIRE(without_index->Check().ok());
+  uint64_t matched = 0;
+  for (int q = 0; q < 60; ++q) {
+    const std::string phrase = std::string("\"") + words[rng() % 8] + " " + words[rng() % 8] +
+                               (q % 3 == 0 ? std::string(" ") + words[rng() % 8] : "") + "\"";
+    bitsift::ParsedQuery parsed;
+    REQUIRE(bitsift::ParsedQuery::Parse(phrase, bitsift::QuerySyntax::kLanguage, &parsed).ok());
+    bitsift::QueryResult a, b;
+    REQUIRE(with_index->Query(parsed, {}, &a).ok());
+    REQUIRE(without_index->Query(parsed, {}, &b).ok());
+    INFO(phrase);
+    CHECK(a.documents == b.documents);
+    CHECK(a.stats.phrase_candidates < b.stats.phrase_candidates / 10 + 1);  // texts read
+    matched += a.documents.size();
+  }
+  CHECK(matched > 1000);
+  // An update keeps the setting; the defaults rebuild the index with positions.
+  bitsift::IndexSummary summary;
+  WriteFile(dir / "docs/new.txt", "free software");
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "without", read, &summary).ok());
+  CHECK(!summary.rebuilt);
+  REQUIRE(bitsift::BuildIndex(dir / "docs", dir / "without", {}, &summary).ok());
+  CHECK(summary.rebuilt);
 }
 
 TEST_CASE("a sparse term's many candidates are checked against the other terms' rows",

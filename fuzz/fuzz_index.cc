@@ -49,8 +49,18 @@ void ZeroPadding(std::string& image) {
 }
 #endif
 
-const std::vector<std::vector<std::string>> kQueries = {{"bloom"}, {"filter", "exact"}, {"過濾"},
-                                                        {"東京"},  {"common", "words"}, {"zzz"}};
+// Words, and phrases of the seeds' frequent words, decided from the records' positions (the
+// seeds' texts are gone: a phrase the positions cannot decide is undecided, not an error).
+const std::vector<std::vector<std::string>> kQueries = {
+    {"bloom"},
+    {"filter", "exact"},
+    {"過濾"},
+    {"東京"},
+    {"common", "words"},
+    {"zzz"},
+    {"\"common words\""},
+    {"\"words common\""},
+    {"\"words bloom common\"", "-\"bloom filter\""}};
 
 }  // namespace
 

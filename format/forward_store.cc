@@ -265,6 +265,17 @@ class BitCursor {
   }
   // A gamma code of a value up to 2^33 - 1.
   bool Gamma(uint64_t* v) {
+    // The code within the bits one Peek holds (all but the longest codes).
+    const int valid = Valid();
+    const uint64_t w = Peek() & Mask(valid);
+    if (w != 0) {
+      const int z = __builtin_ctzll(w);
+      if (z <= 28 && 2 * z + 1 <= valid) {
+        *v = (uint64_t{1} << z) | ((w >> (z + 1)) & Mask(z));
+        bit_ += static_cast<uint64_t>(2 * z + 1);
+        return true;
+      }
+    }
     uint64_t z = 0, low = 0;
     if (!Unary(32, &z) || !Bits(static_cast<int>(z), &low)) return false;
     *v = (uint64_t{1} << z) | low;
@@ -295,7 +306,11 @@ class BitCursor {
   uint64_t Peek() const {
     const uint64_t byte = bit_ / 8;
     uint64_t v = 0;
-    std::memcpy(&v, p_ + byte, std::min<uint64_t>(8, bytes_ - byte));
+    if (bytes_ - byte >= 8) {
+      std::memcpy(&v, p_ + byte, 8);
+    } else {
+      std::memcpy(&v, p_ + byte, bytes_ - byte);
+    }
     return v >> (bit_ % 8);
   }
   const uint8_t* p_;

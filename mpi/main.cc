@@ -12,13 +12,18 @@
 // index gives; every rank answers on its shards (at most --limit documents) and sends its
 // documents as (shard, id in shard) with their scores; rank 0 merges them by path (or by score,
 // then path) and prints them from its own view of every shard, as `bitsift query` prints.
+// Under mpirun each rank's MPI process is a child of the process mpirun starts, which reports
+// its death (Supervise): a rank that dies ends the run with exit 2 naming its shards.
 #include <bitsift/bitsift.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -123,14 +128,86 @@ void OnFatalSignal(int sig) {
 
 constexpr int kGuarded[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
 
-// Names this rank in what OnFatalSignal prints and installs it (once for each signal).
+// The pipe to the supervising parent (Supervise), or -1.
+int g_report_fd = -1;
+
+// Names this rank in what OnFatalSignal prints and installs it (once for each signal); tells
+// the supervising parent too.
 void GuardSignals(const std::string& who) {
   std::snprintf(g_signal_who, sizeof(g_signal_who), "bitsift-mpi: %s", who.c_str());
+  if (g_report_fd >= 0) {
+    const std::string line = std::string(g_signal_who) + "\n";
+    ssize_t ignored = ::write(g_report_fd, line.data(), line.size());
+    (void)ignored;
+  }
   struct sigaction sa {};
   sa.sa_handler = OnFatalSignal;
   sa.sa_flags = SA_RESETHAND;
   sigemptyset(&sa.sa_mask);
   for (int sig : kGuarded) sigaction(sig, &sa, nullptr);
+}
+
+pid_t g_child = 0;
+volatile sig_atomic_t g_forwarded = 0;  // a signal passed on to the child
+
+void ForwardSignal(int sig) {
+  g_forwarded = sig;
+  if (g_child > 0) ::kill(g_child, sig);
+}
+
+// Under mpirun, before MPI_Init: the rank's work runs in a child process (the MPI process,
+// which returns from here), and this process, the one mpirun started, waits for it. A child
+// killed by a signal it cannot catch (`kill -9`, the kernel's OOM killer) is reported here,
+// naming the shards it told (GuardSignals), and this process exits 2, so mpirun stops the run
+// with exit status 2; otherwise this process exits as the child did. SIGTERM, SIGINT and
+// SIGHUP are passed on to the child; the child gets SIGTERM when this process dies
+// (PR_SET_PDEATHSIG), and says so, naming its shards.
+void Supervise() {
+  if (std::getenv("OMPI_COMM_WORLD_RANK") == nullptr) return;  // not under mpirun
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return;
+  const pid_t parent = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return;
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    g_report_fd = fds[1];
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(2);
+    return;
+  }
+  ::close(fds[1]);
+  g_child = child;
+  struct sigaction sa {};
+  sa.sa_handler = ForwardSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string told;  // the last line the child wrote
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) > 0;)
+    told.append(buf, static_cast<size_t>(n));
+  if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+  // Stopped from outside (mpirun ending the run): this process ends as the child did.
+  if (g_forwarded != 0 && WIFSIGNALED(status) && WTERMSIG(status) == g_forwarded) {
+    ::signal(g_forwarded, SIG_DFL);
+    ::raise(g_forwarded);
+    ::_exit(128 + g_forwarded);
+  }
+  while (!told.empty() && told.back() == '\n') told.pop_back();
+  if (const size_t nl = told.rfind('\n'); nl != std::string::npos) told.erase(0, nl + 1);
+  if (told.empty()) told = "bitsift-mpi: rank " + std::string(std::getenv("OMPI_COMM_WORLD_RANK"));
+  std::fprintf(stderr,
+               "%s was killed (signal %d); the run is stopped, the query in progress "
+               "unanswered\n",
+               told.c_str(), WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  ::_exit(2);
 }
 
 // The run's outcome is decided: from here a signal (mpirun stopping the other ranks once one
@@ -564,6 +641,7 @@ int RunQuery(const std::vector<std::string>& args) {
 }  // namespace bitsift::mpi
 
 int main(int argc, char** argv) {
+  bitsift::mpi::Supervise();
   MPI_Init(&argc, &argv);
   const int rank = bitsift::mpi::Rank();
   int code = 2;

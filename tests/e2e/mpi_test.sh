@@ -5,7 +5,7 @@
 # `bitsift query` prints on a single index, before and after an update that adds, changes,
 # deletes and renames files (a rename moves a file between shards); `bitsift query` reads the
 # sharded index without MPI; a slow rank changes nothing; a missing or damaged shard, or a rank
-# that dies by a signal it can catch, ends the run with exit 2 and a message naming the shard.
+# that dies (SIGSEGV, SIGKILL), ends the run with exit 2 and a message naming the shard.
 # Usage: mpi_test.sh BITSIFT BITSIFT_MPI MPIEXEC
 source "$(dirname "$0")/lib.sh" "$1"
 BITSIFT_MPI=$(realpath "$2")
@@ -154,28 +154,41 @@ check "a damaged shard: exit 2" "2" "$code"
 has "a damaged shard is named" "shard-002" "$out"
 rm -rf broken
 
-# A rank that dies by a signal it can catch (a crash, `kill` from outside): exit 2, its shards
-# named, and only whole answers printed (each query's answer waits for every rank).
+# A rank that dies (a crash, `kill`, even `kill -9`): exit 2, its shards named, and only whole
+# answers printed (each query's answer waits for every rank). Under mpirun a rank's MPI process
+# is the child of the process mpirun started, which reports its death.
 for _ in $(seq 40); do echo "alpha"; done > many
 one=$("$BITSIFT" query --index one alpha | wc -l)
-BITSIFT_MPI_SLOW_RANK=1 mpi 3 query --index sharded --queries many > died.out 2> died.err &
-job=$!
-victim=""
-for _ in $(seq 200); do
+# The MPI process of rank 1 of the run answering `many`: the one whose parent is rank 1 too.
+is_rank1() { tr '\0' '\n' < "/proc/$1/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; }
+rank_process() {
+  local p
   for p in $(pgrep -f "bitsift-mpi query --index sharded --queries many"); do
-    if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then
-      victim=$p
+    if is_rank1 "$p" && is_rank1 "$(ps -o ppid= -p "$p" | tr -d ' ')"; then
+      echo "$p"
+      return
     fi
   done
-  [ -n "$victim" ] && break
-  sleep 0.05
+}
+for signal in SEGV KILL; do
+  BITSIFT_MPI_SLOW_RANK=1 mpi 3 query --index sharded --queries many > died.out 2> died.err &
+  job=$!
+  victim=""
+  for _ in $(seq 200); do
+    victim=$(rank_process)
+    [ -n "$victim" ] && break
+    sleep 0.05
+  done
+  sleep 1  # a few queries answered, the rank waits in the next one
+  kill -"$signal" "$victim"
+  wait "$job"
+  code=$?
+  word=crashed
+  [ "$signal" = KILL ] && word="was killed"
+  check "a rank killed by SIG$signal: exit 2" "2" "$code"
+  has "a rank killed by SIG$signal names its shards" "rank 1 (shards sharded/shard-001) $word" \
+    "$(cat died.err)"
+  check "a rank killed by SIG$signal: whole answers only" "0" "$(($(wc -l < died.out) % one))"
 done
-sleep 1  # a few queries answered, the rank waits in the next one
-kill -SEGV "$victim"
-wait "$job"
-code=$?
-check "a rank that crashes: exit 2" "2" "$code"
-has "a rank that crashes names its shards" "rank 1 (shards sharded/shard-001) crashed" \
-  "$(cat died.err)"
-check "a rank that crashes: whole answers only" "0" "$(($(wc -l < died.out) % one))"
+check "no rank process is left" "" "$(pgrep -f 'bitsift-mpi query --index sharded --queries many')"
 finish

@@ -7,6 +7,12 @@
 //   - for each common term (document frequency at least doc_count / kBoundedTermShare and at
 //     least kBoundedTermMinDf), the largest frequency it has in each block of
 //     kBoundBlockDocs documents (one byte a block: 0 absent, 255 for 255 or more).
+//   - for each common term, its champions: the kChampions documents of highest BM25 term weight
+//     T(tf, length) = tf (k1 + 1) / (tf + k1 (1 - b + b length / A0)) (kBm25K1, kBm25B) at an
+//     average length A0 the section records (the segment's, or near it), ties to the lower
+//     document, and the largest weight of every other document that holds it (its rest, 0 if
+//     none). At another average A a weight is at most max(1, A / A0) times its weight at A0,
+//     so the rest bounds every non-champion under any collection statistics.
 // Rarer terms have no block maxima: their few holders are scored, or bounded by k1 + 1.
 //
 // Layout (little-endian):
@@ -14,10 +20,13 @@
 //   u32 x m       the bounded terms' ids, ascending
 //   u8 x doc_count  length floor codes
 //   u8 x (m x blocks)  block maxima, term by term (blocks = ceil(doc_count / kBoundBlockDocs))
+//   f64 A0
+//   m x { u32 x kChampions  champion documents, ascending (UINT32_MAX: none), f64 rest }
 #ifndef BITSIFT_FORMAT_RANK_BOUNDS_H_
 #define BITSIFT_FORMAT_RANK_BOUNDS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +37,17 @@ inline constexpr uint64_t kBoundedTermShare = 32;
 inline constexpr uint64_t kBoundedTermMinDf = 64;
 // A block maximum of this value means "this many or more".
 inline constexpr uint8_t kTfMaxOpen = 255;
+// Champions per bounded term, and the BM25 parameters of their weights (query::Bm25's).
+inline constexpr uint64_t kChampions = 64;
+inline constexpr double kBm25K1 = 1.2;
+inline constexpr double kBm25B = 0.75;
+inline constexpr uint32_t kNoChampion = UINT32_MAX;
+
+// A bounded term's weight T(tf, length) at average length a0 (the champions' order).
+inline double ChampionWeight(uint32_t tf, uint32_t length, double a0) {
+  const double f = tf;
+  return f * (kBm25K1 + 1) / (f + kBm25K1 * (1 - kBm25B + kBm25B * length / a0));
+}
 
 // The largest length whose code is `code`: exact up to 31, then 16 steps per doubling
 // (within 6.25% below the length).
@@ -50,8 +70,10 @@ inline uint64_t BoundBlocks(uint64_t doc_count) {
 // different blocks.
 class RankBoundsWriter {
  public:
-  // `bounded`: the ids of the bounded terms, ascending.
-  RankBoundsWriter(uint64_t doc_count, std::vector<uint32_t> bounded);
+  // `bounded`: the ids of the bounded terms, ascending; `a0` (> 0): the average length the
+  // champions are chosen at.
+  RankBoundsWriter(uint64_t doc_count, std::vector<uint32_t> bounded, double a0);
+  ~RankBoundsWriter();
   // Records document `doc`: its ids (ascending), their frequencies (tf empty: all 1) and its
   // length.
   void Add(uint64_t doc, const std::vector<uint32_t>& ids, const std::vector<uint32_t>& tf,
@@ -64,6 +86,9 @@ class RankBoundsWriter {
   std::vector<uint32_t> bounded_;
   std::vector<uint8_t> lengths_;
   std::vector<uint8_t> maxima_;  // m x blocks
+  double a0_;
+  struct Champions;
+  std::unique_ptr<Champions> champions_;  // the best kChampions + 1 of each bounded term
 };
 
 // A parsed RANK_BOUNDS section (a view: the bytes must outlive it).
@@ -82,6 +107,12 @@ class RankBoundsView {
   uint8_t tf_max(uint64_t slot, uint32_t doc) const {
     return maxima_[slot * blocks_ + doc / kBoundBlockDocs];
   }
+  // The average length the champions were chosen at.
+  double a0() const { return a0_; }
+  // Champion i (< kChampions) of slot `slot`: a document, or kNoChampion.
+  uint32_t champion(uint64_t slot, uint64_t i) const;
+  // The largest weight at a0 of the documents holding slot's term that are not its champions.
+  double rest(uint64_t slot) const;
 
  private:
   uint64_t m_ = 0;
@@ -89,6 +120,8 @@ class RankBoundsView {
   const uint8_t* ids_ = nullptr;
   const uint8_t* lengths_ = nullptr;
   const uint8_t* maxima_ = nullptr;
+  const uint8_t* champions_ = nullptr;  // m x (kChampions x u32 + f64)
+  double a0_ = 1;
 };
 
 }  // namespace bitsift::format

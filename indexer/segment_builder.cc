@@ -525,7 +525,10 @@ template <typename Docs>
 ForwardSections EncodeForwardStore(Docs& docs, const std::vector<uint32_t>& df) {
   ForwardSections out;
   out.offsets.assign(docs.size() + 1, 0);
-  format::RankBoundsWriter bounds(docs.size(), format::BoundedTerms(df, docs.size()));
+  uint64_t total_length = 0;  // the champions are chosen at the segment's average length
+  for (const auto& doc : docs) total_length += doc.counts.length;
+  const double a0 = docs.empty() ? 1 : static_cast<double>(total_length) / docs.size();
+  format::RankBoundsWriter bounds(docs.size(), format::BoundedTerms(df, docs.size()), a0);
   format::ForwardPositions positions;
   std::vector<uint32_t> list_of;  // by index in the document's ids: its list + 1, or 0
   for (size_t d = 0; d < docs.size(); ++d) {

@@ -559,7 +559,24 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   const uint32_t sparse_first = terms.sparse_first;
   std::vector<uint64_t> bloom_counts;
   uint64_t total_length = 0, position_bytes = 0;
-  format::RankBoundsWriter bounds(refs.size(), BoundedTerms(terms, refs.size()));
+  // The champions are chosen at the live documents' average length, as a fresh build of them
+  // chooses them: the sources' total lengths less their deleted documents' (read from their
+  // records: a deletion is one record, a merge many).
+  uint64_t live_length = 0;
+  for (const MergeSource& s : sources) {
+    live_length += s.reader->meta().total_length;
+    if (!HasDeleted(s)) continue;
+    for (uint32_t d = 0; d < s.reader->doc_count(); ++d) {
+      if (!s.deleted->contains(d)) continue;
+      uint32_t length = 0;
+      s.reader->TermCounts(d, nullptr, 0, nullptr, &length);
+      live_length -= std::min<uint64_t>(live_length, length);
+    }
+  }
+  const double a0 = refs.empty() || live_length == 0
+                        ? 1
+                        : static_cast<double>(live_length) / static_cast<double>(refs.size());
+  format::RankBoundsWriter bounds(refs.size(), BoundedTerms(terms, refs.size()), a0);
   const NewRecords records =
       EncodeDocuments(sources, terms, refs, exact_terms, sparse_first, DirectoryOf(path),
                       &bloom_counts, &total_length, &position_bytes, &bounds);

@@ -402,7 +402,8 @@ void CheckLists(const format::SegmentReader& index, const std::vector<uint32_t>&
 void CheckRankBounds(const format::SegmentReader& index, const ForwardRecords& forward,
                      const std::vector<uint32_t>& df) {
   const uint64_t docs = index.doc_count();
-  format::RankBoundsWriter bounds(docs, format::BoundedTerms(df, docs));
+  // At the section's own average length (RankBounds refuses one that is not a length).
+  format::RankBoundsWriter bounds(docs, format::BoundedTerms(df, docs), index.RankBounds().a0());
   std::vector<uint32_t> ids;
   format::ForwardCounts counts;
   format::ForwardPositions positions;

@@ -197,13 +197,15 @@ bool TermsOnly(const IndexSet& set, const QueryNode& ranked, const std::vector<I
 }
 
 // The top k (k > 0) of an `any` query that TermsOnly accepts, best first, ties in path order
-// (ascending global id), by MaxScore (Turtle and Flood): the parts in decreasing largest
-// contribution W = repeats idf (k1 + 1); part j's answer is read only while the sum of W over
-// parts j.. can still reach the k-th best score, since a document none of parts 0..j-1 holds
-// scores at most that sum. A document first met in part j's answer holds none of the parts
-// before it; its bound adds, for each part from j on, the part's score at its block maximum and
-// the document's length floor (RANK_BOUNDS; 0 where the block holds the term nowhere, W for a
-// term without block maxima). Documents are scored in decreasing bound as TopByBound does.
+// (ascending global id), by MaxScore (Turtle and Flood) after the champions: every part's
+// champions (RANK_BOUNDS) are scored first; any other document's contribution from a part is
+// then at most W = repeats idf x its rest bound (k1 + 1 for a term without champions). The
+// parts are taken in decreasing W; part j's answer is read only while the sum of W over parts
+// j.. can still reach the k-th best score, since a document none of parts 0..j-1 holds scores
+// at most that sum. A document first met in part j's answer holds none of the parts before it;
+// its bound adds, for each part from j on, the smaller of W and the part's score at its block
+// maximum and the document's length floor (0 where the block holds the term nowhere).
+// Documents are scored in decreasing bound as TopByBound does.
 // `global_df`, if not null, gives each part's df (Rank's `global`) instead of the set's.
 std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
                                           const std::vector<ScoringPart>& parts, uint64_t k,
@@ -224,11 +226,6 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
     weight[p] = parts[p].repeats * std::max(1e-6, std::log((n - d + 0.5) / (d + 0.5)));
     most[p] = weight[p] * (params.k1 + 1);
   }
-  std::vector<size_t> ord(m);
-  for (size_t i = 0; i < m; ++i) ord[i] = i;
-  std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return most[a] > most[b]; });
-  std::vector<double> suffix(m + 1, 0);
-  for (size_t j = m; j-- > 0;) suffix[j] = suffix[j + 1] + most[ord[j]];
   double norm[256];
   LengthCodeNorms(params, avg_length, norm);
   // bound_slot[g * m + p]: part p's slot among segment g's bounded terms, kOpen for a term
@@ -237,9 +234,13 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
   const size_t segments = set.segments().size();
   std::vector<int64_t> bound_slot(segments * m, kAbsent);
   std::vector<const format::RankBoundsView*> views(segments, nullptr);
+  // scale[g]: max(1, avg_length / segment g's champion average): a term weight here is at most
+  // this times its weight at that average (format/rank_bounds.h).
+  std::vector<double> scale(segments, 1);
   auto view_of = [&](size_t g) {
     if (views[g] == nullptr) {
       views[g] = &set.segments()[g].reader->RankBounds();
+      scale[g] = std::max(1.0, avg_length / views[g]->a0());
       for (size_t p = 0; p < m; ++p) {
         const std::optional<uint32_t>& id = segment_terms[g].found[p];
         if (!id) continue;
@@ -249,6 +250,29 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
     }
     return views[g];
   };
+  // A bounded term's champions are scored first (below); past them its contribution is at
+  // most its rest bound, weight x scale x rest. rest_most[p]: part p's largest contribution
+  // from a document that is not one of its champions, over the segments. The champions are
+  // chosen under the format's BM25 parameters only.
+  const bool champions = params.k1 == format::kBm25K1 && params.b == format::kBm25B;
+  std::vector<double> rest_most(m, 0);
+  for (size_t g = 0; g < segments; ++g) {
+    const format::RankBoundsView* view = view_of(g);
+    for (size_t p = 0; p < m; ++p) {
+      const int64_t slot = bound_slot[g * m + p];
+      if (slot == kAbsent) continue;
+      rest_most[p] = std::max(rest_most[p],
+                              slot >= 0 && champions
+                                  ? weight[p] * scale[g] * view->rest(static_cast<uint64_t>(slot))
+                                  : most[p]);
+    }
+  }
+  std::vector<size_t> ord(m);
+  for (size_t i = 0; i < m; ++i) ord[i] = i;
+  std::stable_sort(ord.begin(), ord.end(),
+                   [&](size_t a, size_t b) { return rest_most[a] > rest_most[b]; });
+  std::vector<double> suffix(m + 1, 0);
+  for (size_t j = m; j-- > 0;) suffix[j] = suffix[j + 1] + rest_most[ord[j]];
 
   struct Entry {
     double score;
@@ -274,6 +298,29 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
   };
 
   std::vector<uint64_t> seen((set.id_count() + 63) / 64, 0);
+  auto first_sight = [&](uint32_t id) {
+    uint64_t& word = seen[id / 64];
+    const uint64_t bit = uint64_t{1} << (id % 64);
+    if (word & bit) return false;
+    word |= bit;
+    return true;
+  };
+  // The champions of every part, scored: the k-th score starts near its final value.
+  for (size_t g = 0; champions && g < segments; ++g) {
+    const format::RankBoundsView* view = view_of(g);
+    const uint32_t first = set.segments()[g].first_id;
+    for (size_t p = 0; p < m; ++p) {
+      const int64_t slot = bound_slot[g * m + p];
+      if (slot < 0) continue;
+      for (uint64_t i = 0; i < format::kChampions; ++i) {
+        const uint32_t local = view->champion(static_cast<uint64_t>(slot), i);
+        if (local == format::kNoChampion) break;
+        if (first_sight(first + local)) {
+          Offer(heap, k, Entry{score_of(first + local), first + local}, better);
+        }
+      }
+    }
+  }
   std::vector<std::pair<double, uint32_t>> candidates;  // (bound, id)
   for (size_t j = 0; j < m; ++j) {
     if (heap.size() == k && suffix[j] * (1 + 1e-9) < kth()) break;
@@ -285,10 +332,7 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
     uint32_t first = 0, end_id = 0;
     const format::RankBoundsView* view = nullptr;
     for (uint32_t id : answer) {
-      uint64_t& word = seen[id / 64];
-      const uint64_t bit = uint64_t{1} << (id % 64);
-      if (word & bit) continue;
-      word |= bit;
+      if (!first_sight(id)) continue;
       if (id < first || id >= end_id) {
         const IndexSet::Segment& s = set.SegmentOf(id);
         g = static_cast<size_t>(&s - set.segments().data());
@@ -309,8 +353,13 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
         }
         const uint8_t f = view->tf_max(static_cast<uint64_t>(slot), local);
         if (f == 0 && i > j) continue;  // no document of the block holds it
-        bound +=
+        const double by_block =
             f == 0 || f == format::kTfMaxOpen ? most[q] : PartScore(weight[q], f, doc_norm, params);
+        // Not a champion (they were all scored): at most the rest bound.
+        bound +=
+            champions
+                ? std::min(by_block, weight[q] * scale[g] * view->rest(static_cast<uint64_t>(slot)))
+                : by_block;
       }
       candidates.emplace_back(bound, id);
     }

@@ -48,8 +48,13 @@ TEST_CASE("rank bounds hold every document's length floor and each block's large
       const bool in = std::binary_search(bounded.begin(), bounded.end(), t);
       REQUIRE(in == (df[t] >= kBoundedTermMinDf && df[t] * kBoundedTermShare >= docs));
     }
-    RankBoundsWriter w(docs, bounded);
-    for (uint64_t d = 0; d < docs; ++d) w.Add(d, ids[d], tf[d], lengths[d]);
+    const double a0 = 1000 + static_cast<double>(rng() % 50000);
+    RankBoundsWriter w(docs, bounded, a0);
+    // In a shuffled order, as a merge's threads add them.
+    std::vector<uint64_t> order(docs);
+    for (uint64_t d = 0; d < docs; ++d) order[d] = d;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (uint64_t d : order) w.Add(d, ids[d], tf[d], lengths[d]);
     const std::string bytes = w.Finish();
     RankBoundsView v;
     REQUIRE(v.Parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), docs, terms) ==
@@ -74,6 +79,27 @@ TEST_CASE("rank bounds hold every document's length floor and each block's large
         }
         REQUIRE(v.tf_max(s, static_cast<uint32_t>(d)) == most);
       }
+    }
+    // The champions, brute force: the kChampions best weights at a0 (ties to the lower
+    // document), and the best of the others.
+    REQUIRE(v.a0() == a0);
+    for (size_t s = 0; s < bounded.size(); ++s) {
+      std::vector<std::pair<double, uint32_t>> holders;  // (-weight, doc)
+      for (uint64_t d = 0; d < docs; ++d) {
+        for (size_t i = 0; i < ids[d].size(); ++i) {
+          if (ids[d][i] != bounded[s]) continue;
+          const uint32_t f = tf[d].empty() ? 1 : tf[d][i];
+          holders.emplace_back(-ChampionWeight(f, lengths[d], a0), static_cast<uint32_t>(d));
+        }
+      }
+      std::sort(holders.begin(), holders.end());
+      std::vector<uint32_t> want;
+      for (size_t i = 0; i < std::min<size_t>(kChampions, holders.size()); ++i)
+        want.push_back(holders[i].second);
+      std::sort(want.begin(), want.end());
+      want.resize(kChampions, kNoChampion);
+      for (uint64_t i = 0; i < kChampions; ++i) REQUIRE(v.champion(s, i) == want[i]);
+      REQUIRE(v.rest(s) == (holders.size() > kChampions ? -holders[kChampions].first : 0));
     }
     // Damaged: a wrong size, document count or term order is refused.
     RankBoundsView bad;

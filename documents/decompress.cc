@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
 namespace bitsift::documents {
 namespace {
@@ -198,27 +199,54 @@ class Zstd : public Decompressor {
   }
   ~Zstd() override { ZSTD_freeDStream(d_); }
   void Write(std::string_view in) override {
-    // zstd keeps the last byte of a frame until all of its output is flushed, so consuming
-    // all input means everything given so far has come out.
-    ZSTD_inBuffer input{in.data(), in.size(), 0};
-    while (input.pos < input.size) {
-      ZSTD_outBuffer output{buffer_.data(), buffer_.size(), 0};
-      size_t r = ZSTD_decompressStream(d_, &output, &input);
-      if (ZSTD_isError(r)) Fail(ZSTD_getErrorName(r));
-      Emit(output.pos);
-      started_ = true;
-      frame_open_ = r != 0;
+    while (!in.empty()) {
+      if (!frame_open_) {
+        // A frame begins: its magic number is read first, so that only the frames of the
+        // current format and skippable frames reach the library. Its legacy decoders (formats
+        // before zstd 0.8) are refused: they read the same bytes differently whole and in pieces.
+        const size_t take = std::min(in.size(), 4 - magic_.size());
+        magic_.append(in.substr(0, take));
+        in.remove_prefix(take);
+        started_ = true;
+        if (magic_.size() < 4) return;
+        const auto b = [&](int i) { return uint32_t{static_cast<unsigned char>(magic_[i])}; };
+        const uint32_t magic = b(0) | b(1) << 8 | b(2) << 16 | b(3) << 24;
+        if (magic != ZSTD_MAGICNUMBER &&
+            (magic & ZSTD_MAGIC_SKIPPABLE_MASK) != ZSTD_MAGIC_SKIPPABLE_START)
+          Fail("not a zstd frame (unknown or legacy format)");
+        frame_open_ = true;
+        Decode(magic_);
+        magic_.clear();
+      } else {
+        in.remove_prefix(Decode(in));
+      }
     }
   }
   void Close() override {
     if (!started_) Fail("empty");
-    if (frame_open_) Fail("truncated");
+    if (frame_open_ || !magic_.empty()) Fail("truncated");
     out_.Close();
   }
 
  private:
+  // Hands `in` to the library until it is consumed or the open frame ends; returns the bytes
+  // consumed. zstd keeps the last byte of a frame until all of its output is flushed, so
+  // consuming all input means everything given so far has come out.
+  size_t Decode(std::string_view in) {
+    ZSTD_inBuffer input{in.data(), in.size(), 0};
+    while (frame_open_ && input.pos < input.size) {
+      ZSTD_outBuffer output{buffer_.data(), buffer_.size(), 0};
+      size_t r = ZSTD_decompressStream(d_, &output, &input);
+      if (ZSTD_isError(r)) Fail(ZSTD_getErrorName(r));
+      Emit(output.pos);
+      frame_open_ = r != 0;
+    }
+    return input.pos;
+  }
+
   ZSTD_DStream* d_ = nullptr;
   bool started_ = false, frame_open_ = false;
+  std::string magic_;  // the first bytes of a frame not yet handed on
 };
 
 }  // namespace

@@ -369,7 +369,8 @@ struct HtmlToText::Parser {
   int hidden = 0;                         // depth inside elements no reader sees
   std::string pending;                    // text not yet written to out
   char last = '\0';                       // the last character of the text so far ('\0': none yet)
-  std::string held;                       // input from an unclosed '<' at the end of the last write
+  std::string input;                      // input not yet handed to Feed (< kChunk bytes)
+  std::string held;                       // input from an unclosed '<' at the end of the last Feed
   Prologue prologue = Prologue::kBefore;  // (StrayEndTagsRemoved)
   int dashes = 0;
   long line_floor = 1;  // the source line where the last text ended
@@ -381,6 +382,23 @@ HtmlToText::HtmlToText(ByteSink& out, std::vector<uint32_t>* source_lines)
 HtmlToText::~HtmlToText() = default;
 
 void HtmlToText::Write(std::string_view utf8) {
+  // libxml2's recovery from broken markup depends on where its chunks end, so it is handed the
+  // document in pieces of kChunk bytes at fixed offsets, whatever pieces arrive here: the text
+  // of a document is the same however it is read.
+  std::string& input = parser_->input;
+  if (input.size() + utf8.size() < kChunk) {
+    input.append(utf8);
+    return;
+  }
+  const size_t fill = kChunk - input.size();
+  input.append(utf8.substr(0, fill));
+  Feed(input);
+  utf8.remove_prefix(fill);
+  for (; utf8.size() >= kChunk; utf8.remove_prefix(kChunk)) Feed(utf8.substr(0, kChunk));
+  input.assign(utf8);
+}
+
+void HtmlToText::Feed(std::string_view utf8) {
   // libxml2 2.9's push parser loses the text after a </script> or </style> whose end tag was
   // cut between two chunks (measured: "</scri" + "pt>..." dropped the next paragraph). So a
   // chunk is never cut inside a tag: bytes from a last '<' with no '>' after it wait for the
@@ -416,6 +434,8 @@ void HtmlToText::Write(std::string_view utf8) {
 }
 
 void HtmlToText::Close() {
+  if (!parser_->input.empty()) Feed(parser_->input);
+  parser_->input.clear();
   parser_->ParseMarkup(parser_->held);
   parser_->held.clear();
   htmlParseChunk(parser_->ctxt, nullptr, 0, 1);

@@ -2,8 +2,10 @@
 // the title and the body's text, entities decoded; nothing from tags, attributes, comments,
 // <script>, <style> or <template>. Every element that is not inline text markup (<a>, <b>,
 // <span>, ...) separates words, so "</p><p>" and "<br>" are word breaks but "<b>x</b>y" is
-// "xy". Streams: memory grows only with the longest run of text without a '<' (libxml2 waits
-// for the end of a text) and with the nesting depth.
+// "xy". Streams: libxml2 is handed the document in 1 MiB pieces at fixed offsets (so that the
+// text never depends on how the document was written in), and memory grows beyond those only
+// with the longest run of text without a '<' (libxml2 waits for the end of a text) and with
+// the nesting depth.
 #ifndef BITSIFT_DOCUMENTS_HTML_H_
 #define BITSIFT_DOCUMENTS_HTML_H_
 
@@ -33,6 +35,10 @@ class HtmlToText : public ByteSink {
   void Close() override;
 
  private:
+  static constexpr size_t kChunk = 1 << 20;
+  // Parses the next piece of the document (the pieces are cut at fixed offsets by Write).
+  void Feed(std::string_view utf8);
+
   struct Parser;
   std::unique_ptr<Parser> parser_;
 };

@@ -93,6 +93,35 @@ TEST_CASE("damaged, truncated and empty files are skipped with a reason",
   }
 }
 
+TEST_CASE("zstd reads frames of the current format and skippable frames only",
+          "[documents][decompress]") {
+  const Compression z = Compression::kZstd;
+  const std::string frame = Compress("zstd text", z);
+  // A skippable frame: magic 0x184D2A5?, a 4-byte size, that many bytes of anything.
+  const std::string skippable = std::string(
+      "\x53\x2A\x4D\x18\x03\x00\x00\x00"
+      "abc",
+      11);
+  for (size_t piece : {size_t{1}, size_t{3}, size_t{1} << 20}) {
+    INFO(piece);
+    CHECK(Decompress(z, skippable + frame + skippable, piece) == "zstd text");
+  }
+  // A frame of zstd 0.6 (magic 0xFD2FB526): refused whole and in pieces alike.
+  const std::string legacy("\x26\xb5\x2f\xfd\x49\xff\xff\xff\x03", 9);
+  for (size_t piece : {size_t{1}, size_t{4}, size_t{1} << 20}) {
+    INFO(piece);
+    try {
+      Decompress(z, legacy, piece);
+      FAIL("a legacy frame was read");
+    } catch (const SkipDocument& s) {
+      CHECK(s.reason() == SkipReason::kBadCompressed);
+      CHECK(std::string(s.what()).find("not a zstd frame") != std::string::npos);
+    }
+  }
+  // Bytes after the last frame that begin no whole magic number: a truncated file.
+  CHECK(Failure(z, frame + "\x28\xb5") == SkipReason::kBadCompressed);
+}
+
 TEST_CASE("a decompression bomb stops at the limit", "[documents][decompress]") {
   // 64 MiB of one letter: at most a few hundred KB compressed.
   const std::string content(64 << 20, 'a');

@@ -286,6 +286,17 @@ class BitCursor {
     bit_ += n;
     return true;
   }
+  // Whether n more bits are there.
+  bool Has(uint64_t n) const { return n <= bits_ - bit_; }
+  // The (at most 57) bits from `offset` bits after the cursor on, zeros past the end.
+  uint64_t PeekAt(uint64_t offset) const {
+    const uint64_t b = bit_ + offset;
+    const uint64_t byte = b / 8;
+    if (byte >= bytes_) return 0;
+    uint64_t v = 0;
+    std::memcpy(&v, p_ + byte, std::min<uint64_t>(8, bytes_ - byte));
+    return (v >> (b % 8)) & ((uint64_t{1} << 57) - 1);
+  }
   // The bits read so far, and a move to bit `b` (false past the end).
   uint64_t bit() const { return bit_; }
   bool Seek(uint64_t b) {
@@ -338,21 +349,19 @@ constexpr uint64_t kListBlock = 32;
 uint64_t GammaBits(uint64_t v) { return 2 * static_cast<uint64_t>(63 - __builtin_clzll(v)) + 1; }
 
 void EncodePositions(const ForwardPositions& p, std::string& out) {
-  GammaWriter bits(out);
-  bits.Put(p.count);
-  bits.Put(p.which.size());
   // Skip entries for each block of kListBlock lists after the first: where its headers and
-  // bodies start and the index before it, as gaps from the previous entry's (+ 1); then the
-  // headers' bits, so that a reader finds the bodies without reading every header.
+  // bodies start and the index before it, as gaps from the previous entry's (+ 1). The headers'
+  // bits and the entries' bits come first, so that a reader reads only the entries it needs and
+  // finds the bodies without reading every header.
+  std::vector<uint64_t> skips;
   uint64_t header_bits = 0, body_bits = 0, last_index = 0, last_header = 0, last_body = 0;
   for (size_t j = 0; j < p.which.size(); ++j) {
     const uint64_t gap = j == 0 ? uint64_t{p.which[0]} + 1 : p.which[j] - p.which[j - 1];
     const uint64_t c = p.begin[j + 1] - p.begin[j];
     if (j > 0 && j % kListBlock == 0) {
       const uint64_t index = p.which[j - 1] + uint64_t{1};
-      bits.Put(index - last_index + 1);
-      bits.Put(header_bits - last_header + 1);
-      bits.Put(body_bits - last_body + 1);
+      skips.insert(skips.end(), {index - last_index + 1, header_bits - last_header + 1,
+                                 body_bits - last_body + 1});
       last_index = index;
       last_header = header_bits;
       last_body = body_bits;
@@ -360,7 +369,14 @@ void EncodePositions(const ForwardPositions& p, std::string& out) {
     header_bits += GammaBits(gap) + GammaBits(c);
     body_bits += BodyBits(p.count, c);
   }
+  uint64_t skip_bits = 0;
+  for (uint64_t v : skips) skip_bits += GammaBits(v);
+  GammaWriter bits(out);
+  bits.Put(p.count);
+  bits.Put(p.which.size());
   bits.Put(header_bits);
+  bits.Put(skip_bits + 1);
+  for (uint64_t v : skips) bits.Put(v);
   for (size_t j = 0; j < p.which.size(); ++j) {
     bits.Put(j == 0 ? uint64_t{p.which[0]} + 1 : p.which[j] - p.which[j - 1]);
     bits.Put(p.begin[j + 1] - p.begin[j]);
@@ -396,46 +412,86 @@ struct ListSkip {
   uint64_t index = 0, header = 0, body = 0;
 };
 
-// The skip entries of `lists` lists at the cursor; false if damaged.
-bool ReadListSkips(BitCursor& bits, uint64_t lists, std::vector<ListSkip>* out) {
-  out->clear();
-  ListSkip e;
-  for (uint64_t b = 1; b * kListBlock < lists; ++b) {
-    uint64_t di = 0, dh = 0, db = 0;
-    if (!bits.Gamma(&di) || !bits.Gamma(&dh) || !bits.Gamma(&db)) return false;
-    e.index += di - 1;
-    e.header += dh - 1;
-    e.body += db - 1;
-    out->push_back(e);
+// The skip entries of `lists` lists, read as far as they are asked for from a cursor at the
+// first of them, into `read` (cleared).
+class ListSkips {
+ public:
+  ListSkips(const BitCursor& bits, uint64_t lists, std::vector<ListSkip>& read)
+      : bits_(bits), count_(lists == 0 ? 0 : (lists - 1) / kListBlock), read_(read) {
+    read_.clear();
   }
-  return true;
-}
+  // The entries there are (those of lists kListBlock, 2 * kListBlock, ...).
+  uint64_t size() const { return count_; }
+  // Entry b (of list (b + 1) * kListBlock), or nullptr if damaged.
+  const ListSkip* At(uint64_t b) {
+    while (read_.size() <= b) {
+      uint64_t di = 0, dh = 0, db = 0;
+      if (!bits_.Gamma(&di) || !bits_.Gamma(&dh) || !bits_.Gamma(&db)) return nullptr;
+      ListSkip e = read_.empty() ? ListSkip{} : read_.back();
+      e.index += di - 1;
+      e.header += dh - 1;
+      e.body += db - 1;
+      read_.push_back(e);
+    }
+    return &read_[b];
+  }
+  // The bits read so far (all of them once every entry is read).
+  uint64_t bit() const { return bits_.bit(); }
+
+ private:
+  BitCursor bits_;
+  uint64_t count_;
+  std::vector<ListSkip>& read_;
+};
+
+// The head of a record's positions at the cursor: count, lists, the headers' bits and where
+// the skip entries, the headers and the bodies start; false if damaged.
+struct PositionsHead {
+  uint64_t count = 0, lists = 0, header_bits = 0, skip_bits = 0;
+  uint64_t skips = 0, headers = 0, bodies = 0;  // bit offsets
+
+  bool Read(BitCursor& bits, uint64_t n) {
+    if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists) || lists > n ||
+        !bits.Gamma(&header_bits) || !bits.Gamma(&skip_bits))
+      return false;
+    --skip_bits;
+    skips = bits.bit();
+    headers = skips + skip_bits;
+    bodies = headers + header_bits;
+    return bits.Has(skip_bits + header_bits) && (lists > kListBlock) == (skip_bits > 0);
+  }
+};
 
 // The body of a list of c positions below count at the cursor (BodyBits long), appended to *at
 // ascending; false if damaged (a position not above the previous one, or beyond count).
 bool DecodeList(BitCursor& bits, uint64_t count, uint64_t c, std::vector<uint32_t>* at) {
   const int k = LowBits(count, c);
   const size_t first = at->size();
+  at->resize(first + c);
+  uint32_t* out = at->data() + first;
   for (uint64_t i = 0; i < c; ++i) {
     uint64_t low = 0;
     if (!bits.Bits(k, &low)) return false;
-    at->push_back(static_cast<uint32_t>(low));
+    out[i] = static_cast<uint32_t>(low);
   }
+  // The high parts: the i-th one bit of the vector, at v, holds high part v - i. The vector is
+  // read 57 bits at a time.
   const uint64_t vector_bits = c + ((count - 1) >> k) + 1;
-  uint64_t high = 0, used = 0;
+  if (!bits.Has(vector_bits)) return false;
+  uint64_t i = 0;
   int64_t previous = -1;
-  for (size_t i = first; i < at->size(); ++i) {
-    uint64_t zeros = 0;
-    if (!bits.Unary(vector_bits - used, &zeros)) return false;
-    used += zeros + 1;
-    if (used > vector_bits) return false;
-    high += zeros;
-    const uint64_t position = (high << k) | (*at)[i];
-    if (position >= count || static_cast<int64_t>(position) <= previous) return false;
-    (*at)[i] = static_cast<uint32_t>(position);
-    previous = static_cast<int64_t>(position);
+  for (uint64_t v = 0; i < c; v += 57) {
+    if (v >= vector_bits) return false;
+    uint64_t w = bits.PeekAt(v);
+    if (vector_bits - v < 57) w &= (uint64_t{1} << (vector_bits - v)) - 1;
+    for (; w != 0 && i < c; w &= w - 1, ++i) {
+      const uint64_t position = ((v + __builtin_ctzll(w) - i) << k) | out[i];
+      if (position >= count || static_cast<int64_t>(position) <= previous) return false;
+      out[i] = static_cast<uint32_t>(position);
+      previous = static_cast<int64_t>(position);
+    }
   }
-  return bits.Skip(vector_bits - used);
+  return bits.Skip(vector_bits);
 }
 
 // The positions in [q, end) of a record of n ids (q == end: none, unless its counts are gamma
@@ -449,21 +505,24 @@ bool DecodePositions(const uint8_t* q, const uint8_t* end, uint64_t n, Follow fo
     return q == end && follow != Follow::kAlways;
   }
   BitCursor bits(q, end);
-  uint64_t count = 0, lists = 0;
   *why = "bad positions";
-  if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists) || lists > n) return false;
-  std::vector<ListSkip> skips;
-  uint64_t header_bits = 0;
-  if (!ReadListSkips(bits, lists, &skips) || !bits.Gamma(&header_bits)) return false;
-  const uint64_t headers = bits.bit();
+  PositionsHead head;
+  if (!head.Read(bits, n)) return false;
+  const uint64_t count = head.count, lists = head.lists;
+  std::vector<ListSkip> read;
+  ListSkips skips(bits, lists, read);
+  for (uint64_t b = 0; b < skips.size(); ++b) {
+    if (skips.At(b) == nullptr) return false;
+  }
+  if (skips.bit() != head.headers || !bits.Seek(head.headers)) return false;
   out->count = static_cast<uint32_t>(count);
   out->begin.push_back(0);
   std::vector<uint64_t> sizes;
   uint64_t index = 0, total = 0, body = 0;
   for (uint64_t j = 0; j < lists; ++j) {
     if (j > 0 && j % kListBlock == 0) {
-      const ListSkip& e = skips[j / kListBlock - 1];
-      if (e.index != index || e.header != bits.bit() - headers || e.body != body) return false;
+      const ListSkip& e = *skips.At(j / kListBlock - 1);
+      if (e.index != index || e.header != bits.bit() - head.headers || e.body != body) return false;
     }
     uint64_t gap = 0, c = 0;
     if (!bits.Gamma(&gap) || (index += gap) > n || !bits.Gamma(&c) || (total += c) > count ||
@@ -474,7 +533,7 @@ bool DecodePositions(const uint8_t* q, const uint8_t* end, uint64_t n, Follow fo
     sizes.push_back(c);
     body += BodyBits(count, c);
   }
-  if (bits.bit() != headers + header_bits) return false;
+  if (bits.bit() != head.bodies) return false;
   for (uint64_t c : sizes) {
     if (!DecodeList(bits, count, c, &out->at)) return false;
     out->begin.push_back(static_cast<uint32_t>(out->at.size()));
@@ -833,13 +892,12 @@ PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint3
   }
   if (q == end) return PhraseLists::kUnpositioned;
   BitCursor bits(q, end);
-  uint64_t count = 0, lists = 0;
-  uint64_t header_bits = 0;
-  thread_local std::vector<ListSkip> skips;
-  if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists) || lists > r.n ||
-      !ReadListSkips(bits, lists, &skips) || !bits.Gamma(&header_bits))
-    return PhraseLists::kCorrupt;
-  const uint64_t headers = bits.bit();
+  PositionsHead head;
+  if (!head.Read(bits, r.n)) return PhraseLists::kCorrupt;
+  const uint64_t count = head.count, lists = head.lists;
+  thread_local std::vector<ListSkip> read;
+  ListSkips skips(bits, lists, read);
+  if (!bits.Seek(head.headers)) return PhraseLists::kCorrupt;
   // The headers up to the last wanted list, from the last skip entry before each: where each
   // wanted body starts, in bits after the headers, and its length.
   thread_local std::vector<std::pair<uint64_t, uint64_t>> found;  // (body offset, c)
@@ -847,11 +905,15 @@ PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint3
   uint64_t offset = 0, index = 0, k = 0;
   for (size_t next = 0; next < n; ++k) {
     // The last block whose lists start at or before the wanted index, if beyond this list.
-    size_t b = k / kListBlock;
-    while (b < skips.size() && skips[b].index <= held[next].first) ++b;
+    uint64_t b = k / kListBlock;
+    for (; b < skips.size(); ++b) {
+      const ListSkip* e = skips.At(b);
+      if (e == nullptr) return PhraseLists::kCorrupt;
+      if (e->index > held[next].first) break;
+    }
     if (b > 0 && b * kListBlock > k) {
-      const ListSkip& e = skips[b - 1];
-      if (!bits.Seek(headers + e.header)) return PhraseLists::kCorrupt;
+      const ListSkip& e = *skips.At(b - 1);
+      if (!bits.Seek(head.headers + e.header)) return PhraseLists::kCorrupt;
       k = b * kListBlock;
       index = e.index;
       offset = e.body;
@@ -867,7 +929,7 @@ PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint3
     }
     offset += BodyBits(count, c);
   }
-  const uint64_t bodies = headers + header_bits;
+  const uint64_t bodies = head.bodies;
   for (const auto& [at_bit, c] : found) {
     if (!bits.Seek(bodies + at_bit) || !DecodeList(bits, count, c, at))
       return PhraseLists::kCorrupt;

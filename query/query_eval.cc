@@ -78,6 +78,8 @@ struct Worker {
 // in blocks of kParallelBlock candidates, so that little work is wasted past the limit.
 constexpr size_t kParallelMin = 16;
 constexpr size_t kParallelBlock = 256;
+// Candidates whose forward records are loaded ahead of the one being decided.
+constexpr size_t kPrefetchAhead = 8;
 
 bool Sorted(const std::vector<uint32_t>& v, uint32_t x) {
   return std::binary_search(v.begin(), v.end(), x);
@@ -395,10 +397,14 @@ class Evaluator {
       if (t == Truth::kUnknown) out.unknown.push_back(d);
       return limit != 0 && out.yes.size() >= limit;
     };
+    // Records are read in full for phrases (their positions end them): loaded ahead.
+    const bool whole = has_phrase_;
     if (!text || !options_.parallel || base.size() < kParallelMin) {
       Worker& w = workers_.local();
-      for (uint32_t d : base) {
-        if (keep(d, Decide(d, filters, excluded, w))) break;
+      for (size_t i = 0; i < base.size(); ++i) {
+        if (i + kPrefetchAhead < base.size())
+          index_.PrefetchRecord(base[i + kPrefetchAhead], whole);
+        if (keep(base[i], Decide(base[i], filters, excluded, w))) break;
       }
       return out;
     }
@@ -410,6 +416,8 @@ class Evaluator {
                         [&](const tbb::blocked_range<size_t>& r) {
                           Worker& w = workers_.local();
                           for (size_t j = r.begin(); j != r.end(); ++j) {
+                            if (j + kPrefetchAhead < r.end())
+                              index_.PrefetchRecord(base[i + j + kPrefetchAhead], whole);
                             truth[j] = Decide(base[i + j], filters, excluded, w);
                           }
                         });

@@ -146,21 +146,18 @@ class SegmentReader {
   // The documents of term id (HasList), ascending, into *docs. Throws Error(kCorrupt) if the
   // list's bytes or chunks are damaged or inconsistent.
   void SparseRow(uint32_t id, std::vector<uint32_t>* docs) const;
-  // Hints the CPU to start loading document id's forward record: its first cache line, or
-  // with `whole` every line of it up to kPrefetchBytes (no effect on results: the offsets read
-  // here are not verified, and a prefetch of any address is harmless).
-  void PrefetchRecord(uint32_t id, bool whole = false) const {
+  // Hints the CPU to start loading document id's forward record: its cache lines in the first
+  // `bytes` of it (at least its first line). No effect on results: the offsets read here are
+  // not verified, and a prefetch of any address is harmless.
+  void PrefetchRecord(uint32_t id, uint64_t bytes = 1) const {
     // (By copy the mapping is not read: the offset's load would fault its page in.)
     if (id >= meta_.doc_count || file_.copies(SectionId::kForwardOffsets)) return;
     const uint8_t* p = forward_ + RawOffset(id);
     __builtin_prefetch(p);
-    if (!whole) return;
-    const uint64_t end =
-        std::min<uint64_t>(RawOffset(id + uint64_t{1}) - RawOffset(id), kPrefetchBytes);
+    const uint64_t end = std::min<uint64_t>(RawOffset(id + uint64_t{1}) - RawOffset(id), bytes);
     for (uint64_t at = 64 - reinterpret_cast<uintptr_t>(p) % 64; at < end; at += 64)
       __builtin_prefetch(p + at);
   }
-  static constexpr uint64_t kPrefetchBytes = 8192;
   // For a reader of scattered pages (a query's): IndexFile::AdviseRandomAccess. Call
   // it before the reader is shared between threads.
   void AdviseRandomAccess() { file_.AdviseRandomAccess(); }

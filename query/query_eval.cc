@@ -78,8 +78,10 @@ struct Worker {
 // in blocks of kParallelBlock candidates, so that little work is wasted past the limit.
 constexpr size_t kParallelMin = 16;
 constexpr size_t kParallelBlock = 256;
-// Candidates whose forward records are loaded ahead of the one being decided.
+// Candidates whose forward records are loaded ahead of the one being decided, and how much of
+// each record (for phrases: the positions at its end; longer records are rare).
 constexpr size_t kPrefetchAhead = 8;
+constexpr uint64_t kPrefetchBytes = 8192;
 
 bool Sorted(const std::vector<uint32_t>& v, uint32_t x) {
   return std::binary_search(v.begin(), v.end(), x);
@@ -398,12 +400,12 @@ class Evaluator {
       return limit != 0 && out.yes.size() >= limit;
     };
     // Records are read in full for phrases (their positions end them): loaded ahead.
-    const bool whole = has_phrase_;
+    const uint64_t ahead_bytes = has_phrase_ ? kPrefetchBytes : 1;
     if (!text || !options_.parallel || base.size() < kParallelMin) {
       Worker& w = workers_.local();
       for (size_t i = 0; i < base.size(); ++i) {
         if (i + kPrefetchAhead < base.size())
-          index_.PrefetchRecord(base[i + kPrefetchAhead], whole);
+          index_.PrefetchRecord(base[i + kPrefetchAhead], ahead_bytes);
         if (keep(base[i], Decide(base[i], filters, excluded, w))) break;
       }
       return out;
@@ -417,7 +419,7 @@ class Evaluator {
                           Worker& w = workers_.local();
                           for (size_t j = r.begin(); j != r.end(); ++j) {
                             if (j + kPrefetchAhead < r.end())
-                              index_.PrefetchRecord(base[i + j + kPrefetchAhead], whole);
+                              index_.PrefetchRecord(base[i + j + kPrefetchAhead], ahead_bytes);
                             truth[j] = Decide(base[i + j], filters, excluded, w);
                           }
                         });

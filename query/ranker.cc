@@ -122,6 +122,16 @@ class CountReader {
   std::vector<uint32_t> tf_;
 };
 
+// Documents whose counts are loaded ahead of the one being scored, and how much of each record.
+constexpr std::ptrdiff_t kScoreAhead = 8;
+constexpr uint64_t kScorePrefetchBytes = 1024;
+
+// Hints that document `id`'s counts will be read soon (CountReader).
+void PrefetchCounts(const IndexSet& set, uint32_t id) {
+  const IndexSet::Segment& s = set.SegmentOf(id);
+  s.reader->PrefetchRecord(id - s.first_id, kScorePrefetchBytes);
+}
+
 // Offers `x` to `heap`: the best k so far by `better`, the worst on top.
 template <typename T, typename Better>
 void Offer(std::vector<T>& heap, uint64_t k, const T& x, const Better& better) {
@@ -139,22 +149,28 @@ void Offer(std::vector<T>& heap, uint64_t k, const T& x, const Better& better) {
 // threshold() (the k-th best score so far; below every score while fewer than k are held):
 // then no candidate left can enter the top k, nor tie into it (equal bounds are still scored).
 // The next 8k highest bounds are found in linear time (nth_element) and sorted; the rest are cut
-// to those whose bound reaches the threshold, and so on: most bounds are never sorted.
-template <typename Threshold, typename Score>
+// to those whose bound reaches the threshold, and so on with 16k, 32k, ...: most bounds are
+// never sorted.
+// prefetch(key) hints that key will be scored soon.
+template <typename Threshold, typename Score, typename Prefetch>
 void ScoreInBoundOrder(std::vector<std::pair<double, uint32_t>>& candidates, uint64_t k,
-                       const Threshold& threshold, const Score& score) {
+                       const Threshold& threshold, const Score& score, const Prefetch& prefetch) {
   using It = std::vector<std::pair<double, uint32_t>>::iterator;
   auto higher = [](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
     return a.first > b.first;
   };
   It from = candidates.begin(), end = candidates.end();
-  while (from != end) {
+  // Each round takes twice the last one's (many equal bounds above the threshold would
+  // otherwise cost a selection over all that remain per 8k scored).
+  uint64_t take = 8 * k;
+  for (; from != end; take *= 2) {
     const It head = from + static_cast<std::ptrdiff_t>(
-                               std::min<uint64_t>(static_cast<uint64_t>(end - from), 8 * k));
+                               std::min<uint64_t>(static_cast<uint64_t>(end - from), take));
     std::nth_element(from, head, end, higher);
     std::sort(from, head, higher);
     for (It it = from; it != head; ++it) {
       if (it->first * (1 + 1e-9) < threshold()) return;
+      if (head - it > kScoreAhead) prefetch((it + kScoreAhead)->second);
       score(it->second);
     }
     const double at_least = threshold();
@@ -363,9 +379,12 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
       }
       candidates.emplace_back(bound, id);
     }
-    ScoreInBoundOrder(candidates, k, kth, [&](uint32_t id) {
-      Offer(heap, k, Entry{score_of(id), id}, better);
-    });
+    ScoreInBoundOrder(
+        candidates, k, kth,
+        [&](uint32_t id) {
+          Offer(heap, k, Entry{score_of(id), id}, better);
+        },
+        [&](uint32_t id) { PrefetchCounts(set, id); });
   }
   std::sort(heap.begin(), heap.end(), better);
   std::vector<RankedHit> out;
@@ -456,7 +475,8 @@ std::vector<uint32_t> TopByBound(const IndexSet& set, const std::vector<ScoringP
       [&](uint32_t i) {
         scores[i] = score_of(matched[i]);
         Offer(order, k, i, better);
-      });
+      },
+      [&](uint32_t i) { PrefetchCounts(set, matched[i]); });
   std::sort(order.begin(), order.end(), better);
   return order;
 }

@@ -310,7 +310,9 @@ struct HtmlToText::Parser {
     long line = std::max(line_floor, end_line - static_cast<long>(newlines));
     bool at_start = last == '\n' || last == '\0';
     for (char c : text) {
-      if (at_start) source_lines->push_back(static_cast<uint32_t>(line));
+      // A newline of a reference ("&#10;", "&NewLine;") is no line of the source: no line
+      // starts past the source's lines read so far.
+      if (at_start) source_lines->push_back(static_cast<uint32_t>(std::min(line, lines_read)));
       at_start = c == '\n';
       if (c == '\n') ++line;
     }
@@ -324,6 +326,7 @@ struct HtmlToText::Parser {
   }
   // Parses markup as written, once its prologue and references are fixed for libxml2.
   void ParseMarkup(std::string_view html) {
+    lines_read += static_cast<long>(std::count(html.begin(), html.end(), '\n'));
     std::string controls_fixed, prologue_fixed, comments_fixed, ends_fixed;
     // Control characters (NUL and the C0 ones XML forbids) as spaces: libxml2 2.9 stops at one
     // or not by where its input was cut ("\x0e" + "</l>" + "c" lost the "c"); they separate
@@ -374,6 +377,7 @@ struct HtmlToText::Parser {
   Prologue prologue = Prologue::kBefore;  // (StrayEndTagsRemoved)
   int dashes = 0;
   long line_floor = 1;  // the source line where the last text ended
+  long lines_read = 1;  // the source lines handed to ParseMarkup so far
 };
 
 HtmlToText::HtmlToText(ByteSink& out, std::vector<uint32_t>* source_lines)

@@ -289,6 +289,19 @@ TEST_CASE("HTML: source lines never go back at the end of a document", "[documen
   CHECK(lines == std::vector<uint32_t>{2, 2});
 }
 
+TEST_CASE("HTML: a newline from a reference starts no line past the source's",
+          "[documents][html][lines]") {
+  std::vector<uint32_t> lines;
+  CHECK(HtmlText("a&#xah", &lines) == "a\nh\n");
+  CHECK(lines == std::vector<uint32_t>{1, 1});
+  lines.clear();
+  CHECK(HtmlText("<p>a&NewLine;b&#10;c</p>\n<p>d</p>", &lines) == "a\nb\nc\n\nd\n");
+  REQUIRE(lines.size() == 5);
+  CHECK(std::is_sorted(lines.begin(), lines.end()));
+  CHECK(lines.front() == 1);
+  CHECK(lines.back() == 2);  // never past the source's two lines
+}
+
 // Where libxml2 2.9's push parser kept or lost text by where its input was cut, the text is now
 // the HTML standard's in any pieces. Found by fuzz_html (fuzz/regressions/fuzz_html/).
 TEST_CASE("HTML: broken markup gives the same words in any pieces", "[documents][html]") {

@@ -822,7 +822,7 @@ bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* w
   if (!r.Parse(p, end)) return false;
   std::fill(tf, tf + n, 0);
   // The positions in the id list of the wanted ids the record holds, ascending.
-  std::vector<std::pair<uint64_t, size_t>> held;  // (position, i)
+  thread_local std::vector<std::pair<uint64_t, size_t>> held;  // (position, i)
   if (!HeldIndexes(r, end, want, n, &held)) return false;
   const uint8_t* q = r.counts;
   uint64_t words = 0, form = 0;

@@ -466,6 +466,7 @@ struct PositionsHead {
 // ascending; false if damaged (a position not above the previous one, or beyond count).
 bool DecodeList(BitCursor& bits, uint64_t count, uint64_t c, std::vector<uint32_t>* at) {
   const int k = LowBits(count, c);
+  if (!bits.Has(BodyBits(count, c))) return false;  // (before c entries are made room for)
   const size_t first = at->size();
   at->resize(first + c);
   uint32_t* out = at->data() + first;

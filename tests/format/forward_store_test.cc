@@ -317,3 +317,41 @@ TEST_CASE("damaged positions are refused", "[forward]") {
     }
   }
 }
+
+TEST_CASE("a list that claims more positions than its bytes hold is refused before room is made",
+          "[forward]") {
+  // A record of ids that occur once (so positions may follow its counts), then positions
+  // written by hand: 2^32 - 1 tokens, one list (of the first id) claiming 2^32 - 2 positions,
+  // and a few bytes of body.
+  const std::vector<uint32_t> ids = {3, 9, 27};
+  ForwardCounts counts;
+  counts.length = 3;
+  counts.tf = {1, 1, 1};
+  std::string rec;
+  EncodeForwardRecord(ids, counts, rec);
+  std::vector<bool> bits;
+  auto gamma = [&](uint64_t v) {  // Elias gamma, least significant bit first as the store
+    const int z = 63 - __builtin_clzll(v);
+    for (int i = 0; i < z; ++i) bits.push_back(false);
+    bits.push_back(true);
+    for (int i = 0; i < z; ++i) bits.push_back((v >> i) & 1);
+  };
+  const uint64_t count = UINT32_MAX, c = uint64_t{UINT32_MAX} - 1;
+  gamma(count);
+  gamma(1);               // one list
+  gamma(1 + 2 * 31 + 1);  // its header's bits: gamma(1), gamma(c)
+  gamma(1);               // no skip entries
+  gamma(1);               // index gap: the first id
+  gamma(c);
+  for (int i = 0; i < 64; ++i) bits.push_back(i % 3 == 0);  // a few bits of body
+  std::string positions((bits.size() + 7) / 8, '\0');
+  for (size_t i = 0; i < bits.size(); ++i)
+    if (bits[i]) positions[i / 8] = static_cast<char>(positions[i / 8] | (1 << (i % 8)));
+  const std::string damaged = rec + positions;
+  ForwardPositions got;
+  CHECK_FALSE(ForwardRecordPositions(Bytes(damaged), Bytes(damaged) + damaged.size(), &got));
+  std::vector<uint32_t> at, begin;
+  CHECK(ForwardRecordLists(Bytes(damaged), Bytes(damaged) + damaged.size(), &ids[0], 1, &at,
+                           &begin) == PhraseLists::kCorrupt);
+  CHECK(at.capacity() < 1024);
+}

@@ -1,5 +1,7 @@
 #include "format/sparse_rows.h"
 
+#include <algorithm>
+
 #include "util/varint.h"
 
 namespace bitsift::format {
@@ -49,7 +51,7 @@ bool DecodeSparseRow(const uint8_t* p, const uint8_t* end, uint32_t group_first,
   if (p == nullptr) return false;
   const uint32_t df = dict.Df(id);
   docs->clear();
-  docs->reserve(df);
+  docs->reserve(std::min<uint64_t>(df, doc_count));  // (a damaged df asks no more)
   uint64_t doc = 0;
   for (uint32_t i = 0; i < df; ++i) {
     uint64_t v;

@@ -72,22 +72,30 @@ std::vector<std::string> Unlisted(const std::string& index_path) {
   return extra;
 }
 
-void MakeTree(const std::string& root) {
-  for (int i = 0; i < 48; ++i) {
+// A memory budget small enough that every batch a build reads (at least 256 KiB of files)
+// is written as a segment of its own.
+constexpr uint64_t kSpillBudget = 64 << 10;
+
+// `files` files in four directories; each but the first line `filler` bytes of numbered words.
+void MakeTree(const std::string& root, int files = 48, size_t filler = 0) {
+  for (int i = 0; i < files; ++i) {
     std::string text = Cat("common w", i % 7, " doc", i);
     if (i % 3 == 0) text += " alpha beta";
     if (i % 5 == 0) text += " beta alpha";
     if (i % 8 == 0) text += " gone";
+    text += "\n";
+    for (int k = 0; text.size() < filler; ++k) text += Cat("filler", (i * 131 + k) % 4099, " ");
     WriteFile(Cat(root, "/d", i % 4, "/f", i, ".txt"), text + "\n");
   }
 }
 
-// Changes the tree as the update will see it: files added, changed and removed.
-void ChangeTree(const std::string& root) {
+// Changes the tree as the update will see it: files added (named after `round`), changed and
+// removed.
+void ChangeTree(const std::string& root, const std::string& round = "new") {
   for (int i = 0; i < 6; ++i)
-    WriteFile(Cat(root, "/new/n", i, ".txt"), Cat("fresh common w", i, "\n"));
+    WriteFile(Cat(root, "/", round, "/n", i, ".txt"), Cat("fresh common w", i, " ", round, "\n"));
   for (int i = 1; i < 48; i += 9)
-    WriteFile(Cat(root, "/d", i % 4, "/f", i, ".txt"), "changed alpha beta\n");
+    WriteFile(Cat(root, "/d", i % 4, "/f", i, ".txt"), Cat("changed alpha beta ", round, "\n"));
   for (int i = 0; i < 48; i += 8) std::filesystem::remove(Cat(root, "/d", i % 4, "/f", i, ".txt"));
 }
 
@@ -234,4 +242,47 @@ TEST_CASE("a fault at any call of a build, update or compaction leaves the old o
   compact.segments_after = 1;
   WalkFaults(compact, index_path);
   WalkKills(compact, tree, index_path);
+
+  // A first build that spills: 1 MiB of files and a budget so small that it writes several
+  // segments (one thread, so that where it spills does not depend on timing;
+  // bitsift_fault_child's "build-spill").
+  const std::string large = dir / "large";
+  MakeTree(large, 16, 64 << 10);
+  bitsift::IndexOptions spill = options;
+  spill.threads = 1;
+  spill.memory_budget = kSpillBudget;
+  Walk spilled{"first build of several segments", "build-spill", "",
+               [&] { return bitsift::BuildIndex(large, index_path, spill); }};
+  spilled.before = {{"no index"}};
+  REQUIRE(bitsift::BuildIndex(large, dir / "large-fresh", options).ok());
+  spilled.after = Ask(dir / "large-fresh");
+  REQUIRE(bitsift::BuildIndex(large, dir / "spilled", spill).ok());
+  REQUIRE(Ask(dir / "spilled") == spilled.after);
+  spilled.segments_after = Segments(dir / "spilled");
+  REQUIRE(spilled.segments_after > 2);
+  WalkFaults(spilled, index_path);
+  WalkKills(spilled, large, index_path);
+
+  // An update that merges: the spilled index, the tree changed again, and the update run with
+  // the merge policy and the default budget ("update-merge"), which merges the small segments
+  // it finds.
+  ChangeTree(large, "again");
+  bitsift::IndexOptions merging = spill;
+  merging.memory_budget = options.memory_budget;  // room for the merges
+  merging.merge = true;
+  Walk merged{"update that merges", "update-merge", dir / "spilled",
+              [&] { return bitsift::BuildIndex(large, index_path, merging); }};
+  merged.before = Ask(dir / "spilled");
+  REQUIRE(bitsift::BuildIndex(large, dir / "large-again", options).ok());
+  merged.after = Ask(dir / "large-again");
+  REQUIRE(merged.after != merged.before);
+  CopyIndex(dir / "spilled", dir / "merged");
+  REQUIRE(bitsift::BuildIndex(large, dir / "merged", merging).ok());
+  REQUIRE(Ask(dir / "merged") == merged.after);
+  merged.segments_after = Segments(dir / "merged");
+  CopyIndex(dir / "spilled", dir / "unmerged");
+  REQUIRE(bitsift::BuildIndex(large, dir / "unmerged", spill).ok());
+  REQUIRE(merged.segments_after < Segments(dir / "unmerged"));  // it merged
+  WalkFaults(merged, index_path);
+  WalkKills(merged, large, index_path);
 }

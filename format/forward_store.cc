@@ -97,7 +97,7 @@ class GammaWriter {
     for (; v > 32; v -= 32) Bits(0, 32);
     Bits(uint64_t{1} << v, static_cast<int>(v) + 1);
   }
-  // v's n low bits (n <= 32).
+  // v's n low bits (n <= 56).
   void PutBits(uint64_t v, int n) { Bits(v, n); }
   void Finish() {
     if (have_ > 0) out_.push_back(static_cast<char>(window_));
@@ -175,46 +175,103 @@ class GammaReader {
 // counted ones (form 3), and after pairs if the record has them.
 enum class Follow { kNever, kMay, kAlways };
 
+// The counts after a record's n ids: the length, the form, and for gamma codes (forms 1 and 3)
+// where the codes are and, for more than kForwardBlock ids, the table of where each block's
+// codes start.
+struct CountsView {
+  uint64_t length = 0, form = 0;
+  const uint8_t* table = nullptr;  // entries x width bits (blocks 1.. of the ids)
+  uint64_t entries = 0, table_bytes = 0;
+  int width = 0;
+  const uint8_t* codes = nullptr;  // the gamma codes, or the pairs (even forms)
+  const uint8_t* codes_end = nullptr;
+
+  bool Parse(const uint8_t* q, const uint8_t* end, uint64_t n) {
+    if (!GetVarint(&q, end, &length) || !GetVarint(&q, end, &form) || length > UINT32_MAX ||
+        (form & 1 ? (form != 1 && form != 3) || n == 0 : (form >> 1) > n)) {
+      return false;
+    }
+    codes = q;
+    codes_end = end;
+    if (!(form & 1)) return true;
+    if (form == 3) {
+      uint64_t bytes = 0;
+      if (!GetVarint(&q, end, &bytes) || bytes > static_cast<uint64_t>(end - q)) return false;
+      codes_end = q + bytes;
+    }
+    entries = (n - 1) / kForwardBlock;
+    if (entries > 0) {
+      if (q == codes_end) return false;
+      width = *q++;
+      table_bytes = (entries * static_cast<uint64_t>(width) + 7) / 8;
+      if (width < 1 || width > 56 || table_bytes > static_cast<uint64_t>(codes_end - q))
+        return false;
+      table = q;
+      q += table_bytes;
+    }
+    codes = q;
+    return true;
+  }
+  // Where the codes of block e + 1 start, in bits after the first code.
+  uint64_t Entry(uint64_t e) const {
+    const uint64_t bit = e * static_cast<uint64_t>(width);
+    const uint64_t byte = bit / 8;
+    uint64_t v = 0;
+    std::memcpy(&v, table + byte, std::min<uint64_t>(8, table_bytes - byte));
+    return (v >> (bit % 8)) & ((uint64_t{1} << width) - 1);
+  }
+  // Whether the table's bits after its last entry are zero.
+  bool TablePaddedWithZeros() const {
+    const uint64_t used = entries * static_cast<uint64_t>(width);
+    return used % 8 == 0 || (table[table_bytes - 1] >> (used % 8)) == 0;
+  }
+  // Where the codes end: the positions begin (form 3).
+  Follow follow() const {
+    return form == 1 ? Follow::kNever : form == 3 ? Follow::kAlways : Follow::kMay;
+  }
+};
+
 // The counts after the ids, in [q, end): into *counts (if not null) for `n` ids; *after is
 // where they end (the positions begin).
 bool DecodeCounts(const uint8_t* q, const uint8_t* end, uint64_t n, ForwardCounts* counts,
                   const uint8_t** after, Follow* follow, std::string* why) {
-  uint64_t length = 0, form = 0;
-  if (!GetVarint(&q, end, &length) || !GetVarint(&q, end, &form) || length > UINT32_MAX ||
-      (form & 1 ? (form != 1 && form != 3) || n == 0 : (form >> 1) > n)) {
+  CountsView v;
+  if (!v.Parse(q, end, n)) {
     *why = "bad counts";
     return false;
   }
-  if (counts != nullptr) counts->length = static_cast<uint32_t>(length);
-  *follow = form == 1 ? Follow::kNever : form == 3 ? Follow::kAlways : Follow::kMay;
-  if (form & 1) {
-    const uint8_t* gamma_end = end;
-    if (form == 3) {
-      uint64_t bytes = 0;
-      if (!GetVarint(&q, end, &bytes) || bytes > static_cast<uint64_t>(end - q)) {
-        *why = "bad counts";
+  if (counts != nullptr) counts->length = static_cast<uint32_t>(v.length);
+  *follow = v.follow();
+  if (v.form & 1) {
+    if (v.entries > 0 && !v.TablePaddedWithZeros()) {
+      *why = "bits after the counts' block table";
+      return false;
+    }
+    GammaReader bits(v.codes, v.codes_end);
+    if (counts != nullptr) counts->tf.assign(n, 1);
+    uint64_t bit = 0;  // where the next code starts
+    for (uint64_t i = 0; i < n; ++i) {
+      if (i > 0 && i % kForwardBlock == 0 && v.Entry(i / kForwardBlock - 1) != bit) {
+        *why = "wrong counts' block table";
         return false;
       }
-      gamma_end = q + bytes;
-    }
-    GammaReader bits(q, gamma_end);
-    if (counts != nullptr) counts->tf.assign(n, 1);
-    for (uint64_t i = 0; i < n; ++i) {
       uint32_t tf = 0;
       if (!bits.Next(&tf)) {
         *why = "bad term frequencies";
         return false;
       }
+      bit += 2 * static_cast<uint64_t>(31 - __builtin_clz(tf)) + 1;
       if (counts != nullptr) counts->tf[i] = tf;
     }
-    if (!bits.RestIsZero() || (form == 3 && bits.ByteEnd() != gamma_end)) {
+    if (!bits.RestIsZero() || (v.form == 3 && bits.ByteEnd() != v.codes_end)) {
       *why = "bits after the term frequencies";
       return false;
     }
     *after = bits.ByteEnd();
     return true;
   }
-  const uint64_t repeated = form >> 1;
+  q = v.codes;
+  const uint64_t repeated = v.form >> 1;
   if (counts != nullptr) counts->tf.assign(repeated > 0 ? n : 0, 1);
   for (uint64_t k = 0, at = 0; k < repeated; ++k) {
     uint64_t gap = 0, tf = 0;
@@ -284,6 +341,38 @@ class BitCursor {
   bool Skip(uint64_t n) {
     if (n > bits_ - bit_) return false;
     bit_ += n;
+    return true;
+  }
+  // Passes k gamma codes: those within one Peek at a time (runs of 1s at once), a longer one
+  // by Gamma.
+  bool SkipGammas(uint64_t k) {
+    while (k > 0) {
+      const int valid = Valid();
+      if (valid == 0) return false;
+      const uint64_t w = Peek() & Mask(valid);
+      int used = 0;
+      while (k > 0 && used < valid) {
+        const uint64_t rest = w >> used;
+        if (rest & 1) {  // a run of frequencies of 1 (~rest's bits from `valid - used` on are 1)
+          const int t = static_cast<int>(std::min<uint64_t>(__builtin_ctzll(~rest), k));
+          used += t;
+          k -= static_cast<uint64_t>(t);
+          continue;
+        }
+        if (rest == 0) break;
+        const int z = __builtin_ctzll(rest);
+        if (2 * z + 1 > valid - used) break;
+        used += 2 * z + 1;
+        --k;
+      }
+      if (used > 0) {
+        bit_ += static_cast<uint64_t>(used);
+        continue;
+      }
+      uint64_t v = 0;
+      if (!Gamma(&v)) return false;
+      --k;
+    }
     return true;
   }
   // Whether n more bits are there.
@@ -600,11 +689,24 @@ void EncodeIdsAndCounts(const std::vector<uint32_t>& ids, const ForwardCounts& c
     pair_bytes += VarintLength(i - last) + VarintLength(counts.tf[i] - 2);
     last = i;
   }
-  if (repeated > 0 && (gamma_bits + 7) / 8 + 1 < VarintLength(repeated << 1) + pair_bytes) {
+  // The gamma form's table: where the codes of each block of ids after the first start.
+  std::vector<uint64_t> starts;
+  for (size_t i = 0, bit = 0; i < counts.tf.size(); ++i) {
+    if (i > 0 && i % kForwardBlock == 0) starts.push_back(bit);
+    bit += 2 * static_cast<uint64_t>(31 - __builtin_clz(counts.tf[i])) + 1;
+  }
+  const int width = starts.empty() ? 0 : 64 - __builtin_clzll(starts.back());
+  const uint64_t table_bytes = starts.empty() ? 0 : 1 + (starts.size() * width + 7) / 8;
+  if (repeated > 0 &&
+      table_bytes + (gamma_bits + 7) / 8 + 1 < VarintLength(repeated << 1) + pair_bytes) {
     std::string gamma;
+    if (!starts.empty()) gamma.push_back(static_cast<char>(width));
     GammaWriter bits(gamma);
-    for (uint32_t tf : counts.tf) bits.Put(tf);
+    for (uint64_t start : starts) bits.PutBits(start, width);
     bits.Finish();
+    GammaWriter codes(gamma);
+    for (uint32_t tf : counts.tf) codes.Put(tf);
+    codes.Finish();
     PutVarint(positions_follow ? 3 : 1, out);
     if (positions_follow) PutVarint(gamma.size(), out);
     out += gamma;
@@ -825,35 +927,30 @@ bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* w
   // The positions in the id list of the wanted ids the record holds, ascending.
   thread_local std::vector<std::pair<uint64_t, size_t>> held;  // (position, i)
   if (!HeldIndexes(r, end, want, n, &held)) return false;
-  const uint8_t* q = r.counts;
-  uint64_t words = 0, form = 0;
-  if (!GetVarint(&q, end, &words) || !GetVarint(&q, end, &form) || words > UINT32_MAX ||
-      (form & 1 ? form != 1 && form != 3 : (form >> 1) > r.n)) {
-    return false;
-  }
-  *length = static_cast<uint32_t>(words);
+  CountsView v;
+  if (!v.Parse(r.counts, end, r.n)) return false;
+  *length = static_cast<uint32_t>(v.length);
   for (const auto& [position, i] : held) tf[i] = 1;
-  uint64_t gamma_bytes = 0;
-  if (form == 3 && !GetVarint(&q, end, &gamma_bytes)) return false;
-  if (form & 1) {
-    // Walk the codes to each held position, runs of 1s a window at a time.
-    GammaReader bits(q, end);
+  if (v.form & 1) {
+    // From the start of each held id's block's codes, or from the code after the previous
+    // held id's if that is nearer.
+    BitCursor bits(v.codes, v.codes_end);
     uint64_t at = 0;
     for (const auto& [position, i] : held) {
-      while (at < position) {
-        const uint64_t skipped = bits.SkipOnes(position - at);
-        at += skipped;
-        if (at == position) break;
-        uint32_t f = 0;
-        if (!bits.Next(&f)) return false;
-        ++at;
+      const uint64_t block = position / kForwardBlock;
+      if (block > 0 && block * kForwardBlock > at) {
+        if (!bits.Seek(v.Entry(block - 1))) return false;
+        at = block * kForwardBlock;
       }
-      if (!bits.Next(&tf[i])) return false;
-      ++at;
+      uint64_t f = 0;
+      if (!bits.SkipGammas(position - at) || !bits.Gamma(&f) || f > UINT32_MAX) return false;
+      tf[i] = static_cast<uint32_t>(f);
+      at = position + 1;
     }
     return true;
   }
-  const uint64_t repeated = form >> 1;
+  const uint8_t* q = v.codes;
+  const uint64_t repeated = v.form >> 1;
   size_t next = 0;  // the first of `held` not yet passed
   for (uint64_t k = 0, at = 0; k < repeated && next < held.size(); ++k) {
     uint64_t gap = 0, f = 0;

@@ -14,10 +14,13 @@
 //     h even: for each of the h / 2 ids that occur more than once, varint (index gap),
 //             varint (tf - 2) (index gap: its position in the id list minus the previous
 //             one's, or its position for the first), or
-//     h = 1:  an Elias-gamma code of every id's tf, least significant bit first (for tf with
-//             z = floor(log2 tf): z zero bits, a one bit, tf's z low bits), zero-padded to a
-//             byte; the encoder takes whichever is smaller, or
-//     h = 3:  varint (bytes of the codes), then the codes as for h = 1 (a record with
+//     h = 1:  if n > kForwardBlock, a block table: u8 w, then for each block of ids after the
+//             first, where its codes start (in bits after the first code) in w bits, least
+//             significant bit first, zero-padded to a byte; then an Elias-gamma code of every
+//             id's tf, least significant bit first (for tf with z = floor(log2 tf): z zero
+//             bits, a one bit, tf's z low bits), zero-padded to a byte; the encoder takes
+//             whichever form is smaller, or
+//     h = 3:  varint (bytes of the table and the codes), then both as for h = 1 (a record with
 //             positions: they are found without decoding the codes)
 //   positions (phrases; only if the record holds some, after h even or 3, up to the record's
 //     end): one bit stream, least significant bit first, zero-padded to a byte:

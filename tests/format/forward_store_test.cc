@@ -355,3 +355,56 @@ TEST_CASE("a list that claims more positions than its bytes hold is refused befo
                            &begin) == PhraseLists::kCorrupt);
   CHECK(at.capacity() < 1024);
 }
+
+TEST_CASE("the counts read by block agree with the whole decode on any record it accepts",
+          "[forward]") {
+  // A record of 700 ids with many repeats (gamma codes and their block table), with and without
+  // positions; every single-bit change of it is either refused by the strict decode or read
+  // alike by the ranked reader (which seeks through the table) and the whole decode.
+  std::mt19937_64 rng(41);
+  for (bool with_positions : {false, true}) {
+    std::vector<uint32_t> ids = RandomSortedIds(rng, 700, 100000);
+    ForwardCounts counts;
+    counts.length = 9000;
+    ForwardPositions positions;
+    if (with_positions) {
+      positions = RandomPositions(rng, ids.size(), &counts);
+    } else {
+      for (size_t i = 0; i < ids.size(); ++i) counts.tf.push_back(1 + (i * 7) % 5);
+    }
+    std::string rec;
+    EncodeForwardRecord(ids, counts, rec, &positions);
+    size_t accepted = 0, refused = 0;
+    for (size_t bit = 0; bit < rec.size() * 8; ++bit) {
+      std::vector<uint8_t> flipped(rec.begin(), rec.end());
+      flipped[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+      const uint8_t* b = flipped.data();
+      const uint8_t* e = b + flipped.size();
+      std::vector<uint32_t> back;
+      ForwardCounts whole;
+      std::string problem;
+      StrictForward strict{100000, &problem};
+      if (!DecodeForwardRecord(b, e, &back, &strict, &whole)) {
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      // Every 37th id and the first of each block, read by the ranked reader (through the
+      // table, as the previous id wanted is in an earlier block).
+      std::vector<uint32_t> want;
+      for (size_t i = 0; i < back.size(); ++i) {
+        if (i % 37 == 0 || i % kForwardBlock == 0) want.push_back(back[i]);
+      }
+      std::vector<uint32_t> tf(want.size(), 0);
+      uint32_t length = 0;
+      REQUIRE(ForwardRecordCounts(b, e, want.data(), want.size(), tf.data(), &length));
+      CHECK(length == whole.length);
+      for (size_t k = 0, i = 0; k < want.size(); ++k) {
+        while (back[i] != want[k]) ++i;
+        REQUIRE(tf[k] == whole.TfAt(i));
+      }
+    }
+    CHECK(refused > 0);
+    CHECK(accepted > 0);
+  }
+}

@@ -1,9 +1,16 @@
 #include "query/ranker.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <iterator>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -145,6 +152,11 @@ void Offer(std::vector<T>& heap, uint64_t k, const T& x, const Better& better) {
   }
 }
 
+// Rounds of at least this many candidates are scored on every thread (ScoreInBoundOrder's
+// `parallel`), a wave of kScoreWave at a time.
+constexpr std::ptrdiff_t kParallelScore = 4096;
+constexpr std::ptrdiff_t kScoreWave = 1024;
+
 // Calls score(key) for the candidates (bound, key) in decreasing bound until a bound falls below
 // threshold() (the k-th best score so far; below every score while fewer than k are held):
 // then no candidate left can enter the top k, nor tie into it (equal bounds are still scored).
@@ -152,12 +164,27 @@ void Offer(std::vector<T>& heap, uint64_t k, const T& x, const Better& better) {
 // to those whose bound reaches the threshold, and so on with 16k, 32k, ...: most bounds are
 // never sorted.
 // prefetch(key) hints that key will be scored soon.
+// With `parallel`, a round of many candidates is scored in waves of kScoreWave on every
+// thread, so score and threshold must be safe to call from several threads at once; a
+// candidate whose bound is below the final threshold may then be scored too, which changes
+// nothing: the first k of a total order do not depend on which others were looked at.
 template <typename Threshold, typename Score, typename Prefetch>
 void ScoreInBoundOrder(std::vector<std::pair<double, uint32_t>>& candidates, uint64_t k,
-                       const Threshold& threshold, const Score& score, const Prefetch& prefetch) {
+                       const Threshold& threshold, const Score& score, const Prefetch& prefetch,
+                       bool parallel = false) {
   using It = std::vector<std::pair<double, uint32_t>>::iterator;
   auto higher = [](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
     return a.first > b.first;
+  };
+  auto below = [&](It it) { return it->first * (1 + 1e-9) < threshold(); };
+  // Scores [it, end) in order until a bound is below the threshold; false if one was.
+  auto run = [&](It it, It end) {
+    for (; it != end; ++it) {
+      if (below(it)) return false;
+      if (end - it > kScoreAhead) prefetch((it + kScoreAhead)->second);
+      score(it->second);
+    }
+    return true;
   };
   It from = candidates.begin(), end = candidates.end();
   // Each round takes twice the last one's (many equal bounds above the threshold would
@@ -167,11 +194,20 @@ void ScoreInBoundOrder(std::vector<std::pair<double, uint32_t>>& candidates, uin
     const It head = from + static_cast<std::ptrdiff_t>(
                                std::min<uint64_t>(static_cast<uint64_t>(end - from), take));
     std::nth_element(from, head, end, higher);
-    std::sort(from, head, higher);
-    for (It it = from; it != head; ++it) {
-      if (it->first * (1 + 1e-9) < threshold()) return;
-      if (head - it > kScoreAhead) prefetch((it + kScoreAhead)->second);
-      score(it->second);
+    if (parallel && head - from >= kParallelScore) {
+      tbb::parallel_sort(from, head, higher);
+      for (It wave = from; wave != head;) {
+        const It wave_end = head - wave > kScoreWave ? wave + kScoreWave : head;
+        if (below(wave)) return;
+        tbb::parallel_for(tbb::blocked_range<std::ptrdiff_t>(0, wave_end - wave, 64),
+                          [&](const tbb::blocked_range<std::ptrdiff_t>& r) {
+                            run(wave + r.begin(), wave + r.end());
+                          });
+        wave = wave_end;
+      }
+    } else {
+      std::sort(from, head, higher);
+      if (!run(from, head)) return;
     }
     const double at_least = threshold();
     end = std::partition(head, end, [&](const std::pair<double, uint32_t>& c) {
@@ -299,10 +335,22 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
     return a.id < b.id;
   };
   std::vector<Entry> heap;  // the best k so far, the worst on top
-  auto kth = [&] { return heap.size() == k ? heap.front().score : -1.0; };
-  CountReader counts(set, segment_terms, avg_length, params);
+  // The k-th best score once k are held, else -1: read by every scoring thread, written under
+  // heap_lock with the heap.
+  std::atomic<double> kth_score{-1.0};
+  std::mutex heap_lock;
+  auto kth = [&] { return kth_score.load(std::memory_order_relaxed); };
+  auto offer = [&](const Entry& e) {
+    if (e.score < kth()) return;  // (equal scores may still enter by their id)
+    std::lock_guard<std::mutex> hold(heap_lock);
+    Offer(heap, k, e, better);
+    if (heap.size() == k) kth_score.store(heap.front().score, std::memory_order_relaxed);
+  };
+  tbb::enumerable_thread_specific<CountReader> readers(
+      [&] { return CountReader(set, segment_terms, avg_length, params); });
   auto score_of = [&](uint32_t id) {
     double doc_norm = 0;
+    CountReader& counts = readers.local();
     const SegmentTerms& t = counts.Read(id, &doc_norm);
     double score = 0;
     for (size_t p = 0; p < m; ++p) {
@@ -331,9 +379,7 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
       for (uint64_t i = 0; i < format::kChampions; ++i) {
         const uint32_t local = view->champion(static_cast<uint64_t>(slot), i);
         if (local == format::kNoChampion) break;
-        if (first_sight(first + local)) {
-          Offer(heap, k, Entry{score_of(first + local), first + local}, better);
-        }
+        if (first_sight(first + local)) offer(Entry{score_of(first + local), first + local});
       }
     }
   }
@@ -382,9 +428,9 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
     ScoreInBoundOrder(
         candidates, k, kth,
         [&](uint32_t id) {
-          Offer(heap, k, Entry{score_of(id), id}, better);
+          offer(Entry{score_of(id), id});
         },
-        [&](uint32_t id) { PrefetchCounts(set, id); });
+        [&](uint32_t id) { PrefetchCounts(set, id); }, parallel);
   }
   std::sort(heap.begin(), heap.end(), better);
   std::vector<RankedHit> out;

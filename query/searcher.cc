@@ -662,6 +662,11 @@ std::vector<uint32_t> Searcher::Search(const std::vector<std::string>& terms, ui
     stats->parse_us = stats->total_us = MicrosSince(start);
     return {};
   }
+  // A lone Bloom term's answer is its document list: exact, where its rows leave false
+  // positives to verify by their forward records (~0.3 us a candidate against ~7 ns an id).
+  if (planned.size() == 1 && !sparse && index_.HasList(planned[0].id)) {
+    planned[0].sparse = sparse = true;
+  }
   // Each phase's end is the next one's start (one clock read fewer a phase).
   const auto looked_up = Clock::now();
   stats->parse_us = Micros(start, looked_up);

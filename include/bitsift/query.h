@@ -133,7 +133,8 @@ struct QueryOptions {
   // Whether a query may use threads besides the caller's: the searches of several segments are
   // shared with a helper thread, which then polls for the next query's for up to 200 ms (a
   // stream of queries keeps a second core busy: docs/design.md, "Segments and indexes as
-  // one"), and the texts of a phrase's many candidates are read on TBB's threads. Set it to
+  // one"), and the texts of a phrase's many candidates are read, and a ranked query's many
+  // candidates scored, on TBB's threads. Set it to
   // false when the program answers queries on every core already (`bitsift query --jobs N`).
   bool parallel = true;
   // With rank or any: the statistics to score with instead of this index's own (not null:

@@ -267,12 +267,14 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
   const std::vector<SegmentTerms> segment_terms = SegmentTermsOf(set, parts);
   const size_t m = parts.size();
   std::vector<double> weight(m), most(m);
+  std::vector<uint64_t> part_df(m);
   for (size_t p = 0; p < m; ++p) {
     uint64_t df = 0;
     for (size_t g = 0; g < set.segments().size(); ++g) {
       const std::optional<uint32_t>& id = segment_terms[g].found[p];
       if (id) df += set.segments()[g].reader->dictionary().Df(*id);
     }
+    part_df[p] = df;  // (this set's: what a part's answer here costs)
     if (global_df != nullptr) df = (*global_df)[p];  // the whole collection's (CollectionStats)
     const double d = static_cast<double>(df);
     weight[p] = parts[p].repeats * std::max(1e-6, std::log((n - d + 0.5) / (d + 0.5)));
@@ -383,12 +385,53 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
       }
     }
   }
+  // Whether a document holds a later part, so that its bound leaves out the parts it lacks:
+  // for a term with a document list in every segment (its answer costs ~7 ns an id), a bitmap
+  // of its answer; for an exact term in under a quarter of the documents, one bit of its exact
+  // row (HasExactTerm); otherwise none, and its block maximum bounds it. Tested only for
+  // documents whose bound without them reaches the k-th score.
+  enum class Test : uint8_t { kNone, kBitmap, kExactBit };
+  std::vector<Test> test(m, Test::kNone);
+  for (size_t p = 0; p < m; ++p) {
+    bool lists = true, exact = true;
+    for (size_t g = 0; g < segments; ++g) {
+      const std::optional<uint32_t>& id = segment_terms[g].found[p];
+      if (!id) continue;
+      lists = lists && set.segments()[g].reader->HasList(*id);
+      exact = exact && *id < set.segments()[g].reader->exact_terms();
+    }
+    test[p] = lists                                      ? Test::kBitmap
+              : exact && part_df[p] * 4 < set.id_count() ? Test::kExactBit
+                                                         : Test::kNone;
+  }
+  std::vector<std::optional<std::vector<uint32_t>>> answers(m);
+  auto answer_of = [&](size_t p) -> const std::vector<uint32_t>& {
+    if (!answers[p])
+      answers[p] = set.Search({parts[p].node->terms[0]}, 0, stats, nullptr, parallel);
+    return *answers[p];
+  };
+  std::vector<std::vector<uint64_t>> member(m);  // Test::kBitmap's, made on first use
+  auto holds = [&](size_t p, size_t g, uint32_t id, uint32_t local) {
+    switch (test[p]) {
+      case Test::kBitmap:
+        if (member[p].empty()) {
+          member[p].assign(set.id_count() / 64 + 1, 0);
+          for (uint32_t d : answer_of(p)) member[p][d / 64] |= uint64_t{1} << (d % 64);
+        }
+        return ((member[p][id / 64] >> (id % 64)) & 1) != 0;
+      case Test::kExactBit:
+        return set.segments()[g].reader->HasExactTerm(local, *segment_terms[g].found[p]);
+      case Test::kNone:
+        break;
+    }
+    return true;
+  };
   std::vector<std::pair<double, uint32_t>> candidates;  // (bound, id)
+  std::vector<double> later(m);  // a document's bound of each part, from ord[j] on
   for (size_t j = 0; j < m; ++j) {
     if (heap.size() == k && suffix[j] * (1 + 1e-9) < kth()) break;
     const size_t p = ord[j];
-    const std::vector<uint32_t> answer =
-        set.Search({parts[p].node->terms[0]}, 0, stats, nullptr, parallel);
+    const std::vector<uint32_t>& answer = answer_of(p);
     candidates.clear();
     size_t g = segments;
     uint32_t first = 0, end_id = 0;
@@ -408,9 +451,10 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
       for (size_t i = j; i < m; ++i) {
         const size_t q = ord[i];
         const int64_t slot = bound_slot[g * m + q];
+        later[i] = 0;
         if (slot == kAbsent) continue;
         if (slot == kOpen) {
-          bound += most[q];
+          bound += later[i] = most[q];
           continue;
         }
         const uint8_t f = view->tf_max(static_cast<uint64_t>(slot), local);
@@ -418,12 +462,18 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
         const double by_block =
             f == 0 || f == format::kTfMaxOpen ? most[q] : PartScore(weight[q], f, doc_norm, params);
         // Not a champion (they were all scored): at most the rest bound.
-        bound +=
+        bound += later[i] =
             champions
                 ? std::min(by_block, weight[q] * scale[g] * view->rest(static_cast<uint64_t>(slot)))
                 : by_block;
       }
-      candidates.emplace_back(bound, id);
+      // A bound below the k-th score now is never scored; one above it drops the later parts
+      // the document lacks.
+      if (bound * (1 + 1e-9) < kth()) continue;
+      for (size_t i = j + 1; i < m && bound * (1 + 1e-9) >= kth(); ++i) {
+        if (later[i] > 0 && !holds(ord[i], g, id, local)) bound -= later[i];
+      }
+      if (bound * (1 + 1e-9) >= kth()) candidates.emplace_back(bound, id);
     }
     ScoreInBoundOrder(
         candidates, k, kth,

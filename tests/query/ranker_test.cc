@@ -360,3 +360,49 @@ TEST_CASE("the best k scored on several threads equal the first k of the whole r
     }
   }
 }
+
+TEST_CASE("a bound leaves out exactly the later words a document lacks", "[rank]") {
+  // Two words with document lists (rarer than 1/32 of the documents): `xq` in 150 documents,
+  // `yq` in 170, both in 60 of them, among 6,000 of common words. `xq` is taken first; once
+  // documents holding both have raised the k-th score above what `xq` alone can give, a
+  // document's bound must still count `yq` where it holds it, and only there.
+  std::mt19937_64 rng(5);
+  const std::vector<std::string> filler = {"f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8"};
+  std::vector<bitsift::Document> docs;
+  for (int i = 0; i < 6000; ++i) {
+    std::string text;
+    for (size_t w = 0, length = 3 + rng() % 20; w < length; ++w) {
+      text += filler[rng() % filler.size()];
+      text += ' ';
+    }
+    const bool x = i % 40 == 0, y = i % 40 == 0 ? i % 100 < 40 : i % 37 == 1 && i < 4070;
+    for (uint64_t t = x ? 1 + rng() % 4 : 0; t > 0; --t) text += "xq ";
+    for (uint64_t t = y ? 1 + rng() % 6 : 0; t > 0; --t) text += "yq ";
+    std::string name = "d";
+    name.append(std::to_string(100000 + i)).append(".txt");
+    docs.push_back({name, text, 0});
+  }
+  TempDir dir;
+  REQUIRE(bitsift::BuildIndexFromDocuments(docs, dir / "i", {}).ok());
+  std::unique_ptr<Index> index;
+  REQUIRE(Index::Open(dir / "i", &index).ok());
+  for (const char* query : {"xq yq", "yq xq f3", "xq yq yq"}) {
+    bitsift::ParsedQuery q;
+    REQUIRE(bitsift::ParsedQuery::Parse(query, bitsift::QuerySyntax::kLanguage, &q).ok());
+    bitsift::QueryOptions options;
+    options.any = true;
+    bitsift::QueryResult all;
+    REQUIRE(index->Query(q, options, &all).ok());
+    for (uint64_t k : {1, 5, 10, 30}) {
+      options.limit = k;
+      bitsift::QueryResult top;
+      REQUIRE(index->Query(q, options, &top).ok());
+      INFO(query << " k=" << k);
+      REQUIRE(top.documents.size() == k);
+      for (size_t i = 0; i < k; ++i) {
+        REQUIRE(top.documents[i] == all.documents[i]);
+        REQUIRE(top.scores[i] == Approx(all.scores[i]).epsilon(1e-12));
+      }
+    }
+  }
+}

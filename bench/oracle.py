@@ -1,13 +1,14 @@
 """Brute-force oracle for bench/run, exact by construction with bitsift's token contract.
 
-Every document is tokenized once with `bitsift tokenize --set --raw --file PATH` (the contract's token
-set, NFKC_Casefold + ICU words + CJK bigrams); each query line once with
+Every document is tokenized once with `bitsift tokenize --set --file PATH` (the contract's token
+set, NFKC_Casefold + ICU words + CJK bigrams, of the text indexing reads: decompressed, decoded
+to UTF-8, a man page's or HTML file's text); each query line once with
 `bitsift tokenize --set TERMS...`. Where `tokenize_files` was built beside bitsift (bench/,
 the same public Tokenize in one process for many files), documents go through it instead,
 after it agreed with `bitsift tokenize` on the first documents: a process per document costs
 ~8 ms of start-up, 2.6 hours for linux-paras' 1.2M paragraphs.
 A document matches when its token set contains every query token. No part of bitsift's index
-or query code is involved, only its tokenizer.
+or query code is involved, only its document reader and tokenizer.
 
 The per-document token sets are cached (gzip TSV: PATH<TAB>TOKEN<SPACE>TOKEN...) under
 DATA/NAME/, keyed by the document list (paths, sizes, mtimes) and by the tokenizer's output on a
@@ -76,7 +77,8 @@ def token_cache(bitsift, docs_dir, docs, cache_dir, log=print, tool=None):
     """Path of the token-set cache for these documents, building it if needed. `tool`: a
     tokenize_files binary (default: the one beside bitsift, if any)."""
     os.makedirs(cache_dir, exist_ok=True)
-    key = f"{doclist_key(docs_dir, docs)}-{tokenizer_key(bitsift)}"
+    # ("text": token sets of the documents' text as indexing reads it, not of their raw bytes)
+    key = f"{doclist_key(docs_dir, docs)}-{tokenizer_key(bitsift)}-text"
     path = os.path.join(cache_dir, f"tokens-{key}.tsv.gz")
     if os.path.exists(path):
         return path
@@ -89,7 +91,7 @@ def token_cache(bitsift, docs_dir, docs, cache_dir, log=print, tool=None):
     if tool is not None:
         sample = docs[:16]
         if _tokens_batch(tool, docs_dir, sample) != [
-                (r, _tokens(bitsift, ["--raw", "--file", os.path.join(docs_dir, r)])) for r in sample]:
+                (r, _tokens(bitsift, ["--file", os.path.join(docs_dir, r)])) for r in sample]:
             raise RuntimeError(f"{tool} and `bitsift tokenize --set` disagree")
     workers = (os.cpu_count() or 2) if tool else 2 * (os.cpu_count() or 2)
     tmp = path + ".tmp"
@@ -105,7 +107,7 @@ def token_cache(bitsift, docs_dir, docs, cache_dir, log=print, tool=None):
                          for p in got]
             else:  # process start-up dominates: overlap it
                 pairs = zip(part, ex.map(
-                    lambda r: _tokens(bitsift, ["--raw", "--file", os.path.join(docs_dir, r)]), part))
+                    lambda r: _tokens(bitsift, ["--file", os.path.join(docs_dir, r)]), part))
             for rel, toks in pairs:
                 out.write(rel + "\t" + " ".join(toks) + "\n")
             done = s + len(part)

@@ -2,18 +2,15 @@
 //
 // Reads relative paths (one a line) on standard input and prints, for each, the line
 // `PATH<TAB>TOKEN TOKEN ...`: the document's sorted distinct terms, exactly what
-// `bitsift tokenize --set --raw --file DIR/PATH` prints one a line (the file's bytes as they are,
-// through the library's public Tokenize). bench/oracle.py started one such process per
-// document; 8 ms of process start-up each made linux-paras' 1.2M documents a 2.6-hour
-// oracle. Exit 0, or 2 with a message naming the first file that cannot be read.
+// `bitsift tokenize --set --file DIR/PATH` prints one a line (the text indexing reads,
+// ReadDocumentText: decompressed, decoded, a man page or HTML file's text; then the library's
+// public Tokenize). bench/oracle.py started one such process per document; 8 ms of process
+// start-up each made linux-paras' 1.2M documents a 2.6-hour oracle. Exit 0, or 2 with a
+// message naming the first file that cannot be read.
 #include <bitsift/bitsift.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,20 +20,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string dir = argv[1];
-  std::string rel, line;
+  std::string rel, line, text;
   std::vector<std::string> terms;
   while (std::getline(std::cin, rel)) {
     if (rel.empty()) continue;
-    std::ifstream in(dir + "/" + rel, std::ios::binary);
-    std::ostringstream buf;
-    errno = 0;
-    if (in && in.peek() != std::char_traits<char>::eof()) buf << in.rdbuf();
-    if (!in.good() && !in.eof()) {
-      std::fprintf(stderr, "tokenize_files: %s/%s: cannot read: %s\n", dir.c_str(), rel.c_str(),
-                   std::strerror(errno ? errno : EIO));
+    if (bitsift::Status s = bitsift::ReadDocumentText(dir + "/" + rel, {}, &text); !s.ok()) {
+      std::fprintf(stderr, "tokenize_files: %s\n", s.message().c_str());
       return 2;
     }
-    if (bitsift::Status s = bitsift::Tokenize(buf.str(), &terms); !s.ok()) {
+    if (bitsift::Status s = bitsift::Tokenize(text, &terms); !s.ok()) {
       std::fprintf(stderr, "tokenize_files: %s: %s\n", rel.c_str(), s.message().c_str());
       return 2;
     }

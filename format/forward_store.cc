@@ -1001,14 +1001,15 @@ PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint3
   thread_local std::vector<std::pair<uint64_t, uint64_t>> found;  // (body offset, c)
   found.clear();
   uint64_t offset = 0, index = 0, k = 0;
-  for (size_t next = 0; next < n; ++k) {
-    // The last block whose lists start at or before the wanted index, if beyond this list.
-    uint64_t b = k / kListBlock;
+  uint64_t b = 0;  // skip entries passed: the first whose index is beyond the wanted one's
+  for (size_t next = 0; next < n; ++next) {
+    const uint64_t want = held[next].first;
     for (; b < skips.size(); ++b) {
       const ListSkip* e = skips.At(b);
       if (e == nullptr) return PhraseLists::kCorrupt;
-      if (e->index > held[next].first) break;
+      if (e->index > want) break;
     }
+    // From the last entry at or before the wanted index, if it is beyond list k.
     if (b > 0 && b * kListBlock > k) {
       const ListSkip& e = *skips.At(b - 1);
       if (!bits.Seek(head.headers + e.header)) return PhraseLists::kCorrupt;
@@ -1016,16 +1017,20 @@ PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint3
       index = e.index;
       offset = e.body;
     }
-    if (k >= lists) return PhraseLists::kUnpositioned;
-    uint64_t gap = 0, c = 0;
-    if (!bits.Gamma(&gap) || (index += gap) > r.n || !bits.Gamma(&c) || c > count)
-      return PhraseLists::kCorrupt;
-    if (index - 1 > held[next].first) return PhraseLists::kUnpositioned;
-    if (index - 1 == held[next].first) {
-      found.emplace_back(offset, c);
-      ++next;
+    for (;; ++k) {
+      if (k >= lists) return PhraseLists::kUnpositioned;
+      uint64_t gap = 0, c = 0;
+      if (!bits.Gamma(&gap) || (index += gap) > r.n || !bits.Gamma(&c) || c > count)
+        return PhraseLists::kCorrupt;
+      if (index - 1 > want) return PhraseLists::kUnpositioned;
+      const uint64_t at_bit = offset;
+      offset += BodyBits(count, c);
+      if (index - 1 == want) {
+        found.emplace_back(at_bit, c);
+        ++k;
+        break;
+      }
     }
-    offset += BodyBits(count, c);
   }
   const uint64_t bodies = head.bodies;
   for (const auto& [at_bit, c] : found) {

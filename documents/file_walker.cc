@@ -389,7 +389,17 @@ SkipReason FeedStage(const std::string& root, const std::string& relative_path,
   const Compression compression = CompressionOfName(relative_path, &inner);
   const bool pdf = options.read_pdf && IsPdfName(inner);
   const bool html = !pdf && IsHtmlName(inner);
-  const bool man = !pdf && !html && options.read_man && IsManPageName(inner);
+  // A page's folder (man1/) counts even when it is the tree's root: a tree indexed from man1/
+  // itself, or one file read by its path, reads as a tree above it does.
+  std::string with_folder;
+  if (inner.find('/') == std::string_view::npos) {
+    std::string_view folder = root;
+    while (folder.size() > 1 && folder.back() == '/') folder.remove_suffix(1);
+    folder.remove_prefix(folder.rfind('/') == std::string_view::npos ? 0 : folder.rfind('/') + 1);
+    with_folder.append(folder).append("/").append(inner);
+  }
+  const bool man = !pdf && !html && options.read_man &&
+                   IsManPageName(with_folder.empty() ? inner : std::string_view(with_folder));
   std::vector<uint32_t> source_lines;
   std::vector<uint32_t>* lines = origins != nullptr ? &source_lines : nullptr;
   std::optional<HtmlToText> html_stage;

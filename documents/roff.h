@@ -14,7 +14,7 @@
 //     suffix, ".1" to ".9", ".n", ".l" or ".man", the digits optionally followed by letters
 //     (".3pm", ".1ssl", ".8x"), unless a part of digits comes before it ("libfoo.so.1.2" is a
 //     version; "bzip2.1" is a page), or it lies in a directory named man1..man9, mann or manl
-//     (man3p, ...);
+//     (man3p, ...), the indexed tree's root folder included;
 //   - its text says so (LooksLikeRoff): its first line that is not blank is a roff control
 //     line (starts with '.' or '\'', as ".TH", ".Dd", ".\\\"" and "'\\\"" do) or a comment
 //     ("\\\"" at its start).

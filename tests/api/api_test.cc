@@ -412,6 +412,34 @@ TEST_CASE("ReadDocumentText gives the text indexing reads, or why indexing skips
   CHECK(bitsift::ReadDocumentText(dir / "none.txt", {}, &text).code() == Status::Code::kNotFound);
 }
 
+TEST_CASE("a man page in a man folder reads alike by its path, from the tree and from the folder",
+          "[api][documents]") {
+  // Named as no man page (page.txt), but in a man1 folder with a roff first line: a man page,
+  // whether the index's root is above the folder or the folder itself, and for ReadDocumentText.
+  TempDir dir;
+  WriteFile(
+      dir / "tree/man1/page.txt",
+      ".\\\" DO NOT MODIFY THIS FILE\n.TH PAGE 1\n.SH NAME\npage \\- shows \\fBbold\\fR words\n");
+  std::string text;
+  REQUIRE(bitsift::ReadDocumentText(dir / "tree/man1/page.txt", {}, &text).ok());
+  CHECK(text.find("MODIFY") == std::string::npos);  // a comment
+  CHECK(text.find("bold words") != std::string::npos);
+  for (const std::string root : {"tree", "tree/man1"}) {
+    INFO(root);
+    const std::string idx = dir / (root == "tree" ? "i1" : "i2");
+    REQUIRE(bitsift::BuildIndex(dir / root, idx, {}).ok());
+    std::unique_ptr<Index> index;
+    REQUIRE(Index::Open(idx, &index).ok());
+    bitsift::QueryResult r;
+    REQUIRE(index->Query({"bold"}, bitsift::QueryOptions{}, &r).ok());
+    CHECK(r.documents.size() == 1);
+    REQUIRE(index->Query({"modify"}, bitsift::QueryOptions{}, &r).ok());
+    CHECK(r.documents.empty());
+    REQUIRE(index->Query({"fbbold"}, bitsift::QueryOptions{}, &r).ok());
+    CHECK(r.documents.empty());
+  }
+}
+
 TEST_CASE("the query language and matching lines of files, through the library", "[api][lines]") {
   TempDir dir;
   WriteFile(dir / "t/a.txt", "Copyright 2024\nThis is free software.\nfree\nsoftware\n");

@@ -481,6 +481,9 @@ std::vector<RankedHit> TopTermsByMaxScore(const IndexSet& set,
           offer(Entry{score_of(id), id});
         },
         [&](uint32_t id) { PrefetchCounts(set, id); }, parallel);
+    // Part p is no later part of any part to come: its answer and bitmap are done with.
+    answers[p].reset();
+    std::vector<uint64_t>().swap(member[p]);
   }
   std::sort(heap.begin(), heap.end(), better);
   std::vector<RankedHit> out;

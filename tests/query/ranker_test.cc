@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <set>
@@ -116,6 +117,30 @@ void RequireSame(const std::map<std::string, double>& want,
     INFO(name);
     REQUIRE(got.count(name) == 1);
     REQUIRE(got.at(name) == Approx(score).epsilon(1e-9));
+  }
+}
+
+// With `any`, the best k of `query` for each k of `ks` are the first k of its whole ranking,
+// scores included.
+void RequireTopKOfWholeRanking(const Index& index, const std::string& query,
+                               std::initializer_list<uint64_t> ks) {
+  bitsift::ParsedQuery q;
+  REQUIRE(bitsift::ParsedQuery::Parse(query, bitsift::QuerySyntax::kLanguage, &q).ok());
+  bitsift::QueryOptions options;
+  options.any = true;
+  bitsift::QueryResult all;
+  REQUIRE(index.Query(q, options, &all).ok());
+  for (uint64_t k : ks) {
+    options.limit = k;
+    bitsift::QueryResult top;
+    REQUIRE(index.Query(q, options, &top).ok());
+    INFO(query << " k=" << k);
+    const size_t n = std::min<size_t>(k, all.documents.size());
+    REQUIRE(top.documents.size() == n);
+    for (size_t i = 0; i < n; ++i) {
+      REQUIRE(top.documents[i] == all.documents[i]);
+      REQUIRE(top.scores[i] == Approx(all.scores[i]).epsilon(1e-12));
+    }
   }
 }
 
@@ -296,24 +321,7 @@ TEST_CASE("the best k of optional words equal the first k of the whole ranking",
       query += rng() % 3 == 0 ? word() : vocabulary[rng() % vocabulary.size()];
       query += ' ';
     }
-    bitsift::ParsedQuery q;
-    REQUIRE(bitsift::ParsedQuery::Parse(query, bitsift::QuerySyntax::kLanguage, &q).ok());
-    bitsift::QueryOptions options;
-    options.any = true;
-    bitsift::QueryResult all;
-    REQUIRE(index->Query(q, options, &all).ok());
-    for (uint64_t k : {1, 2, 5, 10, 40}) {
-      options.limit = k;
-      bitsift::QueryResult top;
-      REQUIRE(index->Query(q, options, &top).ok());
-      INFO(query << " k=" << k);
-      const size_t n = std::min<size_t>(k, all.documents.size());
-      REQUIRE(top.documents.size() == n);
-      for (size_t i = 0; i < n; ++i) {
-        REQUIRE(top.documents[i] == all.documents[i]);
-        REQUIRE(top.scores[i] == Approx(all.scores[i]).epsilon(1e-12));
-      }
-    }
+    RequireTopKOfWholeRanking(*index, query, {1, 2, 5, 10, 40});
   }
 }
 
@@ -340,24 +348,7 @@ TEST_CASE("the best k scored on several threads equal the first k of the whole r
   std::unique_ptr<Index> index;
   REQUIRE(Index::Open(dir / "i", &index).ok());
   for (const char* query : {"a b c", "a", "b d f", "a a b", "f e", "a b c d e f"}) {
-    bitsift::ParsedQuery q;
-    REQUIRE(bitsift::ParsedQuery::Parse(query, bitsift::QuerySyntax::kLanguage, &q).ok());
-    bitsift::QueryOptions options;
-    options.any = true;
-    bitsift::QueryResult all;
-    REQUIRE(index->Query(q, options, &all).ok());
-    for (uint64_t k : {10, 600, 1000}) {
-      options.limit = k;
-      bitsift::QueryResult top;
-      REQUIRE(index->Query(q, options, &top).ok());
-      INFO(query << " k=" << k);
-      const size_t n = std::min<size_t>(k, all.documents.size());
-      REQUIRE(top.documents.size() == n);
-      for (size_t i = 0; i < n; ++i) {
-        REQUIRE(top.documents[i] == all.documents[i]);
-        REQUIRE(top.scores[i] == Approx(all.scores[i]).epsilon(1e-12));
-      }
-    }
+    RequireTopKOfWholeRanking(*index, query, {10, 600, 1000});
   }
 }
 
@@ -387,22 +378,6 @@ TEST_CASE("a bound leaves out exactly the later words a document lacks", "[rank]
   std::unique_ptr<Index> index;
   REQUIRE(Index::Open(dir / "i", &index).ok());
   for (const char* query : {"xq yq", "yq xq f3", "xq yq yq"}) {
-    bitsift::ParsedQuery q;
-    REQUIRE(bitsift::ParsedQuery::Parse(query, bitsift::QuerySyntax::kLanguage, &q).ok());
-    bitsift::QueryOptions options;
-    options.any = true;
-    bitsift::QueryResult all;
-    REQUIRE(index->Query(q, options, &all).ok());
-    for (uint64_t k : {1, 5, 10, 30}) {
-      options.limit = k;
-      bitsift::QueryResult top;
-      REQUIRE(index->Query(q, options, &top).ok());
-      INFO(query << " k=" << k);
-      REQUIRE(top.documents.size() == k);
-      for (size_t i = 0; i < k; ++i) {
-        REQUIRE(top.documents[i] == all.documents[i]);
-        REQUIRE(top.scores[i] == Approx(all.scores[i]).epsilon(1e-12));
-      }
-    }
+    RequireTopKOfWholeRanking(*index, query, {1, 5, 10, 30});
   }
 }

@@ -30,6 +30,8 @@ uint32_t GetU32(const uint8_t* p) {
 struct RecordView {
   uint64_t n = 0;
   uint64_t blocks = 0;
+  const uint8_t* filter = nullptr;  // the pair filter, filter_bytes long (0: none)
+  uint64_t filter_bytes = 0;
   const uint8_t* skips = nullptr;  // (blocks - 1) x 8 bytes
   const uint8_t* data = nullptr;
   const uint8_t* counts = nullptr;  // data + the id bytes
@@ -39,6 +41,14 @@ struct RecordView {
     if (!GetVarint(&p, e, &n) || n > (1ULL << 32)) return false;
     uint64_t id_bytes = 0;
     if (n > 0 && !GetVarint(&p, e, &id_bytes)) return false;
+    if (id_bytes & 1) {
+      if (!GetVarint(&p, e, &filter_bytes) || filter_bytes == 0 ||
+          filter_bytes > static_cast<uint64_t>(e - p))
+        return false;
+      filter = p;
+      p += filter_bytes;
+    }
+    id_bytes >>= 1;
     blocks = (n + kForwardBlock - 1) / kForwardBlock;
     uint64_t skip_bytes = blocks > 1 ? (blocks - 1) * 8 : 0;
     if (static_cast<uint64_t>(e - p) < skip_bytes) return false;
@@ -60,8 +70,9 @@ struct RecordView {
   }
 };
 
-// Appends the skip entries and block data of `ids` (not empty) to out.
-void EncodeIds(const std::vector<uint32_t>& ids, std::string& out) {
+// Appends the skip entries and block data of `ids` (not empty) to out, after the id bytes and
+// the pair filter (if not empty).
+void EncodeIds(const std::vector<uint32_t>& ids, const std::string& filter, std::string& out) {
   std::string data;
   std::vector<std::pair<uint32_t, uint32_t>> skips;
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -72,7 +83,11 @@ void EncodeIds(const std::vector<uint32_t>& ids, std::string& out) {
       PutVarint(ids[i] - ids[i - 1] - 1, data);
     }
   }
-  PutVarint(data.size(), out);
+  PutVarint(data.size() << 1 | (filter.empty() ? 0 : 1), out);
+  if (!filter.empty()) {
+    PutVarint(filter.size(), out);
+    out += filter;
+  }
   for (auto [first, offset] : skips) {
     PutU32(first, out);
     PutU32(offset, out);
@@ -675,9 +690,9 @@ namespace {
 // With `positions_follow`, gamma codes are preceded by their byte count (form 3, not 1), so
 // that the positions are found without decoding them.
 void EncodeIdsAndCounts(const std::vector<uint32_t>& ids, const ForwardCounts& counts,
-                        bool positions_follow, std::string& out) {
+                        bool positions_follow, const std::string& filter, std::string& out) {
   PutVarint(ids.size(), out);
-  if (!ids.empty()) EncodeIds(ids, out);
+  if (!ids.empty()) EncodeIds(ids, filter, out);
   PutVarint(counts.length, out);
   // The smaller of two forms: (index gap, tf - 2) for each id that repeats, or a gamma code
   // for every id (documents where many ids repeat).
@@ -723,14 +738,67 @@ void EncodeIdsAndCounts(const std::vector<uint32_t>& ids, const ForwardCounts& c
 
 }  // namespace
 
+uint64_t PairKey(uint64_t a_hash, uint64_t b_hash) {
+  // SplitMix64's finalizer over an order-dependent mix of the two hashes.
+  uint64_t x = a_hash + 0x9e3779b97f4a7c15ULL * (b_hash ^ (b_hash >> 29));
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t LoneKey(uint64_t hash) { return PairKey(hash, ~hash); }
+
+std::string PairFilter(const ForwardPositions& p) {
+  if (p.empty()) return {};
+  // The pair term standing at each position (list index + 1), or 0.
+  std::vector<uint32_t> at(p.count, 0);
+  bool any = !p.unlisted.empty();
+  for (size_t k = 0; k < p.pair_hash.size(); ++k) {
+    if (p.pair_hash[k] == 0) continue;
+    any = true;
+    size_t n = 0;
+    const uint32_t* list = p.List(k, &n);
+    for (size_t i = 0; i < n; ++i) at[list[i]] = static_cast<uint32_t>(k + 1);
+  }
+  if (!any) return {};
+  std::vector<uint64_t> keys;
+  for (size_t i = 0; i + 1 < at.size(); ++i) {
+    if (at[i] != 0 && at[i + 1] != 0)
+      keys.push_back(PairKey(p.pair_hash[at[i] - 1], p.pair_hash[at[i + 1] - 1]));
+  }
+  for (uint64_t h : p.unlisted) keys.push_back(LoneKey(h));
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const uint64_t bytes = std::max<uint64_t>(1, (keys.size() * kPairFilterBits + 7) / 8);
+  std::string out(bytes, '\0');
+  for (uint64_t key : keys) {
+    const uint64_t bit = PairBit(key, bytes * 8);
+    out[bit / 8] = static_cast<char>(out[bit / 8] | (1 << (bit % 8)));
+  }
+  return out;
+}
+
 uint64_t EncodeForwardRecord(const std::vector<uint32_t>& ids, const ForwardCounts& counts,
                              std::string& out, const ForwardPositions* positions) {
   const bool with_positions = positions != nullptr && !positions->empty();
-  EncodeIdsAndCounts(ids, counts, with_positions, out);
+  const std::string filter = with_positions ? PairFilter(*positions) : std::string();
+  EncodeIdsAndCounts(ids, counts, with_positions, filter, out);
   if (!with_positions) return 0;
   const size_t before = out.size();
   EncodePositions(*positions, out);
-  return out.size() - before;
+  return out.size() - before + filter.size();
+}
+
+bool ForwardRecordMayHavePairs(const uint8_t* p, const uint8_t* end, const uint64_t* pairs,
+                               size_t pairs_n, const uint64_t* lone, size_t lone_n) {
+  RecordView r;
+  if (!r.Parse(p, end) || r.filter_bytes == 0) return true;
+  const uint64_t bits = r.filter_bytes * 8;
+  auto has = [&](uint64_t key) {
+    const uint64_t bit = PairBit(key, bits);
+    return (r.filter[bit / 8] >> (bit % 8) & 1) != 0;
+  };
+  return std::all_of(pairs, pairs + pairs_n, has) || std::any_of(lone, lone + lone_n, has);
 }
 
 bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
@@ -775,8 +843,28 @@ bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint3
   Follow follow = Follow::kNever;
   if (!DecodeCounts(q, end, r.n, c, &after, &follow, &why)) return fail(why);
   ForwardPositions none;
-  if (!DecodePositions(after, end, r.n, follow, c, positions != nullptr ? positions : &none, &why))
-    return fail(why);
+  ForwardPositions* pos = positions != nullptr ? positions : &none;
+  if (!DecodePositions(after, end, r.n, follow, c, pos, &why)) return fail(why);
+  if (strict != nullptr && strict->pair_hash != nullptr) {
+    const std::vector<uint64_t>& hash = *strict->pair_hash;
+    auto hash_of = [&](uint32_t id) { return id < hash.size() ? hash[id] : 0; };
+    pos->pair_hash.clear();
+    pos->unlisted.clear();
+    for (size_t k = 0, j = 0; k < out->size(); ++k) {
+      if (j < pos->which.size() && pos->which[j] == k) {
+        pos->pair_hash.push_back(hash_of((*out)[k]));
+        ++j;
+      } else if (hash_of((*out)[k]) != 0) {
+        pos->unlisted.push_back(hash_of((*out)[k]));
+      }
+    }
+    const std::string filter = PairFilter(*pos);
+    if (filter.size() != r.filter_bytes ||
+        (r.filter_bytes > 0 && std::memcmp(filter.data(), r.filter, r.filter_bytes) != 0))
+      return fail("pair filter not that of the positions");
+  } else if (pos->empty() && r.filter_bytes > 0) {
+    return fail("pair filter without positions");
+  }
   return true;
 }
 
@@ -823,10 +911,12 @@ void SortRecord(std::vector<uint32_t>* ids, ForwardCounts* counts, ForwardPositi
     for (uint32_t k : lists) {
       size_t n = 0;
       const uint32_t* list = positions->List(k, &n);
+      if (!positions->pair_hash.empty()) out.pair_hash.push_back(positions->pair_hash[k]);
       out.which.push_back(rank[positions->which[k]]);
       out.at.insert(out.at.end(), list, list + n);
       out.begin.push_back(static_cast<uint32_t>(out.at.size()));
     }
+    out.unlisted = std::move(positions->unlisted);
     *positions = std::move(out);
   }
 }

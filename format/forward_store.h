@@ -4,8 +4,14 @@
 //
 // Record format (see docs/index_format.md):
 //   varint n                                   number of term ids
-//   if n > 0: varint id bytes                  the length of the block data (where the counts
-//                                              begin)
+//   if n > 0: varint (id bytes * 2 + f)        id bytes: the length of the block data (where
+//                                              the counts begin); f: 1 if a pair filter follows
+//   if f: varint m, then m bytes               the pair filter (only in a record with
+//                                              positions that holds a pair term, IsPairTerm):
+//                                              bit PairBit(key, 8 m) set for the PairKey of every
+//                                              two pair terms at consecutive phrase positions and
+//                                              the LoneKey of every pair term it holds without
+//                                              positions, and no other
 //   if n > kForwardBlock: (ceil(n/kForwardBlock) - 1) x {u32 first_id, u32 offset}
 //                                              skip entries for blocks 1.., offsets relative
 //                                              to the start of the block data
@@ -64,12 +70,19 @@ struct ForwardPositions {
   std::vector<uint32_t> which;  // indexes into the record's ids, ascending
   std::vector<uint32_t> begin;  // list k is at[begin[k] .. begin[k + 1]) (which.size() + 1)
   std::vector<uint32_t> at;     // the positions, ascending within each list
+  // For the encoder (not stored, not decoded): list k's term's HashTerm if it is a pair term of
+  // the segment (IsPairTerm), else 0 (empty: none is), and the HashTerm of each pair term the
+  // record holds without a list. The record's pair filter is made of them.
+  std::vector<uint64_t> pair_hash;
+  std::vector<uint64_t> unlisted;
   bool empty() const { return which.empty(); }
   void clear() {
     count = 0;
     which.clear();
     begin.clear();
     at.clear();
+    pair_hash.clear();
+    unlisted.clear();
   }
   // The positions of list k.
   const uint32_t* List(size_t k, size_t* n) const {
@@ -83,6 +96,28 @@ struct ForwardPositions {
 // texts would otherwise be read; a phrase with a rarer term has at most that many (a
 // measurement in docs/design.md, "Phrases").
 inline bool IsPositionedTerm(uint64_t df, uint64_t docs) { return df >= 32 && df * 256 >= docs; }
+
+// Whether a positioned term is also a pair term: the pairs of pair terms at consecutive
+// positions are in the record's pair filter, which refutes most candidates of a phrase of them
+// without decoding a list (a phrase with a term below docs / 64 has fewer candidates; a
+// measurement in docs/design.md, "Phrases"). Whether a term is one follows from its df and the
+// document count of the segment that holds the record: a merge makes its records' filters anew.
+inline bool IsPairTerm(uint64_t df, uint64_t docs) {
+  return IsPositionedTerm(df, docs) && df * 64 >= docs;
+}
+// The pair filter's bits per distinct pair (one bit set per pair: 28% false positives).
+inline constexpr uint64_t kPairFilterBits = 3;
+// The key of term a (HashTerm a_hash) followed by term b (b_hash).
+uint64_t PairKey(uint64_t a_hash, uint64_t b_hash);
+// The key of a pair term (HashTerm hash) that a record holds without its positions (a record
+// from a segment where it was rarer, or a term held only as a whole word).
+uint64_t LoneKey(uint64_t hash);
+// The bit of `key` in a filter of `bits` bits (a multiply-shift of its high half).
+inline uint64_t PairBit(uint64_t key, uint64_t bits) { return ((key >> 32) * bits) >> 32; }
+// The pair filter of `positions` (pair_hash and unlisted): the bytes a record stores, at least
+// one (all zero if no two pair terms stand together), or none if it holds no pair term or has
+// no positions.
+std::string PairFilter(const ForwardPositions& positions);
 
 // Sorts `ids` ascending, keeping counts->tf (if not empty) and positions->which (if positions
 // is not null) aligned with them.
@@ -117,13 +152,18 @@ uint64_t EncodeForwardRecord(const std::vector<uint32_t>& sorted_ids, const Forw
 struct StrictForward {
   uint64_t term_count = 0;
   std::string* problem = nullptr;  // set to what is wrong when the decode fails
+  // If not null: by term id, the HashTerm of each pair term of the segment (0 for others; ids
+  // beyond its size are not pair terms). The pair filter must then be exactly PairFilter's.
+  const std::vector<uint64_t>* pair_hash = nullptr;
 };
 
 // Decodes the record in [p, end) into *out (strictly ascending ids) and, if `counts` is not
 // null, its counts (tf filled for every id), and if `positions` is not null, its positions
 // (empty if it has none). Returns false if it is malformed: it cannot be decoded, or (with
 // `strict`, for Index::Check) it breaks what the query path relies on (StrictForward; a
-// list longer than its id's tf, positions beyond count), then *strict->problem says what.
+// list longer than its id's tf, positions beyond count, a pair filter that is not the one its
+// positions make), then *strict->problem says what. With strict->pair_hash, the positions'
+// pair_hash and unlisted are filled too (encoding them again gives the same record).
 bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
                          const StrictForward* strict = nullptr, ForwardCounts* counts = nullptr,
                          ForwardPositions* positions = nullptr);
@@ -148,12 +188,22 @@ ContainsResult ForwardRecordContainsAll(const uint8_t* p, const uint8_t* end, co
 bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
                          uint32_t* tf, uint32_t* length);
 
+// Whether the document of the record in [p, end) may hold a phrase of pair terms whose
+// consecutive terms make the PairKeys `pairs` and whose terms the LoneKeys `lone`: false if
+// its pair filter lacks one of the pairs and holds none of the lone keys (so each of its terms
+// that it holds has its positions there, and two of them never stand together). True if it has
+// no filter, or is damaged (the reader that decides reports it). Reads the record's first
+// bytes only. Thread-safe.
+bool ForwardRecordMayHavePairs(const uint8_t* p, const uint8_t* end, const uint64_t* pairs,
+                               size_t pairs_n, const uint64_t* lone, size_t lone_n);
+
 // What ForwardRecordLists found.
 enum class PhraseLists {
   kFound,         // every wanted id with its positions
   kAbsent,        // the record lacks one of the ids
   kUnpositioned,  // it holds them all, but not the positions of one
   kCorrupt,       // what it read is damaged
+  kNoPair,        // its pair filter lacks a pair asked for: it holds no phrase of them
 };
 
 // The positions of the ids `want` (strictly ascending, n >= 1) in the record in [p, end): list

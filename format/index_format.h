@@ -30,6 +30,7 @@ namespace bitsift::format {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the index format is little-endian");
 
 inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
+// 17: a forward record with positions may hold a pair filter (format/forward_store.h).
 // 13: RANK_BOUNDS (format/rank_bounds.h); a forward record names its id bytes, so its counts
 // are found without decoding its ids. 12: a forward record ends with the document's length and its
 // terms' frequencies (ranking). 11: token contract 2. 10: the living index. 9: DOC_BANDS
@@ -44,7 +45,7 @@ inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 // 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS,
 // DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments
 // (0.2).
-inline constexpr uint32_t kFormatVersion = 16;
+inline constexpr uint32_t kFormatVersion = 17;
 // Throws the error of a segment file that cannot be used: Error(kCorrupt) with "PATH: not a
 // usable bitsift index: WHAT" (the API adds the command that rebuilds it). Every layer that finds
 // a segment damaged, of another version or inconsistent reports it through this.

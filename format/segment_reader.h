@@ -191,9 +191,13 @@ class SegmentReader {
   std::vector<uint32_t> DocumentTerms(uint32_t id, ForwardCounts* counts = nullptr,
                                       ForwardPositions* positions = nullptr) const;
   // The positions of the term ids `want` (strictly ascending) in document id
-  // (ForwardRecordLists). Throws Error(kCorrupt) as Contains does.
+  // (ForwardRecordLists), or kNoPair if the record's pair filter refutes a phrase of the
+  // pairs `pairs` and terms `lone` (ForwardRecordMayHavePairs; not asked if pairs_n is 0).
+  // Throws Error(kCorrupt) as Contains does.
   PhraseLists TermPositions(uint32_t id, const uint32_t* want, size_t n, std::vector<uint32_t>* at,
-                            std::vector<uint32_t>* begin) const;
+                            std::vector<uint32_t>* begin, const uint64_t* pairs = nullptr,
+                            size_t pairs_n = 0, const uint64_t* lone = nullptr,
+                            size_t lone_n = 0) const;
   // The frequencies of the term ids `want` (strictly ascending; none for the length alone) in
   // document id, 0 for those it lacks, and its length (ForwardRecordCounts: not the whole record).
   // Throws Error(kCorrupt) as Contains does.

@@ -471,10 +471,12 @@ struct ForwardSections {
 };
 
 // The positions of a document's positioned terms (format::IsPositionedTerm) from its sequence
-// (varint indexes into its sorted `ids`, one per phrase position); list_of is scratch.
+// (varint indexes into its sorted `ids`, one per phrase position), with the hashes of its pair
+// terms (format::IsPairTerm) for the record's pair filter; list_of is scratch.
 void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequence,
-                       const std::vector<uint32_t>& df, uint64_t docs,
-                       std::vector<uint32_t>* list_of, format::ForwardPositions* out) {
+                       const std::vector<uint32_t>& df, const std::vector<uint64_t>& hashes,
+                       uint64_t docs, std::vector<uint32_t>* list_of,
+                       format::ForwardPositions* out) {
   out->clear();
   if (sequence.empty()) return;
   list_of->assign(ids.size(), 0);
@@ -510,6 +512,16 @@ void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequ
     out->clear();
     return;
   }
+  for (uint32_t k = 0; k < ids.size(); ++k) {
+    const uint32_t id = ids[k];
+    if (!format::IsPairTerm(df[id], docs)) continue;
+    if ((*list_of)[k] != 0) {
+      out->pair_hash.resize(out->which.size(), 0);
+      out->pair_hash[(*list_of)[k] - 1] = hashes[id];
+    } else {
+      out->unlisted.push_back(hashes[id]);  // held only as a whole word
+    }
+  }
   for (size_t j = 1; j < out->begin.size(); ++j) out->begin[j] += out->begin[j - 1];
   out->at.resize(out->begin.back());
   std::vector<uint32_t> next(out->begin.begin(), out->begin.end() - 1);
@@ -522,7 +534,8 @@ void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequ
 // Phase 7: each document's sorted ids encoded (format/forward_store.h); frees them as it goes.
 // RANK_BOUNDS (format/rank_bounds.h) is made from the same records.
 template <typename Docs>
-ForwardSections EncodeForwardStore(Docs& docs, const std::vector<uint32_t>& df) {
+ForwardSections EncodeForwardStore(Docs& docs, const std::vector<uint32_t>& df,
+                                   const std::vector<uint64_t>& hashes) {
   ForwardSections out;
   out.offsets.assign(docs.size() + 1, 0);
   uint64_t total_length = 0;  // the champions are chosen at the segment's average length
@@ -533,7 +546,7 @@ ForwardSections EncodeForwardStore(Docs& docs, const std::vector<uint32_t>& df) 
   std::vector<uint32_t> list_of;  // by index in the document's ids: its list + 1, or 0
   for (size_t d = 0; d < docs.size(); ++d) {
     out.offsets[d] = out.data.size();
-    DocumentPositions(docs[d].ids, docs[d].sequence, df, docs.size(), &list_of, &positions);
+    DocumentPositions(docs[d].ids, docs[d].sequence, df, hashes, docs.size(), &list_of, &positions);
     std::string().swap(docs[d].sequence);
     out.position_bytes +=
         format::EncodeForwardRecord(docs[d].ids, docs[d].counts, out.data, &positions);
@@ -628,7 +641,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
         return docs_[p.plan.band_docs[p.plan.bands[band].first_column + column]].ids;
       });
   p.sparse = BuildSparseSections(docs_, p.terms.df, p.classes);
-  p.forward = EncodeForwardStore(docs_, p.terms.df);
+  p.forward = EncodeForwardStore(docs_, p.terms.df, p.terms.hashes);
 
   SegmentSummary s;
   s.file_bytes = WriteSegmentFile(path, root, fp_rate_, p);

@@ -169,6 +169,9 @@ struct MergedTerms {
   // sets no bit), and these are a few thousand of millions (46 MB of linux-paras' 5.7M).
   std::vector<uint64_t> hashes;
   uint64_t fingerprint = 0;  // format::TermFingerprint of all the terms
+  // By new id, the hash of each pair term of the new segment (format::IsPairTerm; 0 for others,
+  // none beyond): the records' pair filters are made anew of them.
+  std::vector<uint64_t> pair_hash;
 };
 
 // What the new segment's documents are: how many there are and have terms (which fix the
@@ -240,6 +243,10 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
     const uint64_t hash = format::HashTerm(term);
     out.fingerprint ^= format::TermFingerprintPart(hash, id);
     if (id < out.sparse_first) out.hashes[id] = hash;
+    if (format::IsPairTerm(df, docs.documents)) {
+      if (out.pair_hash.size() <= id) out.pair_hash.resize(id + 1, 0);
+      out.pair_hash[id] = hash;
+    }
     writer.Add(term, id);
     if (writer.pending_bytes() >= (1 << 20)) {
       const std::string bytes = writer.TakeBlocks();
@@ -266,6 +273,21 @@ void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& ter
   const std::vector<uint32_t>& map = terms.new_id[r.source];
   for (uint32_t& id : *ids) id = map[id];
   format::SortRecord(ids, counts, positions);
+  // The pair filter's terms: those of the new segment, with or without positions here (a
+  // source where one was rarer kept none).
+  positions->pair_hash.clear();
+  positions->unlisted.clear();
+  if (positions->empty()) return;
+  for (size_t k = 0, j = 0; k < ids->size(); ++k) {
+    const uint32_t id = (*ids)[k];
+    const uint64_t hash = id < terms.pair_hash.size() ? terms.pair_hash[id] : 0;
+    if (j < positions->which.size() && positions->which[j] == k) {
+      positions->pair_hash.push_back(hash);
+      ++j;
+    } else if (hash != 0) {
+      positions->unlisted.push_back(hash);
+    }
+  }
 }
 
 // The live documents' forward records under the new ids, in the output order: FORWARD_DATA

@@ -118,10 +118,13 @@ void CheckStructure(const format::SegmentReader& index) {
 // The forward records of an index, decoded strictly (CheckIndex's reading of them).
 class ForwardRecords {
  public:
-  explicit ForwardRecords(const format::SegmentReader& index)
+  // pair_hash: by term id, HashTerm of each pair term (PAIR_TERMS), 0 for the others; every
+  // record's pair filter must be the one its positions make of them.
+  ForwardRecords(const format::SegmentReader& index, std::vector<uint64_t> pair_hash)
       : index_(index),
         data_(reinterpret_cast<const uint8_t*>(index.Section(SectionId::kForwardData).data())),
-        offsets_(Offsets(index)) {
+        offsets_(Offsets(index)),
+        pair_hash_(std::move(pair_hash)) {
     if (offsets_[0] != 0 ||
         offsets_[index.doc_count()] != index.Section(SectionId::kForwardData).size()) {
       Fail(index, "forward offsets do not cover the forward store");
@@ -141,7 +144,7 @@ class ForwardRecords {
   void Decode(uint64_t d, std::vector<uint32_t>* ids, format::ForwardCounts* counts = nullptr,
               format::ForwardPositions* positions = nullptr) const {
     std::string why;
-    const format::StrictForward strict{index_.meta().term_count, &why};
+    const format::StrictForward strict{index_.meta().term_count, &why, &pair_hash_};
     if (!format::DecodeForwardRecord(data_ + offsets_[d], data_ + offsets_[d + 1], ids, &strict,
                                      counts, positions)) {
       Fail(index_, "forward record of document " + std::to_string(d) + ": " + why);
@@ -152,7 +155,19 @@ class ForwardRecords {
   const format::SegmentReader& index_;
   const uint8_t* data_;
   std::vector<uint64_t> offsets_;
+  std::vector<uint64_t> pair_hash_;
 };
+
+// HashTerm of each pair term (format::IsPairTerm) by id, from `hashes` (every term's), 0 for
+// the others.
+std::vector<uint64_t> PairHashes(const format::SegmentReader& index,
+                                 const std::vector<uint64_t>& hashes) {
+  std::vector<uint64_t> out(hashes.size(), 0);
+  for (uint32_t id = 0; id < hashes.size(); ++id) {
+    if (format::IsPairTerm(index.dictionary().Df(id), index.doc_count())) out[id] = hashes[id];
+  }
+  return out;
+}
 
 // The dictionary: the blocks decode completely (ids in range, lengths inside the block), terms
 // are non-empty UTF-8 in strictly ascending byte order, every block's key and count of df-1
@@ -430,7 +445,7 @@ void CheckIndex(const format::SegmentReader& index) {
   const format::MetaRecord& meta = index.meta();
   if (!(meta.fp_rate > 0 && meta.fp_rate < 1)) Fail(index, "false-positive target out of range");
   const std::vector<uint64_t> hashes = CheckDictionary(index);
-  const ForwardRecords forward(index);
+  const ForwardRecords forward(index, PairHashes(index, hashes));
   const DocumentCounts counts = CheckDocuments(index, forward);
   const uint64_t columns = CheckBands(index, forward, hashes, counts.df);
   CheckLists(index, counts.df);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "format/bloom.h"
+#include "format/forward_store.h"
 #include "query/query_matcher.h"
 #include "tokenizer/stemmer.h"
 #include "util/error.h"
@@ -50,6 +51,10 @@ struct Plan {
   std::vector<uint32_t> sequence_set;   // the distinct ones, ascending
   std::vector<uint32_t> sequence_slot;  // token i's id is sequence_set[sequence_slot[i]]
   bool joined = false;
+  // When every token is a pair term of the segment: the PairKey of each two consecutive ones
+  // and the LoneKey of each, which a record's pair filter refutes the phrase by
+  // (format::ForwardRecordMayHavePairs).
+  std::vector<uint64_t> pair_keys, lone_keys;
   uint64_t estimate = 0;  // an upper bound of its matches (document frequencies)
   std::vector<Plan> children, excluded;
 };
@@ -71,6 +76,7 @@ struct Worker {
   std::string text;                 // the text of the document being tested (its buffer reused)
   std::vector<uint32_t> at, begin;  // the positions of a phrase's terms in one document
   uint64_t phrase_candidates = 0, text_bytes = 0, unreadable = 0, phrase_positions = 0;
+  uint64_t phrase_pairs = 0;
   double phrase_us = 0;
 };
 
@@ -123,6 +129,7 @@ class Evaluator {
     for (const Worker& w : workers_) {
       stats_->phrase_candidates += w.phrase_candidates;
       stats_->phrase_positions += w.phrase_positions;
+      stats_->phrase_pairs += w.phrase_pairs;
       stats_->text_bytes += w.text_bytes;
       stats_->unreadable += w.unreadable;
       stats_->phrase_us += w.phrase_us;
@@ -224,6 +231,17 @@ class Evaluator {
             }
             p.joined =
                 std::find(node.joined.begin() + 1, node.joined.end(), true) != node.joined.end();
+            if (p.sequence_ids.size() > 1 &&
+                std::all_of(p.sequence_ids.begin(), p.sequence_ids.end(), [&](uint32_t id) {
+                  return format::IsPairTerm(Df(id), index_.doc_count());
+                })) {
+              for (size_t e = 0; e + 1 < node.terms.size(); ++e) {
+                p.pair_keys.push_back(format::PairKey(format::HashTerm(node.terms[e]),
+                                                      format::HashTerm(node.terms[e + 1])));
+              }
+              for (const std::string& t : p.exact_terms)
+                p.lone_keys.push_back(format::LoneKey(format::HashTerm(t)));
+            }
           }
         }
         if (p.impossible) p.estimate = 0;
@@ -514,8 +532,13 @@ class Evaluator {
   // its record's positions (format::ForwardPositions); kUnknown if it lacks the positions of
   // one of them.
   Truth PositionsHave(const Plan& p, Doc& doc, Worker& w) {
-    const format::PhraseLists found =
-        index_.TermPositions(doc.id, p.sequence_set.data(), p.sequence_set.size(), &w.at, &w.begin);
+    const format::PhraseLists found = index_.TermPositions(
+        doc.id, p.sequence_set.data(), p.sequence_set.size(), &w.at, &w.begin, p.pair_keys.data(),
+        p.pair_keys.size(), p.lone_keys.data(), p.lone_keys.size());
+    if (found == format::PhraseLists::kNoPair) {
+      ++w.phrase_pairs;
+      return Truth::kNo;
+    }
     if (found == format::PhraseLists::kAbsent) return Truth::kNo;
     if (found != format::PhraseLists::kFound) return Truth::kUnknown;
     const size_t m = p.sequence_ids.size();

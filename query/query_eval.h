@@ -55,6 +55,7 @@ struct EvalStats : QueryStats {
                                    // prefix with too many terms for row ANDs
   uint64_t phrase_candidates = 0;  // documents whose text was checked for a phrase
   uint64_t phrase_positions = 0;   // phrase tests decided by a record's positions
+  uint64_t phrase_pairs = 0;       // of those, refuted by the record's pair filter alone
   uint64_t text_bytes = 0;         // bytes of text read and tokenized for that
   uint64_t unreadable = 0;         // documents whose text was needed but could not be read
   double phrase_us = 0;            // time reading and tokenizing texts

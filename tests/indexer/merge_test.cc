@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -174,4 +175,80 @@ TEST_CASE("a segment's sparse threshold grows with its documents above the setti
   CHECK(SegmentSparseMaxDf(1024, 1024 * 128 + 128) == 1025);
   CHECK(SegmentSparseMaxDf(1024, 800'000) == 6250);
   CHECK(SegmentSparseMaxDf(20'000, 800'000) == 20'000);
+}
+
+TEST_CASE("a merged segment's pair filters answer phrases as the texts do", "[merge][pairs]") {
+  std::mt19937_64 rng(77);
+  // 30 words of letters, each in most documents: pair terms in every segment.
+  std::vector<std::string> vocab;
+  while (vocab.size() < 30) {
+    std::string w;
+    for (size_t n = 3 + rng() % 4; n > 0; --n) w += static_cast<char>('a' + rng() % 26);
+    if (std::find(vocab.begin(), vocab.end(), w) == vocab.end()) vocab.push_back(w);
+  }
+  TempDir dir;
+  std::map<std::string, std::vector<std::string>> words;  // by name: its words in order
+  bitsift::IndexOptions options;
+  options.merge = false;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<bitsift::Document> upserts;
+    std::vector<std::string> deletes;
+    for (int i = 0; i < 300; ++i) {
+      const std::string name = "r" + std::to_string(round) + "-" + std::to_string(i);
+      std::vector<std::string>& w = words[name];
+      std::string text;
+      for (size_t n = 20 + rng() % 60; n > 0; --n) {
+        w.push_back(vocab[rng() % vocab.size()]);
+        text += w.back() + (rng() % 9 == 0 ? "\n" : " ");
+      }
+      upserts.push_back({name, text, 0});
+    }
+    if (round == 2) {  // some of the first segment's documents deleted
+      for (int i = 0; i < 300; i += 3) {
+        deletes.push_back("r0-" + std::to_string(i));
+        words.erase(deletes.back());
+      }
+    }
+    REQUIRE(bitsift::UpdateDocuments(upserts, deletes, dir / "index", options).ok());
+  }
+  REQUIRE(SegmentFiles(dir / "index").size() == 3);
+  REQUIRE(bitsift::CompactIndex(dir / "index", options).ok());
+  const std::vector<std::string> merged = SegmentFiles(dir / "index");
+  REQUIRE(merged.size() == 1);
+  std::unique_ptr<bitsift::Index> index;
+  REQUIRE(bitsift::Index::Open(dir / "index", &index).ok());
+  REQUIRE(index->Check().ok());
+  uint64_t found = 0, empty = 0;
+  for (int q = 0; q < 300; ++q) {
+    // Half the phrases from a document's words (present), half of random words (mostly not).
+    std::vector<std::string> phrase;
+    const size_t m = 2 + rng() % 2;
+    if (q % 2 == 0) {
+      auto it = words.begin();
+      std::advance(it, rng() % words.size());
+      const size_t at = rng() % (it->second.size() - m + 1);
+      phrase.assign(it->second.begin() + at, it->second.begin() + at + m);
+    } else {
+      for (size_t e = 0; e < m; ++e) phrase.push_back(vocab[rng() % vocab.size()]);
+    }
+    std::string text = "\"";
+    for (const std::string& w : phrase) text += (text.size() > 1 ? " " : "") + w;
+    text += "\"";
+    std::set<std::string> expected;
+    for (const auto& [name, w] : words) {
+      if (std::search(w.begin(), w.end(), phrase.begin(), phrase.end()) != w.end())
+        expected.insert(name);
+    }
+    bitsift::QueryResult r;
+    REQUIRE(index->Query({text}, {}, &r).ok());
+    INFO(text);
+    CHECK(r.unreadable.empty());
+    std::set<std::string> got;
+    for (uint32_t id : r.documents) got.insert(index->document(id).path);
+    CHECK(got == expected);
+    found += !expected.empty();
+    empty += expected.empty();
+  }
+  CHECK(found > 100);
+  CHECK(empty > 10);
 }

@@ -315,6 +315,7 @@ struct Fixture {
 struct Counts {
   uint64_t queries = 0, with_matches = 0, with_unknown = 0, phrase_queries = 0;
   uint64_t phrase_positions = 0;      // phrase tests the engine decided by stored positions
+  uint64_t phrase_pairs = 0;          // of those, refuted by a record's pair filter
   uint64_t decided_without_text = 0;  // documents the oracle could not decide, the engine did
   uint64_t kinds[5] = {0, 0, 0, 0, 0};
 };
@@ -365,6 +366,7 @@ void CheckQueries(const Fixture& f, size_t count, uint64_t seed, const uint64_t*
     CHECK(stats.matches == got.documents.size());
     CHECK(calls == stats.phrase_candidates + stats.unreadable);
     counts.phrase_positions += stats.phrase_positions;
+    counts.phrase_pairs += stats.phrase_pairs;
     // A limit returns the first matches.
     if (got.documents.size() > 1) {
       options.limit = 1 + rng() % (got.documents.size() - 1);
@@ -394,6 +396,9 @@ TEST_CASE("query language answers equal the positional oracle", "[eval][oracle]"
     for (int k = 0; k < 5; ++k) CHECK(counts.kinds[k] > 50);  // every node kind is exercised
     // The frequent terms' positions decide many phrases, unreadable texts' included.
     CHECK(counts.phrase_positions > 1000);
+    // Many by the pair filters alone; the rest (pairs that hash alike included) by the lists.
+    CHECK(counts.phrase_pairs > 100);
+    CHECK(counts.phrase_pairs < counts.phrase_positions);
     CHECK(counts.decided_without_text > 10);
   }
 }

@@ -30,8 +30,14 @@ uint32_t GetU32(const uint8_t* p) {
 struct RecordView {
   uint64_t n = 0;
   uint64_t blocks = 0;
-  const uint8_t* filter = nullptr;  // the pair filter, filter_bytes long (0: none)
+  // The pair filter, if any: its encoding [raw, raw_end); its bit array, filter_bytes long (0:
+  // none); its lone keys' fingerprints, lone_n u32s.
+  const uint8_t* raw = nullptr;
+  const uint8_t* raw_end = nullptr;
+  const uint8_t* filter = nullptr;
   uint64_t filter_bytes = 0;
+  const uint8_t* lone = nullptr;
+  uint64_t lone_n = 0;
   const uint8_t* skips = nullptr;  // (blocks - 1) x 8 bytes
   const uint8_t* data = nullptr;
   const uint8_t* counts = nullptr;  // data + the id bytes
@@ -42,11 +48,20 @@ struct RecordView {
     uint64_t id_bytes = 0;
     if (n > 0 && !GetVarint(&p, e, &id_bytes)) return false;
     if (id_bytes & 1) {
-      if (!GetVarint(&p, e, &filter_bytes) || filter_bytes == 0 ||
-          filter_bytes > static_cast<uint64_t>(e - p))
+      raw = p;
+      uint64_t head = 0;
+      if (!GetVarint(&p, e, &head) || head < 2 || (head >> 1) > static_cast<uint64_t>(e - p))
         return false;
+      filter_bytes = head >> 1;
       filter = p;
       p += filter_bytes;
+      if (head & 1) {
+        if (!GetVarint(&p, e, &lone_n) || lone_n == 0 || lone_n > static_cast<uint64_t>(e - p) / 2)
+          return false;
+        lone = p;
+        p += lone_n * 2;
+      }
+      raw_end = p;
     }
     id_bytes >>= 1;
     blocks = (n + kForwardBlock - 1) / kForwardBlock;
@@ -60,6 +75,12 @@ struct RecordView {
     return true;
   }
   uint32_t FirstId(uint64_t b) const { return GetU32(skips + (b - 1) * 8); }
+  // The pair filter's lone fingerprints into positions->unlisted (if it has positions).
+  void ReadUnlisted(ForwardPositions* positions) const {
+    positions->unlisted.resize(positions->empty() ? 0 : lone_n);
+    if (!positions->unlisted.empty())
+      std::memcpy(positions->unlisted.data(), lone, 2 * positions->unlisted.size());
+  }
   const uint8_t* BlockStart(uint64_t b) const {
     if (b == 0) return data;
     uint32_t off = GetU32(skips + (b - 1) * 8 + 4);
@@ -71,7 +92,7 @@ struct RecordView {
 };
 
 // Appends the skip entries and block data of `ids` (not empty) to out, after the id bytes and
-// the pair filter (if not empty).
+// the pair filter (if not empty: PairFilter's encoding).
 void EncodeIds(const std::vector<uint32_t>& ids, const std::string& filter, std::string& out) {
   std::string data;
   std::vector<std::pair<uint32_t, uint32_t>> skips;
@@ -84,10 +105,7 @@ void EncodeIds(const std::vector<uint32_t>& ids, const std::string& filter, std:
     }
   }
   PutVarint(data.size() << 1 | (filter.empty() ? 0 : 1), out);
-  if (!filter.empty()) {
-    PutVarint(filter.size(), out);
-    out += filter;
-  }
+  out += filter;
   for (auto [first, offset] : skips) {
     PutU32(first, out);
     PutU32(offset, out);
@@ -746,7 +764,9 @@ uint64_t PairKey(uint64_t a_hash, uint64_t b_hash) {
   return x ^ (x >> 31);
 }
 
-uint64_t LoneKey(uint64_t hash) { return PairKey(hash, ~hash); }
+uint16_t LoneFingerprint(uint64_t hash) {
+  return static_cast<uint16_t>(PairKey(hash, ~hash) >> 48);
+}
 
 std::string PairFilter(const ForwardPositions& p) {
   if (p.empty()) return {};
@@ -766,14 +786,23 @@ std::string PairFilter(const ForwardPositions& p) {
     if (at[i] != 0 && at[i + 1] != 0)
       keys.push_back(PairKey(p.pair_hash[at[i] - 1], p.pair_hash[at[i + 1] - 1]));
   }
-  for (uint64_t h : p.unlisted) keys.push_back(LoneKey(h));
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   const uint64_t bytes = std::max<uint64_t>(1, (keys.size() * kPairFilterBits + 7) / 8);
-  std::string out(bytes, '\0');
+  std::string bits(bytes, '\0');
   for (uint64_t key : keys) {
     const uint64_t bit = PairBit(key, bytes * 8);
-    out[bit / 8] = static_cast<char>(out[bit / 8] | (1 << (bit % 8)));
+    bits[bit / 8] = static_cast<char>(bits[bit / 8] | (1 << (bit % 8)));
+  }
+  std::vector<uint16_t> lone = p.unlisted;
+  std::sort(lone.begin(), lone.end());
+  lone.erase(std::unique(lone.begin(), lone.end()), lone.end());
+  std::string out;
+  PutVarint(bytes << 1 | (lone.empty() ? 0 : 1), out);
+  out += bits;
+  if (!lone.empty()) {
+    PutVarint(lone.size(), out);
+    for (uint16_t f : lone) out.append(reinterpret_cast<const char*>(&f), 2);
   }
   return out;
 }
@@ -790,7 +819,7 @@ uint64_t EncodeForwardRecord(const std::vector<uint32_t>& ids, const ForwardCoun
 }
 
 bool ForwardRecordMayHavePairs(const uint8_t* p, const uint8_t* end, const uint64_t* pairs,
-                               size_t pairs_n, const uint64_t* lone, size_t lone_n) {
+                               size_t pairs_n, const uint16_t* lone, size_t lone_n) {
   RecordView r;
   if (!r.Parse(p, end) || r.filter_bytes == 0) return true;
   const uint64_t bits = r.filter_bytes * 8;
@@ -798,7 +827,13 @@ bool ForwardRecordMayHavePairs(const uint8_t* p, const uint8_t* end, const uint6
     const uint64_t bit = PairBit(key, bits);
     return (r.filter[bit / 8] >> (bit % 8) & 1) != 0;
   };
-  return std::all_of(pairs, pairs + pairs_n, has) || std::any_of(lone, lone + lone_n, has);
+  if (std::all_of(pairs, pairs + pairs_n, has)) return true;
+  for (uint64_t i = 0; i < r.lone_n; ++i) {
+    uint16_t f;
+    std::memcpy(&f, r.lone + 2 * i, 2);
+    if (std::find(lone, lone + lone_n, f) != lone + lone_n) return true;
+  }
+  return false;
 }
 
 bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
@@ -845,22 +880,27 @@ bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint3
   ForwardPositions none;
   ForwardPositions* pos = positions != nullptr ? positions : &none;
   if (!DecodePositions(after, end, r.n, follow, c, pos, &why)) return fail(why);
+  r.ReadUnlisted(pos);
   if (strict != nullptr && strict->pair_hash != nullptr) {
     const std::vector<uint64_t>& hash = *strict->pair_hash;
     auto hash_of = [&](uint32_t id) { return id < hash.size() ? hash[id] : 0; };
     pos->pair_hash.clear();
-    pos->unlisted.clear();
+    std::vector<uint16_t> may_stand;  // of the pair terms it holds without a list
     for (size_t k = 0, j = 0; k < out->size(); ++k) {
       if (j < pos->which.size() && pos->which[j] == k) {
         pos->pair_hash.push_back(hash_of((*out)[k]));
         ++j;
       } else if (hash_of((*out)[k]) != 0) {
-        pos->unlisted.push_back(hash_of((*out)[k]));
+        may_stand.push_back(LoneFingerprint(hash_of((*out)[k])));
       }
     }
+    for (uint16_t f : pos->unlisted) {
+      if (std::find(may_stand.begin(), may_stand.end(), f) == may_stand.end())
+        return fail("pair filter names a term the record does not hold without positions");
+    }
     const std::string filter = PairFilter(*pos);
-    if (filter.size() != r.filter_bytes ||
-        (r.filter_bytes > 0 && std::memcmp(filter.data(), r.filter, r.filter_bytes) != 0))
+    if (filter.size() != static_cast<uint64_t>(r.raw_end - r.raw) ||
+        (!filter.empty() && std::memcmp(filter.data(), r.raw, filter.size()) != 0))
       return fail("pair filter not that of the positions");
   } else if (pos->empty() && r.filter_bytes > 0) {
     return fail("pair filter without positions");
@@ -874,8 +914,11 @@ bool ForwardRecordPositions(const uint8_t* p, const uint8_t* end, ForwardPositio
   const uint8_t* after = nullptr;
   Follow follow = Follow::kNever;
   std::string why;
-  return DecodeCounts(r.counts, end, r.n, nullptr, &after, &follow, &why) &&
-         DecodePositions(after, end, r.n, follow, nullptr, positions, &why);
+  if (!DecodeCounts(r.counts, end, r.n, nullptr, &after, &follow, &why) ||
+      !DecodePositions(after, end, r.n, follow, nullptr, positions, &why))
+    return false;
+  r.ReadUnlisted(positions);
+  return true;
 }
 
 void SortRecord(std::vector<uint32_t>* ids, ForwardCounts* counts, ForwardPositions* positions) {

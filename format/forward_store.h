@@ -6,12 +6,12 @@
 //   varint n                                   number of term ids
 //   if n > 0: varint (id bytes * 2 + f)        id bytes: the length of the block data (where
 //                                              the counts begin); f: 1 if a pair filter follows
-//   if f: varint m, then m bytes               the pair filter (only in a record with
-//                                              positions that holds a pair term, IsPairTerm):
-//                                              bit PairBit(key, 8 m) set for the PairKey of every
-//                                              two pair terms at consecutive phrase positions and
-//                                              the LoneKey of every pair term it holds without
-//                                              positions, and no other
+//   if f: the pair filter (only in a record with positions that holds a pair term,
+//     IsPairTerm): varint (m * 2 + l), m >= 1 bytes: bit PairBit(PairKey(a, b), 8 m) set for
+//     every two pair terms a, b at consecutive phrase positions and no other; if l: varint u,
+//     then u x u16: the LoneFingerprint of every pair term that stands at a phrase position but
+//     has no positions in the record (it came from a segment where the term was rarer),
+//     ascending
 //   if n > kForwardBlock: (ceil(n/kForwardBlock) - 1) x {u32 first_id, u32 offset}
 //                                              skip entries for blocks 1.., offsets relative
 //                                              to the start of the block data
@@ -71,10 +71,11 @@ struct ForwardPositions {
   std::vector<uint32_t> begin;  // list k is at[begin[k] .. begin[k + 1]) (which.size() + 1)
   std::vector<uint32_t> at;     // the positions, ascending within each list
   // For the encoder (not stored, not decoded): list k's term's HashTerm if it is a pair term of
-  // the segment (IsPairTerm), else 0 (empty: none is), and the HashTerm of each pair term the
-  // record holds without a list. The record's pair filter is made of them.
+  // the segment (IsPairTerm), else 0 (empty: none is). The record's pair filter is made of them
+  // and of `unlisted`: the LoneFingerprints of the pair terms that stand at phrase positions
+  // without a list here (stored and decoded).
   std::vector<uint64_t> pair_hash;
-  std::vector<uint64_t> unlisted;
+  std::vector<uint16_t> unlisted;
   bool empty() const { return which.empty(); }
   void clear() {
     count = 0;
@@ -109,14 +110,13 @@ inline bool IsPairTerm(uint64_t df, uint64_t docs) {
 inline constexpr uint64_t kPairFilterBits = 3;
 // The key of term a (HashTerm a_hash) followed by term b (b_hash).
 uint64_t PairKey(uint64_t a_hash, uint64_t b_hash);
-// The key of a pair term (HashTerm hash) that a record holds without its positions (a record
-// from a segment where it was rarer, or a term held only as a whole word).
-uint64_t LoneKey(uint64_t hash);
+// The fingerprint of a pair term (HashTerm hash) that stands at phrase positions of a record
+// without a list there (a record from a segment where the term was rarer).
+uint16_t LoneFingerprint(uint64_t hash);
 // The bit of `key` in a filter of `bits` bits (a multiply-shift of its high half).
 inline uint64_t PairBit(uint64_t key, uint64_t bits) { return ((key >> 32) * bits) >> 32; }
-// The pair filter of `positions` (pair_hash and unlisted): the bytes a record stores, at least
-// one (all zero if no two pair terms stand together), or none if it holds no pair term or has
-// no positions.
+// The pair filter of `positions` (pair_hash and unlisted) as a record stores it, or nothing if
+// it holds no pair term or has no positions.
 std::string PairFilter(const ForwardPositions& positions);
 
 // Sorts `ids` ascending, keeping counts->tf (if not empty) and positions->which (if positions
@@ -163,13 +163,13 @@ struct StrictForward {
 // `strict`, for Index::Check) it breaks what the query path relies on (StrictForward; a
 // list longer than its id's tf, positions beyond count, a pair filter that is not the one its
 // positions make), then *strict->problem says what. With strict->pair_hash, the positions'
-// pair_hash and unlisted are filled too (encoding them again gives the same record).
+// pair_hash is filled too (encoding them again gives the same record).
 bool DecodeForwardRecord(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>* out,
                          const StrictForward* strict = nullptr, ForwardCounts* counts = nullptr,
                          ForwardPositions* positions = nullptr);
 
-// The positions of the record in [p, end), without decoding its ids: false if they are
-// damaged. Empty if it has none.
+// The positions of the record in [p, end) (with its pair filter's `unlisted`), without decoding
+// its ids: false if they are damaged. Empty if it has none.
 bool ForwardRecordPositions(const uint8_t* p, const uint8_t* end, ForwardPositions* positions);
 
 // Outcome of ContainsAll: a damaged record is reported, never read past `end`.
@@ -189,13 +189,13 @@ bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* w
                          uint32_t* tf, uint32_t* length);
 
 // Whether the document of the record in [p, end) may hold a phrase of pair terms whose
-// consecutive terms make the PairKeys `pairs` and whose terms the LoneKeys `lone`: false if
-// its pair filter lacks one of the pairs and holds none of the lone keys (so each of its terms
-// that it holds has its positions there, and two of them never stand together). True if it has
-// no filter, or is damaged (the reader that decides reports it). Reads the record's first
-// bytes only. Thread-safe.
+// consecutive terms make the PairKeys `pairs` and whose terms the LoneFingerprints `lone`:
+// false if its pair filter lacks one of the pairs and none of the terms is among those it
+// holds without positions (so each of them it holds has its positions, and two never stand
+// together). True if it has no filter, or is damaged (the reader that decides reports it).
+// Reads the record's first bytes only. Thread-safe.
 bool ForwardRecordMayHavePairs(const uint8_t* p, const uint8_t* end, const uint64_t* pairs,
-                               size_t pairs_n, const uint64_t* lone, size_t lone_n);
+                               size_t pairs_n, const uint16_t* lone, size_t lone_n);
 
 // What ForwardRecordLists found.
 enum class PhraseLists {

@@ -478,7 +478,7 @@ std::vector<uint32_t> SegmentReader::DocumentTerms(uint32_t id, ForwardCounts* c
 PhraseLists SegmentReader::TermPositions(uint32_t id, const uint32_t* want, size_t n,
                                          std::vector<uint32_t>* at, std::vector<uint32_t>* begin,
                                          const uint64_t* pairs, size_t pairs_n,
-                                         const uint64_t* lone, size_t lone_n) const {
+                                         const uint16_t* lone, size_t lone_n) const {
   auto [first, end] = Record(id);
   if (pairs_n > 0 && !ForwardRecordMayHavePairs(first, end, pairs, pairs_n, lone, lone_n))
     return PhraseLists::kNoPair;

@@ -196,7 +196,7 @@ class SegmentReader {
   // Throws Error(kCorrupt) as Contains does.
   PhraseLists TermPositions(uint32_t id, const uint32_t* want, size_t n, std::vector<uint32_t>* at,
                             std::vector<uint32_t>* begin, const uint64_t* pairs = nullptr,
-                            size_t pairs_n = 0, const uint64_t* lone = nullptr,
+                            size_t pairs_n = 0, const uint16_t* lone = nullptr,
                             size_t lone_n = 0) const;
   // The frequencies of the term ids `want` (strictly ascending; none for the length alone) in
   // document id, 0 for those it lacks, and its length (ForwardRecordCounts: not the whole record).

@@ -512,15 +512,12 @@ void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequ
     out->clear();
     return;
   }
-  for (uint32_t k = 0; k < ids.size(); ++k) {
-    const uint32_t id = ids[k];
-    if (!format::IsPairTerm(df[id], docs)) continue;
-    if ((*list_of)[k] != 0) {
-      out->pair_hash.resize(out->which.size(), 0);
-      out->pair_hash[(*list_of)[k] - 1] = hashes[id];
-    } else {
-      out->unlisted.push_back(hashes[id]);  // held only as a whole word
-    }
+  // Every pair term here has its list where it stands at a position (one held only as a whole
+  // word stands at none): nothing is unlisted.
+  out->pair_hash.assign(out->which.size(), 0);
+  for (size_t j = 0; j < out->which.size(); ++j) {
+    const uint32_t id = ids[out->which[j]];
+    if (format::IsPairTerm(df[id], docs)) out->pair_hash[j] = hashes[id];
   }
   for (size_t j = 1; j < out->begin.size(); ++j) out->begin[j] += out->begin[j - 1];
   out->at.resize(out->begin.back());

@@ -170,8 +170,10 @@ struct MergedTerms {
   std::vector<uint64_t> hashes;
   uint64_t fingerprint = 0;  // format::TermFingerprint of all the terms
   // By new id, the hash of each pair term of the new segment (format::IsPairTerm; 0 for others,
-  // none beyond): the records' pair filters are made anew of them.
+  // none beyond): the records' pair filters are made anew of them. By source, its pair terms
+  // (ids go by decreasing df: the first ones).
   std::vector<uint64_t> pair_hash;
+  std::vector<uint32_t> source_pair_terms;
 };
 
 // What the new segment's documents are: how many there are and have terms (which fix the
@@ -230,8 +232,20 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
                                      ? out.runs.back().first_id
                                      : static_cast<uint32_t>(out.count);
   out.new_id.resize(sources.size());
-  for (size_t s = 0; s < sources.size(); ++s)
-    out.new_id[s].assign(sources[s].reader->dictionary().term_count(), kNoId);
+  for (size_t s = 0; s < sources.size(); ++s) {
+    const format::SegmentReader& reader = *sources[s].reader;
+    out.new_id[s].assign(reader.dictionary().term_count(), kNoId);
+    uint32_t lo = 0, hi = static_cast<uint32_t>(reader.dictionary().term_count());
+    while (lo < hi) {  // the first id that is not a pair term
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (format::IsPairTerm(reader.dictionary().Df(mid), reader.doc_count())) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    out.source_pair_terms.push_back(lo);
+  }
   out.hashes.resize(out.sparse_first);
   format::DictionaryWriter writer(singles_first, out.count);
   w.BeginSection(SectionId::kDictBlocks);
@@ -270,11 +284,20 @@ void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& ter
                  std::vector<uint32_t>* ids, format::ForwardCounts* counts,
                  format::ForwardPositions* positions) {
   *ids = sources[r.source].reader->DocumentTerms(r.local, counts, positions);
+  // Of the terms held without a list, those the source's filter covered (its pair terms: the
+  // first ids) stand at a position only if it says so (`unlisted`); any other may.
+  thread_local std::vector<uint32_t> covered;  // new ids, ascending
+  thread_local std::vector<uint16_t> was_unlisted;
+  covered.clear();
+  was_unlisted.swap(positions->unlisted);
   const std::vector<uint32_t>& map = terms.new_id[r.source];
-  for (uint32_t& id : *ids) id = map[id];
+  for (uint32_t& id : *ids) {
+    if (id < terms.source_pair_terms[r.source]) covered.push_back(map[id]);
+    id = map[id];
+  }
+  std::sort(covered.begin(), covered.end());
   format::SortRecord(ids, counts, positions);
-  // The pair filter's terms: those of the new segment, with or without positions here (a
-  // source where one was rarer kept none).
+  // The pair filter of the new segment's pair terms.
   positions->pair_hash.clear();
   positions->unlisted.clear();
   if (positions->empty()) return;
@@ -285,7 +308,10 @@ void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& ter
       positions->pair_hash.push_back(hash);
       ++j;
     } else if (hash != 0) {
-      positions->unlisted.push_back(hash);
+      const uint16_t f = format::LoneFingerprint(hash);
+      if (!std::binary_search(covered.begin(), covered.end(), id) ||
+          std::find(was_unlisted.begin(), was_unlisted.end(), f) != was_unlisted.end())
+        positions->unlisted.push_back(f);
     }
   }
 }

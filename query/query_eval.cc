@@ -52,9 +52,10 @@ struct Plan {
   std::vector<uint32_t> sequence_slot;  // token i's id is sequence_set[sequence_slot[i]]
   bool joined = false;
   // When every token is a pair term of the segment: the PairKey of each two consecutive ones
-  // and the LoneKey of each, which a record's pair filter refutes the phrase by
+  // and the LoneFingerprint of each, which a record's pair filter refutes the phrase by
   // (format::ForwardRecordMayHavePairs).
-  std::vector<uint64_t> pair_keys, lone_keys;
+  std::vector<uint64_t> pair_keys;
+  std::vector<uint16_t> lone_keys;
   uint64_t estimate = 0;  // an upper bound of its matches (document frequencies)
   std::vector<Plan> children, excluded;
 };
@@ -240,7 +241,7 @@ class Evaluator {
                                                       format::HashTerm(node.terms[e + 1])));
               }
               for (const std::string& t : p.exact_terms)
-                p.lone_keys.push_back(format::LoneKey(format::HashTerm(t)));
+                p.lone_keys.push_back(format::LoneFingerprint(format::HashTerm(t)));
             }
           }
         }

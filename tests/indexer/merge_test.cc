@@ -179,7 +179,9 @@ TEST_CASE("a segment's sparse threshold grows with its documents above the setti
 
 TEST_CASE("a merged segment's pair filters answer phrases as the texts do", "[merge][pairs]") {
   std::mt19937_64 rng(77);
-  // 30 words of letters, each in most documents: pair terms in every segment.
+  // 30 words of letters. The first segment's files hold the last 5 in a few of them only (no
+  // positions there); the next two segments hold every word in most files: after the merge all
+  // 30 are pair terms, and the first segment's records stand some at positions without lists.
   std::vector<std::string> vocab;
   while (vocab.size() < 30) {
     std::string w;
@@ -187,45 +189,51 @@ TEST_CASE("a merged segment's pair filters answer phrases as the texts do", "[me
     if (std::find(vocab.begin(), vocab.end(), w) == vocab.end()) vocab.push_back(w);
   }
   TempDir dir;
-  std::map<std::string, std::vector<std::string>> words;  // by name: its words in order
+  fs::create_directories(dir / "tree");
+  std::map<std::string, std::vector<std::string>> words;  // by path: its words in order
   bitsift::IndexOptions options;
   options.merge = false;
   for (int round = 0; round < 3; ++round) {
-    std::vector<bitsift::Document> upserts;
-    std::vector<std::string> deletes;
     for (int i = 0; i < 300; ++i) {
-      const std::string name = "r" + std::to_string(round) + "-" + std::to_string(i);
+      const std::string name = "r" + std::to_string(round) + "-" + std::to_string(i) + ".txt";
       std::vector<std::string>& w = words[name];
+      const size_t known = round == 0 && i % 30 != 0 ? 25 : 30;
       std::string text;
       for (size_t n = 20 + rng() % 60; n > 0; --n) {
-        w.push_back(vocab[rng() % vocab.size()]);
+        w.push_back(vocab[rng() % known]);
         text += w.back() + (rng() % 9 == 0 ? "\n" : " ");
       }
-      upserts.push_back({name, text, 0});
+      bitsift::testing::WriteFile(dir / ("tree/" + name), text);
     }
-    if (round == 2) {  // some of the first segment's documents deleted
-      for (int i = 0; i < 300; i += 3) {
-        deletes.push_back("r0-" + std::to_string(i));
-        words.erase(deletes.back());
+    if (round == 2) {  // some of the first segment's files deleted
+      for (int i = 1; i < 300; i += 3) {
+        const std::string name = "r0-" + std::to_string(i) + ".txt";
+        fs::remove(dir / ("tree/" + name));
+        words.erase(name);
       }
     }
-    REQUIRE(bitsift::UpdateDocuments(upserts, deletes, dir / "index", options).ok());
+    REQUIRE(bitsift::BuildIndex(dir / "tree", dir / "index", options).ok());
   }
   REQUIRE(SegmentFiles(dir / "index").size() == 3);
   REQUIRE(bitsift::CompactIndex(dir / "index", options).ok());
-  const std::vector<std::string> merged = SegmentFiles(dir / "index");
-  REQUIRE(merged.size() == 1);
+  REQUIRE(SegmentFiles(dir / "index").size() == 1);
   std::unique_ptr<bitsift::Index> index;
   REQUIRE(bitsift::Index::Open(dir / "index", &index).ok());
   REQUIRE(index->Check().ok());
-  uint64_t found = 0, empty = 0;
-  for (int q = 0; q < 300; ++q) {
-    // Half the phrases from a document's words (present), half of random words (mostly not).
+  uint64_t found = 0, empty = 0, rare_in_first = 0;
+  for (int q = 0; q < 400; ++q) {
+    // Half the phrases from a file's words (present; every fourth from a first-segment file
+    // that holds a rare word), half of random words (mostly not).
     std::vector<std::string> phrase;
     const size_t m = 2 + rng() % 2;
     if (q % 2 == 0) {
       auto it = words.begin();
-      std::advance(it, rng() % words.size());
+      if (q % 8 == 0) {
+        it = words.find("r0-" + std::to_string(30 * (rng() % 10)) + ".txt");
+        if (it == words.end()) continue;
+      } else {
+        std::advance(it, rng() % words.size());
+      }
       const size_t at = rng() % (it->second.size() - m + 1);
       phrase.assign(it->second.begin() + at, it->second.begin() + at + m);
     } else {
@@ -235,9 +243,14 @@ TEST_CASE("a merged segment's pair filters answer phrases as the texts do", "[me
     for (const std::string& w : phrase) text += (text.size() > 1 ? " " : "") + w;
     text += "\"";
     std::set<std::string> expected;
+    bool rare = false;
     for (const auto& [name, w] : words) {
-      if (std::search(w.begin(), w.end(), phrase.begin(), phrase.end()) != w.end())
-        expected.insert(name);
+      if (std::search(w.begin(), w.end(), phrase.begin(), phrase.end()) == w.end()) continue;
+      expected.insert(name);
+      for (const std::string& x : phrase) {
+        rare |= name.rfind("r0-", 0) == 0 &&
+                std::find(vocab.begin() + 25, vocab.end(), x) != vocab.end();
+      }
     }
     bitsift::QueryResult r;
     REQUIRE(index->Query({text}, {}, &r).ok());
@@ -248,7 +261,9 @@ TEST_CASE("a merged segment's pair filters answer phrases as the texts do", "[me
     CHECK(got == expected);
     found += !expected.empty();
     empty += expected.empty();
+    rare_in_first += rare;
   }
   CHECK(found > 100);
   CHECK(empty > 10);
+  CHECK(rare_in_first > 10);  // phrases a first-segment record holds without their lists
 }

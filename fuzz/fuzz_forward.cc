@@ -3,8 +3,9 @@
 //   even  the rest is a record as stored: every reader must refuse it or read it within its
 //         bytes, and where the full strict decode accepts it, the partial readers
 //         (ForwardRecordContainsAll, ForwardRecordCounts, ForwardRecordLists) agree with it;
-//   odd   the rest describes a record (ids, frequencies, positions): encoded, it must decode
-//         to the same, and the partial readers must agree with it.
+//   odd   the rest describes a record (ids, frequencies, positions, pair terms): encoded, it
+//         must decode to the same, its pair filter must hold every pair of pair terms that
+//         stand together, and the partial readers must agree with it.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -104,6 +105,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string problem;
     const StrictForward strict{1u << 20, &problem};
     (void)DecodeForwardRecord(Bytes(record), Bytes(record) + record.size(), &ids);
+    const uint64_t keys[2] = {size * 0x9e3779b97f4a7c15ULL, data[0] * 0xbf58476d1ce4e5b9ULL};
+    const uint16_t lone = static_cast<uint16_t>(size);
+    (void)ForwardRecordMayHavePairs(Bytes(record), Bytes(record) + record.size(), keys, 2, &lone,
+                                    1);
     ForwardPositions alone;
     (void)ForwardRecordPositions(Bytes(record), Bytes(record) + record.size(), &alone);
     if (!DecodeForwardRecord(Bytes(record), Bytes(record) + record.size(), &ids, &strict, &counts,
@@ -150,8 +155,52 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     positions.begin.push_back(static_cast<uint32_t>(positions.at.size()));
   }
   if (positions.which.empty()) positions.clear();
+  // Pair terms: some of the ids, each with a hash of its own; those held without a list may be
+  // named as standing at positions elsewhere (unlisted).
+  static std::vector<uint64_t> hash_of(1u << 20, 0);
+  for (uint32_t id : ids) hash_of[id] = 0;
+  std::vector<uint16_t> unlisted;
+  if (!positions.empty()) {
+    positions.pair_hash.assign(positions.which.size(), 0);
+    for (size_t k = 0, j = 0; k < ids.size(); ++k) {
+      const bool listed = j < positions.which.size() && positions.which[j] == k;
+      if (in.Next(3) != 0) hash_of[ids[k]] = (ids[k] + 1) * 0x9e3779b97f4a7c15ULL | 1;
+      if (listed) positions.pair_hash[j++] = hash_of[ids[k]];
+      if (!listed && hash_of[ids[k]] != 0 && in.Next(2) == 0)
+        unlisted.push_back(LoneFingerprint(hash_of[ids[k]]));
+    }
+    std::sort(unlisted.begin(), unlisted.end());
+    unlisted.erase(std::unique(unlisted.begin(), unlisted.end()), unlisted.end());
+    positions.unlisted = unlisted;
+  }
   std::string record;
   EncodeForwardRecord(ids, counts, record, &positions);
+  if (!positions.empty()) {
+    // Every pair of pair terms at consecutive positions is held.
+    std::vector<uint64_t> at(positions.count, 0);
+    for (size_t k = 0; k < positions.which.size(); ++k) {
+      size_t m = 0;
+      const uint32_t* list = positions.List(k, &m);
+      for (size_t i = 0; i < m; ++i) at[list[i]] = positions.pair_hash[k];
+    }
+    for (size_t i = 0; i + 1 < at.size(); ++i) {
+      if (at[i] == 0 || at[i + 1] == 0) continue;
+      const uint64_t key = PairKey(at[i], at[i + 1]);
+      if (!ForwardRecordMayHavePairs(Bytes(record), Bytes(record) + record.size(), &key, 1, nullptr,
+                                     0))
+        std::abort();
+    }
+    // The strict decode with the pair terms' hashes recomputes the same filter.
+    std::vector<uint32_t> again_ids;
+    ForwardCounts again_counts;
+    ForwardPositions again;
+    std::string why;
+    const StrictForward with_pairs{1u << 20, &why, &hash_of};
+    if (!DecodeForwardRecord(Bytes(record), Bytes(record) + record.size(), &again_ids, &with_pairs,
+                             &again_counts, &again) ||
+        again.unlisted != unlisted)
+      std::abort();
+  }
   std::vector<uint32_t> back;
   ForwardCounts back_counts;
   ForwardPositions back_positions;

@@ -143,7 +143,7 @@ bool DecodeForwardOffsets(std::string_view section, uint64_t doc_count,
 // Appends the record of `sorted_ids` (strictly ascending) and `counts` (tf empty or aligned
 // with sorted_ids, each >= 1) to out, with `positions` if not null nor empty (which[k] <
 // sorted_ids.size(), each list not empty, ascending and below count).
-// Returns the bytes the positions took.
+// Returns the bytes the positions and the pair filter took.
 uint64_t EncodeForwardRecord(const std::vector<uint32_t>& sorted_ids, const ForwardCounts& counts,
                              std::string& out, const ForwardPositions* positions = nullptr);
 

@@ -159,8 +159,8 @@ struct MetaRecord {
   // The sum of its documents' lengths (ForwardCounts::length), deleted ones included: with the
   // lengths of those deleted, the collection statistics of BM25 without reading every record.
   uint64_t total_length;
-  // The bytes of FORWARD_DATA that are positions (format::ForwardPositions): the rest, ids and
-  // counts, is what a merge's memory follows.
+  // The bytes of FORWARD_DATA that are positions and pair filters (format::ForwardPositions):
+  // the rest, ids and counts, is what a merge's memory follows.
   uint64_t position_bytes;
 };
 static_assert(sizeof(MetaRecord) == 104);

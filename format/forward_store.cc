@@ -31,7 +31,7 @@ struct RecordView {
   uint64_t n = 0;
   uint64_t blocks = 0;
   // The pair filter, if any: its encoding [raw, raw_end); its bit array, filter_bytes long (0:
-  // none); its lone keys' fingerprints, lone_n u32s.
+  // none); its lone fingerprints, lone_n u16s.
   const uint8_t* raw = nullptr;
   const uint8_t* raw_end = nullptr;
   const uint8_t* filter = nullptr;

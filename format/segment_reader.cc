@@ -475,6 +475,19 @@ std::vector<uint32_t> SegmentReader::DocumentTerms(uint32_t id, ForwardCounts* c
   return out;
 }
 
+uint32_t SegmentReader::pair_terms() const {
+  uint32_t lo = 0, hi = static_cast<uint32_t>(dict_.term_count());
+  while (lo < hi) {  // the first id that is not a pair term
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (IsPairTerm(dict_.Df(mid), meta_.doc_count)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 PhraseLists SegmentReader::TermPositions(uint32_t id, const uint32_t* want, size_t n,
                                          std::vector<uint32_t>* at, std::vector<uint32_t>* begin,
                                          const uint64_t* pairs, size_t pairs_n,

@@ -120,6 +120,9 @@ class SegmentReader {
   const std::vector<std::string>& encodings() const { return encodings_; }
   // The dictionary; its accessors verify what they read.
   const DictionaryView& dictionary() const { return dict_; }
+  // How many of its terms are pair terms (format::IsPairTerm by its df and doc_count): ids go
+  // by decreasing df, so they are the ids below this.
+  uint32_t pair_terms() const;
   // Whether term id (< term count) has a sparse row (format/sparse_rows.h): no Bloom bits,
   // its exact document list instead.
   bool IsSparse(uint32_t id) const { return id >= meta_.sparse_first; }

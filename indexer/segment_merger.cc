@@ -171,7 +171,7 @@ struct MergedTerms {
   uint64_t fingerprint = 0;  // format::TermFingerprint of all the terms
   // By new id, the hash of each pair term of the new segment (format::IsPairTerm; 0 for others,
   // none beyond): the records' pair filters are made anew of them. By source, its pair terms
-  // (ids go by decreasing df: the first ones).
+  // (format::SegmentReader::pair_terms).
   std::vector<uint64_t> pair_hash;
   std::vector<uint32_t> source_pair_terms;
 };
@@ -233,18 +233,8 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
                                      : static_cast<uint32_t>(out.count);
   out.new_id.resize(sources.size());
   for (size_t s = 0; s < sources.size(); ++s) {
-    const format::SegmentReader& reader = *sources[s].reader;
-    out.new_id[s].assign(reader.dictionary().term_count(), kNoId);
-    uint32_t lo = 0, hi = static_cast<uint32_t>(reader.dictionary().term_count());
-    while (lo < hi) {  // the first id that is not a pair term
-      const uint32_t mid = lo + (hi - lo) / 2;
-      if (format::IsPairTerm(reader.dictionary().Df(mid), reader.doc_count())) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    out.source_pair_terms.push_back(lo);
+    out.new_id[s].assign(sources[s].reader->dictionary().term_count(), kNoId);
+    out.source_pair_terms.push_back(sources[s].reader->pair_terms());
   }
   out.hashes.resize(out.sparse_first);
   format::DictionaryWriter writer(singles_first, out.count);

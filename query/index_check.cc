@@ -1,5 +1,6 @@
 #include "query/index_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -118,8 +119,8 @@ void CheckStructure(const format::SegmentReader& index) {
 // The forward records of an index, decoded strictly (CheckIndex's reading of them).
 class ForwardRecords {
  public:
-  // pair_hash: by term id, HashTerm of each pair term (PAIR_TERMS), 0 for the others; every
-  // record's pair filter must be the one its positions make of them.
+  // pair_hash: by term id, HashTerm of each pair term (none beyond); every record's pair filter
+  // must be the one its positions make of them.
   ForwardRecords(const format::SegmentReader& index, std::vector<uint64_t> pair_hash)
       : index_(index),
         data_(reinterpret_cast<const uint8_t*>(index.Section(SectionId::kForwardData).data())),
@@ -158,15 +159,10 @@ class ForwardRecords {
   std::vector<uint64_t> pair_hash_;
 };
 
-// HashTerm of each pair term (format::IsPairTerm) by id, from `hashes` (every term's), 0 for
-// the others.
+// HashTerm of each pair term (SegmentReader::pair_terms) by id, from `hashes` (every term's).
 std::vector<uint64_t> PairHashes(const format::SegmentReader& index,
                                  const std::vector<uint64_t>& hashes) {
-  std::vector<uint64_t> out(hashes.size(), 0);
-  for (uint32_t id = 0; id < hashes.size(); ++id) {
-    if (format::IsPairTerm(index.dictionary().Df(id), index.doc_count())) out[id] = hashes[id];
-  }
-  return out;
+  return {hashes.begin(), hashes.begin() + std::min<size_t>(hashes.size(), index.pair_terms())};
 }
 
 // The dictionary: the blocks decode completely (ids in range, lengths inside the block), terms

@@ -233,9 +233,8 @@ class Evaluator {
             p.joined =
                 std::find(node.joined.begin() + 1, node.joined.end(), true) != node.joined.end();
             if (p.sequence_ids.size() > 1 &&
-                std::all_of(p.sequence_ids.begin(), p.sequence_ids.end(), [&](uint32_t id) {
-                  return format::IsPairTerm(Df(id), index_.doc_count());
-                })) {
+                *std::max_element(p.sequence_ids.begin(), p.sequence_ids.end()) <
+                    index_.pair_terms()) {
               for (size_t e = 0; e + 1 < node.terms.size(); ++e) {
                 p.pair_keys.push_back(format::PairKey(format::HashTerm(node.terms[e]),
                                                       format::HashTerm(node.terms[e + 1])));

@@ -270,17 +270,22 @@ class IndexState {
   const std::string& why_rebuilt() const { return why_; }
   std::vector<LiveSegment>& segments() { return segments_; }
 
-  // Writes the builder's documents as a new segment (if it has any) and lists it.
-  void Flush(SegmentBuilder& builder, const std::string& root, BuildReport* report) {
+  // Writes the builder's documents as a new segment (if it has any) and lists it. With
+  // to_be_merged (MergeFlushes will read it), its records keep every term's positions
+  // (SegmentBuilder::Write).
+  void Flush(SegmentBuilder& builder, const std::string& root, BuildReport* report,
+             bool to_be_merged) {
     if (builder.documents() == 0) return;
     const uint64_t number = manifest_.next_segment++;
-    SegmentSummary s = builder.Write(dir_ + "/" + format::SegmentFileName(number), root);
+    SegmentSummary s =
+        builder.Write(dir_ + "/" + format::SegmentFileName(number), root, to_be_merged);
     report->terms += s.terms;
     report->postings += s.postings;
     report->input_bytes += s.input_bytes;
     report->segments_written++;
     AddSegment(number, s);
     flushed_.insert(number);
+    if (to_be_merged) every_position_.insert(number);
     Phase("segment-written");
   }
 
@@ -295,6 +300,8 @@ class IndexState {
   }
 
   uint64_t NextSegmentNumber() { return manifest_.next_segment++; }
+  // The segments Flush has written.
+  size_t flushes() const { return flushed_.size(); }
 
   // Runs the tiered merge policy (see docs/living-index.md).
   void MergeByPolicy(const std::string& root, BuildReport* report);
@@ -310,7 +317,10 @@ class IndexState {
   // The segments [indices] as a merge reads them.
   std::vector<MergeSource> Sources(const std::vector<size_t>& indices) const {
     std::vector<MergeSource> out;
-    for (size_t i : indices) out.push_back({&segments_[i].reader(), &segments_[i].entry.deleted});
+    for (size_t i : indices) {
+      out.push_back({&segments_[i].reader(), &segments_[i].entry.deleted,
+                     every_position_.count(segments_[i].entry.number) > 0});
+    }
     return out;
   }
 
@@ -354,8 +364,9 @@ class IndexState {
   bool rebuilt_ = false;
   std::string why_;
   bool committed_ = false;
-  std::vector<uint64_t> written_;  // segment files written by this run
-  std::set<uint64_t> flushed_;     // those of them written by Flush (not by a merge)
+  std::vector<uint64_t> written_;      // segment files written by this run
+  std::set<uint64_t> flushed_;         // those of them written by Flush (not by a merge)
+  std::set<uint64_t> every_position_;  // those flushed with every term's positions
   std::vector<LiveSegment> segments_;
 };
 
@@ -737,10 +748,14 @@ void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
       ::malloc_trim(0);
     if (builder.EstimatedBytes() >= budget) {
       ::malloc_trim(0);  // what the workers freed, before writing allocates in the main arena
-      state.Flush(builder, root, report);
+      state.Flush(builder, root, report, config.merge);
     }
   }
-  state.Flush(builder, root, report);
+  // A build's flushes are merged (MergeFlushes) when there are two or more: their records
+  // keep every term's positions, so that the merged records have the lists of the merged
+  // segment's frequent terms (which the flushes' own counts cannot tell), and a phrase of them
+  // reads no text (docs/design.md, "Phrases").
+  state.Flush(builder, root, report, config.merge && state.flushes() > 0);
 }
 
 template <typename F>

@@ -470,18 +470,19 @@ struct ForwardSections {
   std::string rank_bounds;      // RANK_BOUNDS
 };
 
-// The positions of a document's positioned terms (format::IsPositionedTerm) from its sequence
-// (varint indexes into its sorted `ids`, one per phrase position), with the hashes of its pair
-// terms (format::IsPairTerm) for the record's pair filter; list_of is scratch.
+// The positions of a document's positioned terms (format::IsPositionedTerm; every term if
+// `all`) from its sequence (varint indexes into its sorted `ids`, one per phrase position),
+// with the hashes of its pair terms (format::IsPairTerm) for the record's pair filter; list_of
+// is scratch.
 void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequence,
                        const std::vector<uint32_t>& df, const std::vector<uint64_t>& hashes,
-                       uint64_t docs, std::vector<uint32_t>* list_of,
+                       uint64_t docs, bool all, std::vector<uint32_t>* list_of,
                        format::ForwardPositions* out) {
   out->clear();
   if (sequence.empty()) return;
   list_of->assign(ids.size(), 0);
   for (uint32_t k = 0; k < ids.size(); ++k) {
-    if (!format::IsPositionedTerm(df[ids[k]], docs)) continue;
+    if (!all && !format::IsPositionedTerm(df[ids[k]], docs)) continue;
     out->which.push_back(k);
     (*list_of)[k] = static_cast<uint32_t>(out->which.size());
   }
@@ -529,10 +530,11 @@ void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequ
 }
 
 // Phase 7: each document's sorted ids encoded (format/forward_store.h); frees them as it goes.
-// RANK_BOUNDS (format/rank_bounds.h) is made from the same records.
+// RANK_BOUNDS (format/rank_bounds.h) is made from the same records. With all_positions, the
+// records keep the positions of every term (SegmentBuilder::Write's to_be_merged).
 template <typename Docs>
 ForwardSections EncodeForwardStore(Docs& docs, const std::vector<uint32_t>& df,
-                                   const std::vector<uint64_t>& hashes) {
+                                   const std::vector<uint64_t>& hashes, bool all_positions) {
   ForwardSections out;
   out.offsets.assign(docs.size() + 1, 0);
   uint64_t total_length = 0;  // the champions are chosen at the segment's average length
@@ -543,7 +545,8 @@ ForwardSections EncodeForwardStore(Docs& docs, const std::vector<uint32_t>& df,
   std::vector<uint32_t> list_of;  // by index in the document's ids: its list + 1, or 0
   for (size_t d = 0; d < docs.size(); ++d) {
     out.offsets[d] = out.data.size();
-    DocumentPositions(docs[d].ids, docs[d].sequence, df, hashes, docs.size(), &list_of, &positions);
+    DocumentPositions(docs[d].ids, docs[d].sequence, df, hashes, docs.size(), all_positions,
+                      &list_of, &positions);
     std::string().swap(docs[d].sequence);
     out.position_bytes +=
         format::EncodeForwardRecord(docs[d].ids, docs[d].counts, out.data, &positions);
@@ -622,7 +625,8 @@ uint64_t WriteSegmentFile(const std::string& path, const std::string& root, doub
 
 }  // namespace
 
-SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string& root) {
+SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string& root,
+                                     bool to_be_merged) {
   Ensure(fp_rate_ > 0 && fp_rate_ < 1, ErrorKind::kInvalidArgument,
          "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(fp_rate_));
   SortByName(docs_);
@@ -638,7 +642,7 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
         return docs_[p.plan.band_docs[p.plan.bands[band].first_column + column]].ids;
       });
   p.sparse = BuildSparseSections(docs_, p.terms.df, p.classes);
-  p.forward = EncodeForwardStore(docs_, p.terms.df, p.terms.hashes);
+  p.forward = EncodeForwardStore(docs_, p.terms.df, p.terms.hashes, to_be_merged);
 
   SegmentSummary s;
   s.file_bytes = WriteSegmentFile(path, root, fp_rate_, p);

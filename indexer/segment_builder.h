@@ -85,8 +85,11 @@ class SegmentBuilder {
 
   // Writes all added documents (sorted by name) as a segment file at `path` (atomically:
   // nothing at `path` until complete and synced), then empties the builder. `root` is recorded
-  // in the segment's META. Throws Error(kIo).
-  SegmentSummary Write(const std::string& path, const std::string& root);
+  // in the segment's META. With `to_be_merged` (a flush that a merge will read), the records
+  // keep the positions of every term, not only of the segment's frequent ones: the merge keeps
+  // those of the merged segment's frequent terms (format::IsPositionedTerm of the merged
+  // counts), which one flush cannot tell. Throws Error(kIo).
+  SegmentSummary Write(const std::string& path, const std::string& root, bool to_be_merged = false);
 
  private:
   // Empties the builder for the next segment (and gives its memory back).

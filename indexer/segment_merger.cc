@@ -170,10 +170,15 @@ struct MergedTerms {
   std::vector<uint64_t> hashes;
   uint64_t fingerprint = 0;  // format::TermFingerprint of all the terms
   // By new id, the hash of each pair term of the new segment (format::IsPairTerm; 0 for others,
-  // none beyond): the records' pair filters are made anew of them. By source, its pair terms
-  // (format::SegmentReader::pair_terms).
+  // none beyond): the records' pair filters are made anew of them. By source, the ids below
+  // which a term held without a list stands at a position only if the record's pair filter
+  // says so: its pair terms (format::SegmentReader::pair_terms), or all if it has every list
+  // (MergeSource::every_position).
   std::vector<uint64_t> pair_hash;
   std::vector<uint32_t> source_pair_terms;
+  // The new segment's positioned terms (format::IsPositionedTerm) are its first ids: a record
+  // keeps no list of a later one.
+  uint32_t positioned_terms = 0;
 };
 
 // What the new segment's documents are: how many there are and have terms (which fix the
@@ -226,6 +231,13 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
     out.count += n;
   }
   out.exact_terms = CountExactTerms(out.runs, out.count, docs.nonempty);
+  out.positioned_terms = static_cast<uint32_t>(out.count);
+  for (const format::DfRun& run : out.runs) {
+    if (!format::IsPositionedTerm(run.df, docs.documents)) {
+      out.positioned_terms = run.first_id;
+      break;
+    }
+  }
   out.segment_max_df = format::SegmentSparseMaxDf(sparse_max_df, docs.documents);
   out.sparse_first = format::SparseFirst(out.runs, out.count, out.exact_terms, out.segment_max_df);
   const uint32_t singles_first = !out.runs.empty() && out.runs.back().df == 1
@@ -234,7 +246,8 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
   out.new_id.resize(sources.size());
   for (size_t s = 0; s < sources.size(); ++s) {
     out.new_id[s].assign(sources[s].reader->dictionary().term_count(), kNoId);
-    out.source_pair_terms.push_back(sources[s].reader->pair_terms());
+    out.source_pair_terms.push_back(sources[s].every_position ? UINT32_MAX
+                                                              : sources[s].reader->pair_terms());
   }
   out.hashes.resize(out.sparse_first);
   format::DictionaryWriter writer(singles_first, out.count);
@@ -268,6 +281,19 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
   return out;
 }
 
+// Keeps the lists of positions of the terms below `first` (ids ascending, positions->which
+// aligned with them): a source's record may hold lists of terms the new segment does not
+// position (a flush keeps every term's, SegmentBuilder::Write).
+void DropListsFrom(const std::vector<uint32_t>& ids, uint32_t first,
+                   format::ForwardPositions* positions) {
+  size_t keep = 0;
+  while (keep < positions->which.size() && ids[positions->which[keep]] < first) ++keep;
+  if (keep == positions->which.size()) return;
+  positions->which.resize(keep);
+  positions->begin.resize(keep + 1);
+  positions->at.resize(positions->begin[keep]);
+}
+
 // A live document's terms under the new ids, ascending, with its counts and positions (kept
 // aligned with the ids).
 void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& terms, const DocRef& r,
@@ -287,6 +313,7 @@ void MappedTerms(const std::vector<MergeSource>& sources, const MergedTerms& ter
   }
   std::sort(covered.begin(), covered.end());
   format::SortRecord(ids, counts, positions);
+  DropListsFrom(*ids, terms.positioned_terms, positions);
   // The pair filter of the new segment's pair terms.
   positions->pair_hash.clear();
   positions->unlisted.clear();

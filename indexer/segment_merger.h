@@ -29,6 +29,9 @@ namespace bitsift::indexer {
 struct MergeSource {
   const format::SegmentReader* reader = nullptr;
   const format::DeletionSet* deleted = nullptr;  // its deleted documents (or null: none)
+  // Whether its records have a list for every term that stands at a phrase position (a flush
+  // written to be merged: SegmentBuilder::Write), so a term without one stands at none.
+  bool every_position = false;
 };
 
 // The memory MergeSegments needs for `sources` and sparse_max_df, in bytes (an upper estimate:

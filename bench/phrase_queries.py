@@ -7,12 +7,30 @@ line of a sampled document; ASCII letters only, so every engine's tokenizer agre
 N reversed phrases (the same words in the opposite order: the words co-occur, the phrase
 mostly does not), and N OR queries ("a OR b" of two words sampled from different documents).
 Each line is tagged in OUT.kinds (phrase, reversed, or) in the same order.
+
+With --cjk the phrases are 3 or 4 consecutive Han characters of a sampled line (what FTS5's
+trigram tokenizer and Xapian's CJK n-grams can answer: at least 3 characters), and the OR
+queries join two runs of 3 Han characters from different lines.
 """
 import argparse
 import random
 import re
 
 WORD = re.compile(r"[A-Za-z]{3,}")
+HAN = re.compile(r"[\u4e00-\u9fff]{3,}")
+
+
+def cjk_phrase(rng, line, words):
+    """3 or 4 consecutive Han characters of line (None if it has no run of 3), and a run of 3
+    added to words."""
+    runs = HAN.findall(line)
+    if not runs:
+        return None
+    run = rng.choice(runs)
+    words.append(run[:3])
+    n = min(len(run), rng.choice((3, 4)))
+    i = rng.randrange(len(run) - n + 1)
+    return list(run[i:i + n])
 
 
 def main():
@@ -22,6 +40,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--cjk", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     with open(a.listfile, encoding="utf-8") as f:
@@ -35,6 +54,11 @@ def main():
         except (OSError, UnicodeDecodeError):
             continue
         line = rng.choice(lines)
+        if a.cjk:
+            ph = cjk_phrase(rng, line, words)
+            if ph is not None:
+                phrases.append(ph)
+            continue
         toks = line.split(" ")
         run = [t for t in toks if WORD.fullmatch(t)]
         words.extend(w.lower() for w in run[:3])
@@ -46,11 +70,12 @@ def main():
         i = rng.choice(starts)
         phrases.append([t.lower() for t in toks[i:i + n]])
     out, kinds = [], []
+    sep = "" if a.cjk else " "
     for ph in phrases:
-        out.append('"' + " ".join(ph) + '"')
+        out.append('"' + sep.join(ph) + '"')
         kinds.append("phrase")
     for ph in phrases:
-        out.append('"' + " ".join(reversed(ph)) + '"')
+        out.append('"' + sep.join(reversed(ph)) + '"')
         kinds.append("reversed")
     for _ in range(a.n):
         out.append(f"{rng.choice(words)} OR {rng.choice(words)}")

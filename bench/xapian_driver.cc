@@ -224,7 +224,9 @@ int do_query(const std::string& db_dir, const std::string& qfile, const std::str
   qp.set_default_op(Xapian::Query::OP_AND);
   qp.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
   const unsigned qp_flags = Xapian::QueryParser::FLAG_PHRASE | Xapian::QueryParser::FLAG_BOOLEAN |
-                            Xapian::QueryParser::FLAG_LOVEHATE | Xapian::QueryParser::FLAG_WILDCARD;
+                            Xapian::QueryParser::FLAG_LOVEHATE |
+                            Xapian::QueryParser::FLAG_WILDCARD |
+                            (cjk ? unsigned{Xapian::QueryParser::FLAG_CJK_NGRAM} : 0u);
 
   std::vector<std::vector<Xapian::docid>> results(queries.size());
   std::vector<double> micros(queries.size());

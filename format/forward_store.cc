@@ -470,6 +470,28 @@ constexpr uint64_t kListBlock = 32;
 // Bits of a gamma code of v.
 uint64_t GammaBits(uint64_t v) { return 2 * static_cast<uint64_t>(63 - __builtin_clzll(v)) + 1; }
 
+// Writes the body of a list of c positions (ascending, below count): Elias-Fano, BodyBits long.
+void PutBody(GammaWriter& bits, uint64_t count, const uint32_t* list, size_t c) {
+  const int k = LowBits(count, c);
+  if (k > 0) {
+    for (size_t i = 0; i < c; ++i) bits.PutBits(list[i] & ((uint64_t{1} << k) - 1), k);
+  }
+  // High parts: for each position, the zeros since the previous one's high part, a one; then
+  // zeros up to the vector's length.
+  uint64_t high = 0, used = 0;
+  for (size_t i = 0; i < c; ++i) {
+    const uint64_t h = list[i] >> k;
+    bits.PutUnary(h - high);
+    used += h - high + 1;
+    high = h;
+  }
+  for (uint64_t rest = BodyBits(count, c) - c * static_cast<uint64_t>(k) - used; rest > 0;) {
+    const int n = static_cast<int>(std::min<uint64_t>(rest, 32));
+    bits.PutBits(0, n);
+    rest -= static_cast<uint64_t>(n);
+  }
+}
+
 void EncodePositions(const ForwardPositions& p, std::string& out) {
   // Skip entries for each block of kListBlock lists after the first: where its headers and
   // bodies start and the index before it, as gaps from the previous entry's (+ 1). The headers'
@@ -494,10 +516,15 @@ void EncodePositions(const ForwardPositions& p, std::string& out) {
   uint64_t skip_bits = 0;
   for (uint64_t v : skips) skip_bits += GammaBits(v);
   GammaWriter bits(out);
+  const bool runs = !p.run_starts.empty();
   bits.Put(p.count);
-  bits.Put(p.which.size());
+  bits.Put(p.which.size() * 2 + runs);
   bits.Put(header_bits);
   bits.Put(skip_bits + 1);
+  if (runs) {
+    bits.Put(p.run_starts.size());
+    PutBody(bits, p.count, p.run_starts.data(), p.run_starts.size());
+  }
   for (uint64_t v : skips) bits.Put(v);
   for (size_t j = 0; j < p.which.size(); ++j) {
     bits.Put(j == 0 ? uint64_t{p.which[0]} + 1 : p.which[j] - p.which[j - 1]);
@@ -506,24 +533,7 @@ void EncodePositions(const ForwardPositions& p, std::string& out) {
   for (size_t j = 0; j < p.which.size(); ++j) {
     size_t c = 0;
     const uint32_t* list = p.List(j, &c);
-    const int k = LowBits(p.count, c);
-    if (k > 0) {
-      for (size_t i = 0; i < c; ++i) bits.PutBits(list[i] & ((uint64_t{1} << k) - 1), k);
-    }
-    // High parts: for each position, the zeros since the previous one's high part, a one; then
-    // zeros up to the vector's length.
-    uint64_t high = 0, used = 0;
-    for (size_t i = 0; i < c; ++i) {
-      const uint64_t h = list[i] >> k;
-      bits.PutUnary(h - high);
-      used += h - high + 1;
-      high = h;
-    }
-    for (uint64_t rest = BodyBits(p.count, c) - c * static_cast<uint64_t>(k) - used; rest > 0;) {
-      const int n = static_cast<int>(std::min<uint64_t>(rest, 32));
-      bits.PutBits(0, n);
-      rest -= static_cast<uint64_t>(n);
-    }
+    PutBody(bits, p.count, list, c);
   }
   bits.Finish();
 }
@@ -570,13 +580,21 @@ class ListSkips {
 // the skip entries, the headers and the bodies start; false if damaged.
 struct PositionsHead {
   uint64_t count = 0, lists = 0, header_bits = 0, skip_bits = 0;
+  uint64_t run_starts = 0;                      // 0: none
+  uint64_t runs = 0;                            // bit offset of their body
   uint64_t skips = 0, headers = 0, bodies = 0;  // bit offsets
 
   bool Read(BitCursor& bits, uint64_t n) {
-    if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists) || lists > n ||
-        !bits.Gamma(&header_bits) || !bits.Gamma(&skip_bits))
+    uint64_t lists_runs = 0;
+    if (!bits.Gamma(&count) || count > UINT32_MAX || !bits.Gamma(&lists_runs) ||
+        (lists = lists_runs >> 1) > n || !bits.Gamma(&header_bits) || !bits.Gamma(&skip_bits))
       return false;
     --skip_bits;
+    if (lists_runs & 1) {
+      if (!bits.Gamma(&run_starts) || run_starts == 0 || run_starts > count) return false;
+      runs = bits.bit();
+      if (!bits.Skip(BodyBits(count, run_starts))) return false;
+    }
     skips = bits.bit();
     headers = skips + skip_bits;
     bodies = headers + header_bits;
@@ -632,6 +650,11 @@ bool DecodePositions(const uint8_t* q, const uint8_t* end, uint64_t n, Follow fo
   PositionsHead head;
   if (!head.Read(bits, n)) return false;
   const uint64_t count = head.count, lists = head.lists;
+  if (head.run_starts > 0) {
+    BitCursor runs = bits;
+    if (!runs.Seek(head.runs) || !DecodeList(runs, count, head.run_starts, &out->run_starts))
+      return false;
+  }
   std::vector<ListSkip> read;
   ListSkips skips(bits, lists, read);
   for (uint64_t b = 0; b < skips.size(); ++b) {
@@ -960,6 +983,7 @@ void SortRecord(std::vector<uint32_t>* ids, ForwardCounts* counts, ForwardPositi
       out.begin.push_back(static_cast<uint32_t>(out.at.size()));
     }
     out.unlisted = std::move(positions->unlisted);
+    out.run_starts = std::move(positions->run_starts);
     *positions = std::move(out);
   }
 }
@@ -1097,7 +1121,7 @@ bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* w
 }
 
 PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
-                               std::vector<uint32_t>* at, std::vector<uint32_t>* begin) {
+                               std::vector<uint32_t>* at, std::vector<uint32_t>* begin, bool runs) {
   at->clear();
   begin->assign(1, 0);
   RecordView r;
@@ -1125,6 +1149,7 @@ PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint3
   BitCursor bits(q, end);
   PositionsHead head;
   if (!head.Read(bits, r.n)) return PhraseLists::kCorrupt;
+  if (runs && head.run_starts == 0) return PhraseLists::kUnpositioned;
   const uint64_t count = head.count, lists = head.lists;
   thread_local std::vector<ListSkip> read;
   ListSkips skips(bits, lists, read);
@@ -1168,6 +1193,11 @@ PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint3
   const uint64_t bodies = head.bodies;
   for (const auto& [at_bit, c] : found) {
     if (!bits.Seek(bodies + at_bit) || !DecodeList(bits, count, c, at))
+      return PhraseLists::kCorrupt;
+    begin->push_back(static_cast<uint32_t>(at->size()));
+  }
+  if (runs) {
+    if (!bits.Seek(head.runs) || !DecodeList(bits, count, head.run_starts, at))
       return PhraseLists::kCorrupt;
     begin->push_back(static_cast<uint32_t>(at->size()));
   }

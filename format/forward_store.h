@@ -76,6 +76,11 @@ struct ForwardPositions {
   // without a list here (stored and decoded).
   std::vector<uint64_t> pair_hash;
   std::vector<uint16_t> unlisted;
+  // The positions, ascending, of the tokens that start a run of kana/ideographic characters
+  // (tokenizer::TokenSink::OnRunStart): each other bigram of a run overlaps the token before
+  // it, which a phrase of CJK characters needs (query::QueryNode::joined). Empty in a record
+  // without such runs; stored only with lists.
+  std::vector<uint32_t> run_starts;
   bool empty() const { return which.empty(); }
   void clear() {
     count = 0;
@@ -84,6 +89,7 @@ struct ForwardPositions {
     at.clear();
     pair_hash.clear();
     unlisted.clear();
+    run_starts.clear();
   }
   // The positions of list k.
   const uint32_t* List(size_t k, size_t* n) const {
@@ -207,11 +213,13 @@ enum class PhraseLists {
 };
 
 // The positions of the ids `want` (strictly ascending, n >= 1) in the record in [p, end): list
-// i (of want[i]) is (*at)[(*begin)[i] .. (*begin)[i + 1]) when kFound. Finds the ids through
-// the skip entries and passes the counts and the other lists without decoding them; never
-// reads past `end`. Thread-safe.
+// i (of want[i]) is (*at)[(*begin)[i] .. (*begin)[i + 1]) when kFound; with `runs`, list n is
+// the record's run starts (ForwardPositions::run_starts), and a record with lists but without
+// run starts is kUnpositioned. Finds the ids through the skip entries and passes the counts
+// and the other lists without decoding them; never reads past `end`. Thread-safe.
 PhraseLists ForwardRecordLists(const uint8_t* p, const uint8_t* end, const uint32_t* want, size_t n,
-                               std::vector<uint32_t>* at, std::vector<uint32_t>* begin);
+                               std::vector<uint32_t>* at, std::vector<uint32_t>* begin,
+                               bool runs = false);
 
 }  // namespace bitsift::format
 

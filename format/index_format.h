@@ -45,7 +45,7 @@ inline constexpr char kMagic[8] = {'B', 'I', 'T', 'S', 'I', 'F', 'T', '\x1a'};
 // 96 bytes, DICT_TOP, CHUNK_SUMS_INDEX. 4: the front-coded dictionary (DICT_INDEX, DICT_BLOCKS,
 // DF_RUNS). 3: the ENCODINGS section (DocRecord::encoding indexes it) and 4 KiB chunks. 2: segments
 // (0.2).
-inline constexpr uint32_t kFormatVersion = 17;
+inline constexpr uint32_t kFormatVersion = 18;
 // Throws the error of a segment file that cannot be used: Error(kCorrupt) with "PATH: not a
 // usable bitsift index: WHAT" (the API adds the command that rebuilds it). Every layer that finds
 // a segment damaged, of another version or inconsistent reports it through this.

@@ -491,11 +491,11 @@ uint32_t SegmentReader::pair_terms() const {
 PhraseLists SegmentReader::TermPositions(uint32_t id, const uint32_t* want, size_t n,
                                          std::vector<uint32_t>* at, std::vector<uint32_t>* begin,
                                          const uint64_t* pairs, size_t pairs_n,
-                                         const uint16_t* lone, size_t lone_n) const {
+                                         const uint16_t* lone, size_t lone_n, bool runs) const {
   auto [first, end] = Record(id);
   if (pairs_n > 0 && !ForwardRecordMayHavePairs(first, end, pairs, pairs_n, lone, lone_n))
     return PhraseLists::kNoPair;
-  const PhraseLists found = ForwardRecordLists(first, end, want, n, at, begin);
+  const PhraseLists found = ForwardRecordLists(first, end, want, n, at, begin, runs);
   if (found == PhraseLists::kCorrupt) {
     Check(false, file_.path(), "damaged forward record of document " + std::to_string(id));
   }

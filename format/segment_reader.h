@@ -195,12 +195,12 @@ class SegmentReader {
                                       ForwardPositions* positions = nullptr) const;
   // The positions of the term ids `want` (strictly ascending) in document id
   // (ForwardRecordLists), or kNoPair if the record's pair filter refutes a phrase of the
-  // pairs `pairs` and terms `lone` (ForwardRecordMayHavePairs; not asked if pairs_n is 0).
-  // Throws Error(kCorrupt) as Contains does.
+  // pairs `pairs` and terms `lone` (ForwardRecordMayHavePairs; not asked if pairs_n is 0);
+  // with `runs`, the run starts follow as list n. Throws Error(kCorrupt) as Contains does.
   PhraseLists TermPositions(uint32_t id, const uint32_t* want, size_t n, std::vector<uint32_t>* at,
                             std::vector<uint32_t>* begin, const uint64_t* pairs = nullptr,
-                            size_t pairs_n = 0, const uint16_t* lone = nullptr,
-                            size_t lone_n = 0) const;
+                            size_t pairs_n = 0, const uint16_t* lone = nullptr, size_t lone_n = 0,
+                            bool runs = false) const;
   // The frequencies of the term ids `want` (strictly ascending; none for the length alone) in
   // document id, 0 for those it lacks, and its length (ForwardRecordCounts: not the whole record).
   // Throws Error(kCorrupt) as Contains does.

@@ -77,6 +77,17 @@ void CheckReaders(const uint8_t* p, const uint8_t* end, const std::vector<uint32
       continue;
     }
     if (found != PhraseLists::kFound) std::abort();
+    // With the run starts after the lists.
+    std::vector<uint32_t> at_runs, begin_runs;
+    const PhraseLists with_runs =
+        ForwardRecordLists(p, end, wv.data(), wv.size(), &at_runs, &begin_runs, true);
+    if (positions.run_starts.empty()
+            ? with_runs != PhraseLists::kUnpositioned
+            : with_runs != PhraseLists::kFound || begin_runs.size() != begin.size() + 1 ||
+                  !std::equal(at.begin(), at.end(), at_runs.begin()) ||
+                  !std::equal(positions.run_starts.begin(), positions.run_starts.end(),
+                              at_runs.begin() + begin.back()))
+      std::abort();
     for (size_t i = 0, got = 0; i < wv.size(); ++i) {
       for (size_t k = 0; k < positions.which.size(); ++k) {
         if (positions.which[k] != index[i]) continue;
@@ -154,6 +165,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     positions.at.insert(positions.at.end(), lists[k].begin(), lists[k].end());
     positions.begin.push_back(static_cast<uint32_t>(positions.at.size()));
   }
+  // Run starts: some of the positions, in some records.
+  if (in.Next(2) == 1) {
+    const uint32_t every = 1 + in.Next(8);
+    for (uint32_t at = 0; at < count && in.n > 0; ++at) {
+      if (in.Next(every) == 0) positions.run_starts.push_back(at);
+    }
+  }
   if (positions.which.empty()) positions.clear();
   // Pair terms: some of the ids, each with a hash of its own; those held without a list may be
   // named as standing at positions elsewhere (unlisted).
@@ -215,7 +233,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (back_counts.TfAt(k) != counts.TfAt(k)) std::abort();
   }
   if (back_positions.count != positions.count || back_positions.which != positions.which ||
-      back_positions.begin != positions.begin || back_positions.at != positions.at) {
+      back_positions.begin != positions.begin || back_positions.at != positions.at ||
+      back_positions.run_starts != positions.run_starts) {
     std::abort();
   }
   CheckReaders(Bytes(record), Bytes(record) + record.size(), ids, counts, positions, in);

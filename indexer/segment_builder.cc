@@ -57,9 +57,13 @@ class DistinctTokens : public tokenizer::TokenSink {
   void OnToken(std::string_view token, tokenizer::TokenRole role) override {
     if (role != tokenizer::TokenRole::kPart) ++words_;
     const uint32_t k = Add(token);
-    if (record_sequence_ && tokenizer::IsPosition(role)) PutVarint(k, sequence_);
+    if (record_sequence_ && tokenizer::IsPosition(role))
+      PutVarint(uint64_t{k} * 2 + run_start_, sequence_);
+    run_start_ = false;
     if (stems_ && tokenizer::Stemmable(token)) Add(tokenizer::StemTerm(token));
   }
+
+  void OnRunStart() override { run_start_ = true; }
 
   // Counts one occurrence of the term `token`; returns its index in tokens().
   uint32_t Add(std::string_view token) {
@@ -89,7 +93,8 @@ class DistinctTokens : public tokenizer::TokenSink {
   uint64_t words() const { return words_; }
   // Whether a token occurred more than once.
   bool repeated() const { return repeated_; }
-  // The phrase positions in order, each the varint index in tokens() of its token.
+  // The phrase positions in order, each a varint: the index in tokens() of its token * 2, + 1
+  // if it starts a kana/ideographic run (tokenizer::TokenSink::OnRunStart).
   const std::string& sequence() const { return sequence_; }
   std::string_view Text(const Token& t) const {
     return std::string_view(bytes_.data() + t.begin, t.size);
@@ -102,9 +107,11 @@ class DistinctTokens : public tokenizer::TokenSink {
     sequence_.clear();
     words_ = 0;
     repeated_ = false;
+    run_start_ = false;
   }
 
  private:
+  bool run_start_ = false;  // the next token starts a run (OnRunStart)
   static constexpr uint32_t kEmpty = UINT32_MAX;
 
   // Doubles the table (at most half full), placing every token again.
@@ -340,7 +347,8 @@ TermArrays AssignTermIds(Docs& docs, std::unique_ptr<TermInterner>& interner) {
     sequence.reserve(doc.sequence.size());
     const auto* p = reinterpret_cast<const uint8_t*>(doc.sequence.data());
     const uint8_t* end = p + doc.sequence.size();
-    for (uint64_t k = 0; p < end && GetVarint(&p, end, &k);) PutVarint(rank[k], sequence);
+    for (uint64_t v = 0; p < end && GetVarint(&p, end, &v);)
+      PutVarint(uint64_t{rank[v >> 1]} * 2 + (v & 1), sequence);
     doc.sequence.swap(sequence);
     format::SortRecord(&doc.ids, &doc.counts, nullptr);
   });
@@ -471,9 +479,9 @@ struct ForwardSections {
 };
 
 // The positions of a document's positioned terms (format::IsPositionedTerm; every term if
-// `all`) from its sequence (varint indexes into its sorted `ids`, one per phrase position),
-// with the hashes of its pair terms (format::IsPairTerm) for the record's pair filter; list_of
-// is scratch.
+// `all`) and where its kana/ideographic runs start, from its sequence (DistinctTokens::sequence:
+// indexes into its sorted `ids`, one per phrase position), with the hashes of its pair terms
+// (format::IsPairTerm) for the record's pair filter; list_of is scratch.
 void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequence,
                        const std::vector<uint32_t>& df, const std::vector<uint64_t>& hashes,
                        uint64_t docs, bool all, std::vector<uint32_t>* list_of,
@@ -493,8 +501,9 @@ void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequ
   const uint8_t* end = begin + sequence.size();
   uint64_t k = 0;
   for (const uint8_t* p = begin; p < end && GetVarint(&p, end, &k);) {
+    if (k & 1) out->run_starts.push_back(out->count);
     ++out->count;
-    if ((*list_of)[k] != 0) ++out->begin[(*list_of)[k]];
+    if ((*list_of)[k >> 1] != 0) ++out->begin[(*list_of)[k >> 1]];
   }
   // A term held only as a whole word (tokenizer::TokenRole::kWhole) has no positions.
   size_t kept = 0;
@@ -525,7 +534,7 @@ void DocumentPositions(const std::vector<uint32_t>& ids, const std::string& sequ
   std::vector<uint32_t> next(out->begin.begin(), out->begin.end() - 1);
   uint32_t position = 0;
   for (const uint8_t* p = begin; p < end && GetVarint(&p, end, &k); ++position) {
-    if ((*list_of)[k] != 0) out->at[next[(*list_of)[k] - 1]++] = position;
+    if ((*list_of)[k >> 1] != 0) out->at[next[(*list_of)[k >> 1] - 1]++] = position;
   }
 }
 

@@ -99,7 +99,7 @@ class SegmentBuilder {
     std::string name;
     std::vector<uint32_t> ids;     // provisional, then final term ids (sorted)
     format::ForwardCounts counts;  // its length, and tf aligned with ids (empty: all 1)
-    std::string sequence;          // its phrase positions: varint indexes into ids
+    std::string sequence;          // its phrase positions (DistinctTokens::sequence)
     FileFacts facts;
   };
   tokenizer::TokenRules rules_;

@@ -45,12 +45,13 @@ struct Plan {
   bool needs_text = false;  // deciding it may need the document's text (a phrase inside)
   int pattern = -1;         // kPhrase: its QueryMatcher pattern
   // kPhrase of exact tokens only (no prefix, no stem term): the id of each token in order, to
-  // decide it from the records' positions; joined: some of them must overlap (CJK bigrams),
-  // which positions do not show (they can only refute it then).
+  // decide it from the records' positions. joined[e] (e >= 1): token e must overlap token
+  // e - 1 (bigrams of one CJK run, QueryNode::joined), so the document's token there must not
+  // start a run (format::ForwardPositions::run_starts); empty if no token must.
   std::vector<uint32_t> sequence_ids;
   std::vector<uint32_t> sequence_set;   // the distinct ones, ascending
   std::vector<uint32_t> sequence_slot;  // token i's id is sequence_set[sequence_slot[i]]
-  bool joined = false;
+  std::vector<bool> joined;
   // When every token is a pair term of the segment: the PairKey of each two consecutive ones
   // and the LoneFingerprint of each, which a record's pair filter refutes the phrase by
   // (format::ForwardRecordMayHavePairs).
@@ -230,8 +231,8 @@ class Evaluator {
                   std::lower_bound(p.sequence_set.begin(), p.sequence_set.end(), id) -
                   p.sequence_set.begin()));
             }
-            p.joined =
-                std::find(node.joined.begin() + 1, node.joined.end(), true) != node.joined.end();
+            if (std::find(node.joined.begin() + 1, node.joined.end(), true) != node.joined.end())
+              p.joined = node.joined;
             if (p.sequence_ids.size() > 1 &&
                 *std::max_element(p.sequence_ids.begin(), p.sequence_ids.end()) <
                     index_.pair_terms()) {
@@ -520,7 +521,7 @@ class Evaluator {
     if (p.prefix != nullptr && !HasAny(doc, *p.prefix)) return Truth::kNo;
     if (!p.sequence_ids.empty()) {
       const Truth t = PositionsHave(p, doc, w);
-      if (t == Truth::kNo || (t == Truth::kYes && !p.joined)) {
+      if (t != Truth::kUnknown) {
         ++w.phrase_positions;
         return t;
       }
@@ -528,13 +529,14 @@ class Evaluator {
     return TextHas(doc, p.pattern, w);
   }
 
-  // Whether the terms `ids` stand at consecutive positions of the document, in this order, by
-  // its record's positions (format::ForwardPositions); kUnknown if it lacks the positions of
-  // one of them.
+  // Whether the terms `ids` stand at consecutive positions of the document, in this order (the
+  // joined ones each continuing a run), by its record's positions (format::ForwardPositions);
+  // kUnknown if it lacks the positions of one of them or its run starts.
   Truth PositionsHave(const Plan& p, Doc& doc, Worker& w) {
+    const bool runs = !p.joined.empty();
     const format::PhraseLists found = index_.TermPositions(
         doc.id, p.sequence_set.data(), p.sequence_set.size(), &w.at, &w.begin, p.pair_keys.data(),
-        p.pair_keys.size(), p.lone_keys.data(), p.lone_keys.size());
+        p.pair_keys.size(), p.lone_keys.data(), p.lone_keys.size(), runs);
     if (found == format::PhraseLists::kNoPair) {
       ++w.phrase_pairs;
       return Truth::kNo;
@@ -551,6 +553,9 @@ class Evaluator {
       list[e] = w.at.data() + w.begin[i];
       size[e] = w.begin[i + 1] - w.begin[i];
     }
+    const size_t set = p.sequence_set.size();
+    const uint32_t* run_starts = runs ? w.at.data() + w.begin[set] : nullptr;
+    const uint32_t* runs_end = runs ? w.at.data() + w.begin[set + 1] : nullptr;
     // Every start x of the first list, each other list advanced to x + e.
     for (size_t i = 0; i < size[0]; ++i) {
       const uint64_t x = list[0][i];
@@ -559,6 +564,7 @@ class Evaluator {
         while (at[e] < size[e] && list[e][at[e]] < x + e) ++at[e];
         if (at[e] == size[e]) return Truth::kNo;
         all = list[e][at[e]] == x + e;
+        if (all && runs && p.joined[e]) all = !std::binary_search(run_starts, runs_end, x + e);
       }
       if (all) return Truth::kYes;
     }

@@ -345,6 +345,9 @@ struct Tokenizer::Impl {
   // The token normalized[a, b) of a bigram run: a word without parts.
   template <bool kOffsets>
   void Emit(int32_t a, int32_t b, bool continues_run) {
+    if constexpr (!kOffsets) {
+      if (!continues_run) sink->OnRunStart();
+    }
     const UChar* u = normalized.getBuffer();
     token.clear();
     for (int32_t i = a; i < b;) {
@@ -678,6 +681,7 @@ struct Tokenizer::Impl {
               return;
             }
           } else {
+            if (i == k) sink->OnRunStart();
             sink->OnToken(t, TokenRole::kWord);
           }
         }

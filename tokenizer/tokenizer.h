@@ -69,6 +69,10 @@ class TokenSink {
  public:
   virtual ~TokenSink() = default;
   virtual void OnToken(std::string_view token, TokenRole role) = 0;
+  // Called before the first token of each run of kana/ideographic segments (its first bigram,
+  // or the character of a one-character run); each later bigram of the run shares its first
+  // character with the token before it (OffsetTokenSink's `continues_run`).
+  virtual void OnRunStart() {}
 };
 
 // Receives tokens in text order with where each came from in the original bytes.

@@ -129,7 +129,8 @@ TEST_CASE("damaged forward records are reported, never read past the end", "[for
 namespace {
 
 // Positions for a random subset of a record's ids: a random token sequence over the ids
-// (each id's tf its occurrences), of which some ids keep their lists.
+// (each id's tf its occurrences), of which some ids keep their lists; in half the records, some
+// positions start kana/ideographic runs.
 ForwardPositions RandomPositions(std::mt19937_64& rng, size_t n, ForwardCounts* counts) {
   ForwardPositions p;
   if (n == 0) return p;
@@ -156,12 +157,19 @@ ForwardPositions RandomPositions(std::mt19937_64& rng, size_t n, ForwardCounts* 
     p.at.insert(p.at.end(), lists[k].begin(), lists[k].end());
     p.begin.push_back(static_cast<uint32_t>(p.at.size()));
   }
+  if (rng() % 2 == 0) {
+    const uint64_t every = 1 + rng() % 8;
+    for (uint32_t at = 0; at < p.count; ++at) {
+      if (rng() % every == 0) p.run_starts.push_back(at);
+    }
+  }
   if (p.which.empty()) p.clear();
   return p;
 }
 
 bool SamePositions(const ForwardPositions& a, const ForwardPositions& b) {
-  return a.count == b.count && a.which == b.which && a.begin == b.begin && a.at == b.at;
+  return a.count == b.count && a.which == b.which && a.begin == b.begin && a.at == b.at &&
+         a.run_starts == b.run_starts;
 }
 
 }  // namespace
@@ -226,6 +234,21 @@ TEST_CASE("forward records round-trip their positions, sorted with their ids", "
         CHECK(at == expected_at);
         CHECK(begin == expected_begin);
       }
+      // With the run starts after the lists (a record without any: kUnpositioned).
+      const PhraseLists with_runs = ForwardRecordLists(Bytes(rec), Bytes(rec) + rec.size(),
+                                                       wv.data(), wv.size(), &at, &begin, true);
+      if (found != PhraseLists::kFound || !positions.run_starts.empty()) {
+        REQUIRE(with_runs == found);
+      } else {
+        REQUIRE(with_runs == PhraseLists::kUnpositioned);
+      }
+      if (with_runs == PhraseLists::kFound) {
+        expected_at.insert(expected_at.end(), positions.run_starts.begin(),
+                           positions.run_starts.end());
+        expected_begin.push_back(static_cast<uint32_t>(expected_at.size()));
+        CHECK(at == expected_at);
+        CHECK(begin == expected_begin);
+      }
     }
     // The ids shuffled and sorted again: every id keeps its frequency and its positions.
     if (n > 1 && !positions.empty()) {
@@ -241,6 +264,7 @@ TEST_CASE("forward records round-trip their positions, sorted with their ids", "
       }
       ForwardPositions moved;
       moved.count = positions.count;
+      moved.run_starts = positions.run_starts;
       moved.begin.push_back(0);
       for (size_t k = 0; k < positions.which.size(); ++k) {  // lists in any order
         size_t size = 0;
@@ -338,7 +362,7 @@ TEST_CASE("a list that claims more positions than its bytes hold is refused befo
   };
   const uint64_t count = UINT32_MAX, c = uint64_t{UINT32_MAX} - 1;
   gamma(count);
-  gamma(1);               // one list
+  gamma(2);               // one list (2 lists + no run starts)
   gamma(1 + 2 * 31 + 1);  // its header's bits: gamma(1), gamma(c)
   gamma(1);               // no skip entries
   gamma(1);               // index gap: the first id

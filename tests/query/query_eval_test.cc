@@ -462,6 +462,48 @@ TEST_CASE("evaluation specifics", "[eval]") {
   CHECK_THROWS_AS(query::Evaluate(reader, searcher, phrase.root, {}, &stats), Error);
 }
 
+TEST_CASE("a phrase of CJK characters is decided by positions and run starts, no text read",
+          "[eval]") {
+  // 过滤器 (its bigrams 过滤 滤器 overlap) in the even documents; 过滤。滤器 (the same bigrams
+  // at consecutive positions, in two runs) in the odd ones. 40 documents: both bigrams are
+  // frequent enough for positions (format::IsPositionedTerm).
+  TempDir dir;
+  std::vector<indexer::MemoryDocument> docs;
+  for (int i = 0; i < 40; ++i) {
+    char name[8];
+    std::snprintf(name, sizeof name, "d%02d", i);
+    docs.push_back({name, i % 2 == 0 ? "这是过滤器 filter" : "过滤。滤器 filter", 0});
+  }
+  indexer::BuildConfig config;
+  config.rebuild = true;
+  indexer::BuildReport report;
+  indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+  format::SegmentReader reader(testing::OnlySegment(dir / "index"));
+  query::Searcher searcher(reader);
+  auto run = [&](const std::string& q, size_t* texts) {
+    query::ParsedQuery parsed = query::ParseQueryString(q, query::QueryMode::kLanguage);
+    REQUIRE(parsed.ok());
+    query::EvalOptions options;
+    *texts = 0;
+    options.text = [&](uint32_t id, std::string* text) {
+      ++*texts;
+      *text = docs[id].text;
+      return true;
+    };
+    query::EvalStats stats;
+    return query::Evaluate(reader, searcher, parsed.root, options, &stats).documents.size();
+  };
+  size_t texts = 0;
+  CHECK(run("过滤器", &texts) == 20);  // joined: the bigrams overlap in the even ones only
+  CHECK(texts == 0);
+  CHECK(run("\"过滤 滤器\"", &texts) == 40);  // not joined: consecutive positions suffice
+  CHECK(texts == 0);
+  CHECK(run("是过滤器", &texts) == 20);
+  CHECK(texts == 20);  // 是过 is in 20 documents only, too few for positions: texts decide
+  CHECK(run("过滤器 filter", &texts) == 20);
+  CHECK(texts == 0);
+}
+
 namespace {
 
 // Two indexes answered as one through the public API, each of several segments (one update per

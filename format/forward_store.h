@@ -104,6 +104,11 @@ struct ForwardPositions {
 // measurement in docs/design.md, "Phrases").
 inline bool IsPositionedTerm(uint64_t df, uint64_t docs) { return df >= 32 && df * 256 >= docs; }
 
+// By default, a segment whose documents hold less text than this (MetaRecord::input_bytes)
+// keeps the positions of every term instead, so that none of its phrases reads a text: below
+// 16 MiB its index stays well under FTS5's with them (docs/design.md, "Phrases").
+inline constexpr uint64_t kEveryPositionBytes = uint64_t{16} << 20;
+
 // Whether a positioned term is also a pair term: the pairs of pair terms at consecutive
 // positions are in the record's pair filter, which refutes most candidates of a phrase of them
 // without decoding a list (a phrase with a term below docs / 64 has fewer candidates; a

@@ -318,6 +318,7 @@ class IndexState {
   std::vector<MergeSource> Sources(const std::vector<size_t>& indices) const {
     std::vector<MergeSource> out;
     for (size_t i : indices) {
+      // (Not from a small segment's META: its records may have come from a larger segment.)
       out.push_back({&segments_[i].reader(), &segments_[i].entry.deleted,
                      every_position_.count(segments_[i].entry.number) > 0});
     }
@@ -377,7 +378,8 @@ void IndexState::Merge(std::vector<size_t> indices, const std::string& root, Bui
   ::malloc_trim(0);
   const uint64_t number = manifest_.next_segment++;
   const SegmentSummary s = MergeSegments(Sources(indices), config_.fp_rate, config_.sparse_max_df,
-                                         dir_ + "/" + format::SegmentFileName(number), root);
+                                         dir_ + "/" + format::SegmentFileName(number), root,
+                                         config_.every_position_bytes);
   const bool empty = s.documents == 0;
   for (size_t k = indices.size(); k-- > 0;) segments_.erase(segments_.begin() + indices[k]);
   if (!empty) AddSegment(number, s);
@@ -723,7 +725,8 @@ void IndexDocuments(IndexState& state, const std::vector<std::string>& names,
                     const std::string& root, const BuildConfig& config, const SkipCallback& on_skip,
                     Clock::time_point start, BuildReport* report, std::vector<uint8_t>* indexed) {
   ProgressReporter progress(config, names.size(), start);
-  SegmentBuilder builder(config.fp_rate, config.sparse_max_df, config.tokens, config.positions);
+  SegmentBuilder builder(config.fp_rate, config.sparse_max_df, config.tokens, config.positions,
+                         config.every_position_bytes);
   indexed->assign(names.size(), 1);
   const uint64_t budget = BuilderBudget(config.memory_budget);
   for (size_t first = 0, end = 0; first < names.size(); first = end) {

@@ -14,6 +14,7 @@
 
 #include "bitsift/build.h"
 #include "documents/file_walker.h"
+#include "format/forward_store.h"
 #include "format/index_format.h"
 #include "format/shard_map.h"
 #include "format/sparse_rows.h"
@@ -45,6 +46,8 @@ struct BuildConfig {
   documents::DocumentOptions documents;   // which files are documents and how they are read
   tokenizer::TokenRules tokens;           // the token contract's choices (diacritics)
   bool positions = true;  // forward records keep their frequent terms' positions (phrases)
+  // A segment of less text keeps every term's positions (format::kEveryPositionBytes).
+  uint64_t every_position_bytes = format::kEveryPositionBytes;
   // Memory for the in-memory segment: a segment is flushed when its estimate reaches this,
   // and a merge runs only if its estimate fits (compaction excepted).
   uint64_t memory_budget = kDefaultMemoryBudget;

@@ -168,9 +168,10 @@ std::string NewSegmentMeta(format::MetaRecord m, const std::string& root) {
 }
 
 SegmentBuilder::SegmentBuilder(double fp_rate, uint32_t sparse_max_df, tokenizer::TokenRules rules,
-                               bool positions)
+                               bool positions, uint64_t every_position_bytes)
     : rules_(rules),
       positions_(positions),
+      every_position_bytes_(every_position_bytes),
       fp_rate_(fp_rate),
       sparse_max_df_(sparse_max_df),
       interner_(std::make_unique<TermInterner>()) {}
@@ -651,7 +652,8 @@ SegmentSummary SegmentBuilder::Write(const std::string& path, const std::string&
         return docs_[p.plan.band_docs[p.plan.bands[band].first_column + column]].ids;
       });
   p.sparse = BuildSparseSections(docs_, p.terms.df, p.classes);
-  p.forward = EncodeForwardStore(docs_, p.terms.df, p.terms.hashes, to_be_merged);
+  p.forward = EncodeForwardStore(docs_, p.terms.df, p.terms.hashes,
+                                 to_be_merged || p.table.input_bytes < every_position_bytes_);
 
   SegmentSummary s;
   s.file_bytes = WriteSegmentFile(path, root, fp_rate_, p);

@@ -65,9 +65,11 @@ class SegmentBuilder {
   // most SegmentSparseMaxDf(sparse_max_df, documents) documents get sparse rows
   // (format/sparse_rows.h).
   // Documents are tokenized under `rules`; with `positions`, the records keep the positions of
-  // the segment's frequent terms (format::IsPositionedTerm).
+  // the segment's frequent terms (format::IsPositionedTerm), or of every term if its documents
+  // hold less than every_position_bytes of text.
   SegmentBuilder(double fp_rate, uint32_t sparse_max_df, tokenizer::TokenRules rules = {},
-                 bool positions = true);
+                 bool positions = true,
+                 uint64_t every_position_bytes = format::kEveryPositionBytes);
   ~SegmentBuilder();
 
   // Reads documents 0..names.size()-1 with `read`, in parallel in the calling task arena, and
@@ -104,6 +106,7 @@ class SegmentBuilder {
   };
   tokenizer::TokenRules rules_;
   bool positions_;
+  uint64_t every_position_bytes_;
   double fp_rate_;
   uint32_t sparse_max_df_;
   std::unique_ptr<TermInterner> interner_;

@@ -176,8 +176,9 @@ struct MergedTerms {
   // (MergeSource::every_position).
   std::vector<uint64_t> pair_hash;
   std::vector<uint32_t> source_pair_terms;
-  // The new segment's positioned terms (format::IsPositionedTerm) are its first ids: a record
-  // keeps no list of a later one.
+  // The new segment's positioned terms (format::IsPositionedTerm, or all of them below
+  // MergeSegments' every_position_bytes of text) are its first ids: a record keeps no list of a
+  // later one.
   uint32_t positioned_terms = 0;
 };
 
@@ -210,7 +211,7 @@ DocumentCounts CountDocuments(const std::vector<MergeSource>& sources,
 // dictionary's sections to w as it goes.
 MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& live_df,
                               DocumentCounts docs, uint32_t sparse_max_df,
-                              format::IndexFileWriter& w) {
+                              uint64_t every_position_bytes, format::IndexFileWriter& w) {
   auto df_of = [&](const auto& holders) {
     uint64_t df = 0;
     for (auto [s, id] : holders) df += live_df.Of(s, id);
@@ -233,6 +234,7 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
   out.exact_terms = CountExactTerms(out.runs, out.count, docs.nonempty);
   out.positioned_terms = static_cast<uint32_t>(out.count);
   for (const format::DfRun& run : out.runs) {
+    if (docs.input_bytes < every_position_bytes) break;
     if (!format::IsPositionedTerm(run.df, docs.documents)) {
       out.positioned_terms = run.first_id;
       break;
@@ -602,7 +604,7 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources, uint32_t sp
 
 SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
                              uint32_t sparse_max_df, const std::string& path,
-                             const std::string& root) {
+                             const std::string& root, uint64_t every_position_bytes) {
   Ensure(fp_rate > 0 && fp_rate < 1, ErrorKind::kInvalidArgument,
          "--fp-rate must be between 0 and 1 (exclusive), got " + std::to_string(fp_rate));
   SegmentSummary summary;
@@ -614,7 +616,8 @@ SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_
   LiveDfs live_df = CountLiveDf(sources, refs);
   ReleaseSourcePages(sources);
   format::IndexFileWriter w(path);
-  MergedTerms terms = MergeDictionaries(sources, live_df, counts, sparse_max_df, w);
+  MergedTerms terms =
+      MergeDictionaries(sources, live_df, counts, sparse_max_df, every_position_bytes, w);
   ReleaseSourcePages(sources);
   // Each free of a phase goes back to the system (malloc_trim) before the next phase grows:
   // in a process that has freed large blocks before (a build, before its last merge) glibc

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "format/forward_store.h"
 #include "format/manifest.h"
 #include "format/segment_reader.h"
 #include "indexer/segment_builder.h"
@@ -42,12 +43,15 @@ uint64_t EstimateMergeBytes(const std::vector<MergeSource>& sources, uint32_t sp
 // signatures at fp_rate, sparse rows for the terms in at most
 // format::SegmentSparseMaxDf(sparse_max_df, live documents) documents and
 // `root` in its META. The documents' paths must be distinct across
-// the sources. Returns what was written; a summary of 0 documents means nothing was written
-// (no live document). Runs in parallel in the calling task arena. Throws Error (kCorrupt for
-// a damaged input, kIo).
+// the sources. The records keep the lists of positions of the new segment's frequent terms
+// (format::IsPositionedTerm), or all the sources have if its documents hold less than
+// every_position_bytes of text. Returns what was written; a summary of 0 documents means
+// nothing was written (no live document). Runs in parallel in the calling task arena. Throws
+// Error (kCorrupt for a damaged input, kIo).
 SegmentSummary MergeSegments(const std::vector<MergeSource>& sources, double fp_rate,
                              uint32_t sparse_max_df, const std::string& path,
-                             const std::string& root);
+                             const std::string& root,
+                             uint64_t every_position_bytes = format::kEveryPositionBytes);
 
 }  // namespace bitsift::indexer
 

@@ -534,7 +534,13 @@ TEST_CASE("the query language and matching lines of files, through the library",
   CHECK(numbers(1) == std::vector<uint64_t>{2});
   CHECK(numbers(2) == std::vector<uint64_t>{1, 2});
 
-  // A changed file: its lines are refused (kStale), and a phrase is not decided from it.
+  // A changed file: its lines are refused (kStale), and a phrase that needs its text (in an
+  // index without positions: this one's positions decide it) is not decided from it.
+  bitsift::IndexOptions no_positions;
+  no_positions.positions = false;
+  REQUIRE(bitsift::BuildIndex(dir / "t", dir / "np", no_positions).ok());
+  std::unique_ptr<Index> textual;
+  REQUIRE(Index::Open(dir / "np", &textual).ok());
   WriteFile(dir / "t/a.txt", "This is free software, changed.\n");
   const uint32_t a = 0;
   REQUIRE(index->document(a).path == "a.txt");
@@ -542,7 +548,10 @@ TEST_CASE("the query language and matching lines of files, through the library",
   REQUIRE(
       bitsift::ParsedQuery::Parse("\"free software\"", bitsift::QuerySyntax::kLanguage, &q).ok());
   REQUIRE(index->Query(q, {}, &r).ok());
-  CHECK(Paths(*index, r) == std::vector<std::string>{"c.html"});
+  CHECK(Paths(*index, r) == std::vector<std::string>{"a.txt", "c.html"});  // as indexed
+  REQUIRE(textual->document(a).path == "a.txt");
+  REQUIRE(textual->Query(q, {}, &r).ok());
+  CHECK(Paths(*textual, r) == std::vector<std::string>{"c.html"});
   CHECK(r.unreadable == std::vector<uint32_t>{a});
   // TrimLine keeps a window around the first match.
   bitsift::MatchLine line;

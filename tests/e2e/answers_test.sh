@@ -22,6 +22,7 @@ for i in $(seq -w 0 599); do
   { for l in $(seq 1 $((10#$i % 5))); do echo "filler $l"; done; echo "the pinpoint $i"; } > "many/f$i.txt"
 done
 "$BITSIFT" index . -q || { echo "index failed"; exit 2; }
+"$BITSIFT" index . --index "$WORK/np" --no-positions -q || { echo "index failed"; exit 2; }
 q() { "$BITSIFT" query --all "$@"; }
 
 # The language.
@@ -111,9 +112,14 @@ check "stale: no lines from the changed file" "" "$(grep 'ctx.txt' <<<"$out")"
 check "stale: other files still printed" 0 "$code"
 check "stale: reported once" 1 "$(grep -c 'changed: doc/ctx.txt' "$WORK/err")"
 has "stale: what happened" "the lines of changed ones are not printed" "$(cat "$WORK/err")"
+# A phrase the index's positions decide is answered as indexed, as words are, and reported;
+# one that needs the changed text (an index without positions) is not answered.
 out=$(q '"line three"' --in doc 2>"$WORK/err"); code=$?
-check "stale phrase: not answered" "" "$out"
-has "stale phrase: reported" "a phrase cannot be checked in changed or vanished ones" "$(cat "$WORK/err")"
+check "stale phrase: answered as indexed" "doc/ctx.txt" "$out"
+has "stale phrase: reported out of date" "1 match is out of date" "$(cat "$WORK/err")"
+out=$("$BITSIFT" query --index "$WORK/np" --all '"line three"' 2>"$WORK/err"); code=$?
+check "stale phrase without positions: not answered" "" "$out"
+has "stale phrase without positions: reported" "a phrase cannot be checked in changed or vanished ones" "$(cat "$WORK/err")"
 rm doc/zh.txt
 out=$(q --lines 过滤器 2>"$WORK/err"); code=$?
 check "vanished: exit 1" 1 "$code"

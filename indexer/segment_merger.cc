@@ -233,11 +233,12 @@ MergedTerms MergeDictionaries(const std::vector<MergeSource>& sources, LiveDfs& 
   }
   out.exact_terms = CountExactTerms(out.runs, out.count, docs.nonempty);
   out.positioned_terms = static_cast<uint32_t>(out.count);
-  for (const format::DfRun& run : out.runs) {
-    if (docs.input_bytes < every_position_bytes) break;
-    if (!format::IsPositionedTerm(run.df, docs.documents)) {
-      out.positioned_terms = run.first_id;
-      break;
+  if (docs.input_bytes >= every_position_bytes) {
+    for (const format::DfRun& run : out.runs) {
+      if (!format::IsPositionedTerm(run.df, docs.documents)) {
+        out.positioned_terms = run.first_id;
+        break;
+      }
     }
   }
   out.segment_max_df = format::SegmentSparseMaxDf(sparse_max_df, docs.documents);

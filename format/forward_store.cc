@@ -43,9 +43,14 @@ struct RecordView {
   const uint8_t* counts = nullptr;  // data + the id bytes
   const uint8_t* end = nullptr;
 
-  bool Parse(const uint8_t* p, const uint8_t* e) {
+  // The id count and the pair filter, which are all of the record [p, e) may be: false if
+  // they are cut short or damaged. Sets *id_bytes (with the filter flag) and *after (their
+  // end).
+  bool ParseHead(const uint8_t* p, const uint8_t* e, uint64_t* id_bytes_out,
+                 const uint8_t** after) {
     if (!GetVarint(&p, e, &n) || n > (1ULL << 32)) return false;
-    uint64_t id_bytes = 0;
+    uint64_t& id_bytes = *id_bytes_out;
+    id_bytes = 0;
     if (n > 0 && !GetVarint(&p, e, &id_bytes)) return false;
     if (id_bytes & 1) {
       raw = p;
@@ -63,6 +68,13 @@ struct RecordView {
       }
       raw_end = p;
     }
+    *after = p;
+    return true;
+  }
+
+  bool Parse(const uint8_t* p, const uint8_t* e) {
+    uint64_t id_bytes = 0;
+    if (!ParseHead(p, e, &id_bytes, &p)) return false;
     id_bytes >>= 1;
     blocks = (n + kForwardBlock - 1) / kForwardBlock;
     uint64_t skip_bytes = blocks > 1 ? (blocks - 1) * 8 : 0;
@@ -844,7 +856,9 @@ uint64_t EncodeForwardRecord(const std::vector<uint32_t>& ids, const ForwardCoun
 bool ForwardRecordMayHavePairs(const uint8_t* p, const uint8_t* end, const uint64_t* pairs,
                                size_t pairs_n, const uint16_t* lone, size_t lone_n) {
   RecordView r;
-  if (!r.Parse(p, end) || r.filter_bytes == 0) return true;
+  uint64_t id_bytes = 0;
+  const uint8_t* after = nullptr;
+  if (!r.ParseHead(p, end, &id_bytes, &after) || r.filter_bytes == 0) return true;
   const uint64_t bits = r.filter_bytes * 8;
   auto has = [&](uint64_t key) {
     const uint64_t bit = PairBit(key, bits);

@@ -204,7 +204,9 @@ bool ForwardRecordCounts(const uint8_t* p, const uint8_t* end, const uint32_t* w
 // false if its pair filter lacks one of the pairs and none of the terms is among those it
 // holds without positions (so each of them it holds has its positions, and two never stand
 // together). True if it has no filter, or is damaged (the reader that decides reports it).
-// Reads the record's first bytes only. Thread-safe.
+// Reads the record's first bytes only: [p, end) may be just those (a record's head read alone),
+// and answers as the whole record once they hold its filter; a head that cuts the filter short
+// refutes nothing. Thread-safe.
 bool ForwardRecordMayHavePairs(const uint8_t* p, const uint8_t* end, const uint64_t* pairs,
                                size_t pairs_n, const uint16_t* lone, size_t lone_n);
 

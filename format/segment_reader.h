@@ -249,6 +249,14 @@ class SegmentReader {
   // Verifies the offsets of document id's forward record and returns the record's bytes
   // (valid until the calling thread's next Record: by copy they are in a buffer of its own).
   std::pair<const uint8_t*, const uint8_t*> Record(uint32_t id) const;
+  // Record's two steps: the verified offsets [range[0], range[1]) of document id's record in
+  // FORWARD_DATA, and `length` bytes of FORWARD_DATA from `offset` (valid until the calling
+  // thread's next RecordBytes or Record).
+  void RecordRange(uint32_t id, uint64_t range[2]) const;
+  const uint8_t* RecordBytes(uint64_t offset, uint64_t length) const;
+  // The least of a record's first bytes TermPositions reads alone for its pair filter (the rest
+  // of the chunk it starts in, if more).
+  static constexpr uint64_t kRecordHeadBytes = 512;
   [[noreturn]] void BadBandDoc(uint32_t id) const;
   // out[i] = the 4-byte entry entry(i) of section `id`, for i < n (entries ascending, inside
   // the section), by copy in spans of up to kColumnSpanBytes, else one by one.

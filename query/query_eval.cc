@@ -418,7 +418,12 @@ class Evaluator {
       if (t == Truth::kUnknown) out.unknown.push_back(d);
       return limit != 0 && out.yes.size() >= limit;
     };
-    // Records are read in full for phrases (their positions end them): loaded ahead.
+    // Every candidate's record is read (a cold index: asked for at once; for a limited query,
+    // those it may reach), in full for phrases (their positions end them): loaded ahead.
+    index_.WillNeedRecords(base.data(),
+                           limit == 0
+                               ? base.size()
+                               : std::min<size_t>(base.size(), std::max<uint64_t>(4 * limit, 256)));
     const uint64_t ahead_bytes = has_phrase_ ? kPrefetchBytes : 1;
     if (!text || !options_.parallel || base.size() < kParallelMin) {
       Worker& w = workers_.local();

@@ -507,6 +507,14 @@ TEST_CASE("a record's pair filter holds every pair of pair terms at consecutive 
       continue;
     }
     REQUIRE(!filter.empty());
+    // Where the filter ends in the record: after two varints (the id count, the id bytes).
+    size_t filter_end = 0;
+    for (int v = 0; v < 2; ++v) {
+      while (static_cast<uint8_t>(rec[filter_end]) & 0x80) ++filter_end;
+      ++filter_end;
+    }
+    filter_end += filter.size();
+    REQUIRE(filter_end < rec.size());
     with_pairs += !pairs.empty();
     with_unlisted += !positions.unlisted.empty();
     // Every pair is held, alone and all together.
@@ -514,6 +522,10 @@ TEST_CASE("a record's pair filter holds every pair of pair terms at consecutive 
     for (auto [a, b] : pairs) {
       keys.push_back(PairKey(a, b));
       REQUIRE(ForwardRecordMayHavePairs(begin, end, &keys.back(), 1, nullptr, 0));
+      size_t heads_holding = 0;
+      for (size_t k = 0; k < rec.size(); ++k)
+        heads_holding += ForwardRecordMayHavePairs(begin, begin + k, &keys.back(), 1, nullptr, 0);
+      REQUIRE(heads_holding == rec.size());
     }
     REQUIRE(ForwardRecordMayHavePairs(begin, end, keys.data(), keys.size(), nullptr, 0));
     // Two listed pair terms that never stand together: refuted but for the filter's false
@@ -527,6 +539,18 @@ TEST_CASE("a record's pair filter holds every pair of pair terms at consecutive 
       const bool maybe = ForwardRecordMayHavePairs(begin, end, &key, 1, nullptr, 0);
       ++absent_probes;
       absent_maybe += maybe;
+      // The record's first bytes alone (a long record's head, read by copy) answer as the
+      // whole record once they hold the filter, before its ids end; cut shorter, they refute
+      // nothing.
+      if (!maybe) {
+        size_t k = 0;
+        while (ForwardRecordMayHavePairs(begin, begin + k, &key, 1, nullptr, 0)) ++k;
+        CHECK(k == filter_end);
+        size_t refuting = 0;
+        for (size_t j = k; j <= rec.size(); ++j)
+          refuting += !ForwardRecordMayHavePairs(begin, begin + j, &key, 1, nullptr, 0);
+        CHECK(refuting == rec.size() + 1 - k);
+      }
       if (!keys.empty()) {
         const uint64_t two[2] = {keys[0], key};
         CHECK(ForwardRecordMayHavePairs(begin, end, two, 2, nullptr, 0) == maybe);

@@ -510,6 +510,82 @@ TEST_CASE("a phrase of CJK characters is decided by positions and run starts, no
   CHECK(texts == 0);
 }
 
+TEST_CASE("long records by copy: a phrase refuted by the first bytes answers as mapped",
+          "[eval][oneshot]") {
+  // Documents of 5,000 words of 2,000: records of ~15 KiB whose pair filters (~1.8 KiB) a
+  // one-shot reader by copy tests from the record's first chunk alone, the filter whole there
+  // or cut short. Few candidates per chunk, so FORWARD_DATA stays read by copy.
+  TempDir dir;
+  std::mt19937_64 rng(71);
+  std::vector<std::vector<int>> words(60);
+  std::vector<indexer::MemoryDocument> docs;
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::string text;
+    for (int k = 0; k < 5000; ++k) {
+      words[i].push_back(static_cast<int>(rng() % 2000));
+      text += 'w';
+      text += std::to_string(words[i].back());
+      text += k % 12 == 11 ? '\n' : ' ';
+    }
+    char name[24];
+    std::snprintf(name, sizeof name, "d%02zu", i);
+    docs.push_back({name, text, 0});
+  }
+  indexer::BuildConfig config;
+  config.rebuild = true;
+  indexer::BuildReport report;
+  indexer::UpdateIndexFromMemory(docs, {}, dir / "index", config, &report);
+  const std::string segment = testing::OnlySegment(dir / "index");
+  format::SegmentReader mapped(segment);
+  storage::VerifiedFile::SetOneShotReads(storage::OneShotReads::kCopy);
+  struct Restore {
+    ~Restore() { storage::VerifiedFile::SetOneShotReads(storage::OneShotReads::kAuto); }
+  } restore;
+  format::SegmentReader by_copy(segment, format::IndexFile::Access::kOneShot);
+  REQUIRE(by_copy.file().copy_reads());
+  query::Searcher mapped_searcher(mapped), copy_searcher(by_copy);
+  uint64_t pairs_refuted = 0, matched = 0;
+  for (int q = 0; q < 200; ++q) {
+    // Half the phrases from a document, half of random words (mostly in no document).
+    int a = static_cast<int>(rng() % 2000), b = static_cast<int>(rng() % 2000);
+    if (q % 2 == 0) {
+      const std::vector<int>& w = words[rng() % words.size()];
+      const size_t at = rng() % (w.size() - 1);
+      a = w[at];
+      b = w[at + 1];
+    }
+    const std::string phrase = "\"w" + std::to_string(a) + " w" + std::to_string(b) + "\"";
+    INFO("phrase " << phrase);
+    std::vector<uint32_t> want;
+    for (uint32_t id = 0; id < mapped.doc_count(); ++id) {
+      const std::vector<int>& w = words.at(std::stoul(std::string(mapped.path(id)).substr(1)));
+      for (size_t k = 0; k + 1 < w.size(); ++k) {
+        if (w[k] == a && w[k + 1] == b) {
+          want.push_back(id);
+          break;
+        }
+      }
+    }
+    matched += want.size();
+    query::ParsedQuery parsed = query::ParseQueryString(phrase, query::QueryMode::kLanguage);
+    REQUIRE(parsed.ok());
+    for (const format::SegmentReader* reader : {&mapped, &by_copy}) {
+      query::EvalOptions options;
+      options.text = [](uint32_t, std::string*) { return false; };  // positions decide
+      query::EvalStats stats;
+      const query::EvalResult got =
+          query::Evaluate(*reader, reader == &mapped ? mapped_searcher : copy_searcher, parsed.root,
+                          options, &stats);
+      CHECK(got.documents == want);
+      CHECK(got.unreadable.empty());
+      if (reader == &by_copy) pairs_refuted += stats.phrase_pairs;
+    }
+  }
+  CHECK(matched > 100);
+  CHECK(pairs_refuted > 1000);
+  CHECK(by_copy.file().copies(format::SectionId::kForwardData));
+}
+
 namespace {
 
 // Two indexes answered as one through the public API, each of several segments (one update per

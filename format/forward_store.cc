@@ -43,38 +43,36 @@ struct RecordView {
   const uint8_t* counts = nullptr;  // data + the id bytes
   const uint8_t* end = nullptr;
 
-  // The id count and the pair filter, which are all of the record [p, e) may be: false if
-  // they are cut short or damaged. Sets *id_bytes (with the filter flag) and *after (their
-  // end).
-  bool ParseHead(const uint8_t* p, const uint8_t* e, uint64_t* id_bytes_out,
-                 const uint8_t** after) {
-    if (!GetVarint(&p, e, &n) || n > (1ULL << 32)) return false;
-    uint64_t& id_bytes = *id_bytes_out;
-    id_bytes = 0;
-    if (n > 0 && !GetVarint(&p, e, &id_bytes)) return false;
-    if (id_bytes & 1) {
+  // The id count and the pair filter, which may be all [p, e) holds of the record: where
+  // they end, or null if they are cut short or damaged. *id_bytes: the id bytes with the
+  // filter flag.
+  const uint8_t* ParseHead(const uint8_t* p, const uint8_t* e, uint64_t* id_bytes) {
+    if (!GetVarint(&p, e, &n) || n > (1ULL << 32)) return nullptr;
+    *id_bytes = 0;
+    if (n > 0 && !GetVarint(&p, e, id_bytes)) return nullptr;
+    if (*id_bytes & 1) {
       raw = p;
       uint64_t head = 0;
       if (!GetVarint(&p, e, &head) || head < 2 || (head >> 1) > static_cast<uint64_t>(e - p))
-        return false;
+        return nullptr;
       filter_bytes = head >> 1;
       filter = p;
       p += filter_bytes;
       if (head & 1) {
         if (!GetVarint(&p, e, &lone_n) || lone_n == 0 || lone_n > static_cast<uint64_t>(e - p) / 2)
-          return false;
+          return nullptr;
         lone = p;
         p += lone_n * 2;
       }
       raw_end = p;
     }
-    *after = p;
-    return true;
+    return p;
   }
 
   bool Parse(const uint8_t* p, const uint8_t* e) {
     uint64_t id_bytes = 0;
-    if (!ParseHead(p, e, &id_bytes, &p)) return false;
+    p = ParseHead(p, e, &id_bytes);
+    if (p == nullptr) return false;
     id_bytes >>= 1;
     blocks = (n + kForwardBlock - 1) / kForwardBlock;
     uint64_t skip_bytes = blocks > 1 ? (blocks - 1) * 8 : 0;
@@ -857,8 +855,7 @@ bool ForwardRecordMayHavePairs(const uint8_t* p, const uint8_t* end, const uint6
                                size_t pairs_n, const uint16_t* lone, size_t lone_n) {
   RecordView r;
   uint64_t id_bytes = 0;
-  const uint8_t* after = nullptr;
-  if (!r.ParseHead(p, end, &id_bytes, &after) || r.filter_bytes == 0) return true;
+  if (r.ParseHead(p, end, &id_bytes) == nullptr || r.filter_bytes == 0) return true;
   const uint64_t bits = r.filter_bytes * 8;
   auto has = [&](uint64_t key) {
     const uint64_t bit = PairBit(key, bits);

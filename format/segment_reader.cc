@@ -508,7 +508,8 @@ PhraseLists SegmentReader::TermPositions(uint32_t id, const uint32_t* want, size
   uint64_t range[2];
   RecordRange(id, range);
   // By copy, the record's first chunk alone refutes most candidates of a phrase by its pair
-  // filter: the rest of a long record is read only for the others (docs/design.md, "Phrases").
+  // filter: the rest of a long record is read only for the others (docs/design.md, "Fewer
+  // bytes a one-shot candidate").
   const uint64_t head = std::max<uint64_t>(kRecordHeadBytes, kChunkBytes - range[0] % kChunkBytes);
   if (pairs_n > 0 && range[1] - range[0] > head && file_.copies(SectionId::kForwardData)) {
     const uint8_t* p = RecordBytes(range[0], head);
